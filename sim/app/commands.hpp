@@ -1,0 +1,32 @@
+// The octasim CLI's subcommands. Each registers its options on a CLI11 subcommand and runs
+// after parsing; a user error throws UsageError, which main() prints as one line.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace octasim::app {
+
+// An error the user can fix (bad value, missing or malformed file): printed without a trace.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The default when no subcommand is given: a self-demonstration of the numerics core.
+int run_demo();
+
+struct CvtOptions {
+  long long offset = 0;
+  long long scale = 1;
+  unsigned shift = 0;
+  std::string out = "int8";
+  std::vector<std::string> values;
+  std::string file;
+};
+void add_cvt_command(CLI::App& app, CvtOptions& opts);
+int run_cvt(const CvtOptions& opts);
+
+}  // namespace octasim::app

@@ -1,0 +1,43 @@
+// octasim command line: `octasim` runs the built-in default; subcommands do the rest.
+#include <cstdio>
+#include <exception>
+
+#include <fmt/core.h>
+#include <CLI/CLI.hpp>
+
+#include "octasim/version.hpp"
+#include "sim/app/commands.hpp"
+
+int main(int argc, char** argv) {
+  using namespace octasim::app;
+  CLI::App app{"octasim — cycle-level simulator of a quantization-aware DNN accelerator"};
+  app.set_version_flag("--version", fmt::format("octasim {}", octasim::kVersion));
+  app.require_subcommand(0, 1);
+
+  CvtOptions cvt;
+  add_cvt_command(app, cvt);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "octasim: error: {} (see octasim --help)\n", e.what());
+    return 2;
+  }
+
+  try {
+    if (app.got_subcommand("cvt")) return run_cvt(cvt);
+    return run_demo();
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "octasim: error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "octasim: internal error: {}\n", e.what());
+    return 3;
+  }
+}
