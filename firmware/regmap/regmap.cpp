@@ -1,0 +1,38 @@
+#include "firmware/regmap/regmap.hpp"
+
+#include <algorithm>
+#include <string_view>
+
+namespace octasim::regs {
+
+std::uint32_t RegisterInfo::writable_mask() const {
+  if (access == Access::kRo) return 0;
+  std::uint32_t m = 0;
+  for (std::size_t i = 0; i < field_count; ++i) {
+    if (fields[i].access != Access::kRo) m |= fields[i].field.mask();
+  }
+  return m;
+}
+
+std::uint32_t RegisterInfo::defined_mask() const {
+  std::uint32_t m = 0;
+  for (std::size_t i = 0; i < field_count; ++i) m |= fields[i].field.mask();
+  return m;
+}
+
+const RegisterInfo* find_register(std::string_view unit, std::string_view name) {
+  if (name.size() > 2 && name.substr(name.size() - 2) == "_0") name.remove_suffix(2);
+  for (const RegisterInfo& r : nvdla_registers()) {
+    if (unit == r.unit && name == r.name) return &r;
+  }
+  return nullptr;
+}
+
+const RegisterInfo* find_register(std::uint32_t addr) {
+  const RegisterTable t = nvdla_registers();
+  const RegisterInfo* it = std::lower_bound(
+      t.begin(), t.end(), addr, [](const RegisterInfo& r, std::uint32_t a) { return r.addr < a; });
+  return it != t.end() && it->addr == addr ? it : nullptr;
+}
+
+}  // namespace octasim::regs

@@ -1,0 +1,53 @@
+// A DLA hardware configuration: the equivalent of NVDLA's spec/defs/*.spec defines
+// (nv_small, nv_small_256, nv_small_256_full, nv_large, nv_full). Loaded from the project's
+// configs/*.json; every unit's timing and feature checks read it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace octasim {
+
+struct HwConfig {
+  std::string name = "nv_small";
+
+  // Data types and features (NVDLA *_ENABLE / *_DISABLE defines).
+  bool feature_int8 = true;
+  bool feature_int16 = false;
+  bool feature_fp16 = false;
+  bool weight_compression = false;
+  bool winograd = false;
+  bool batch = false;
+  bool secondary_memif = false;
+  bool sdp_lut = false;
+  bool sdp_bs = true;
+  bool sdp_bn = true;
+  bool sdp_ew = false;
+  bool bdma = false;
+  bool rubik = false;
+  bool pdp = true;
+  bool cdp = true;
+
+  // Geometry.
+  unsigned mac_atomic_c = 8;
+  unsigned mac_atomic_k = 8;
+  unsigned memory_atomic_size = 8;  // bytes per memory atom (one C-slice of a surface)
+  unsigned cbuf_bank_number = 32;
+  unsigned cbuf_bank_width = 8;  // bytes
+  unsigned cbuf_bank_depth = 512;
+
+  // Throughputs, elements per cycle.
+  unsigned sdp_bs_throughput = 1;
+  unsigned sdp_bn_throughput = 1;
+  unsigned sdp_ew_throughput = 0;
+  unsigned pdp_throughput = 1;
+  unsigned cdp_throughput = 1;
+
+  // Primary memory interface.
+  unsigned primary_memif_latency = 64;      // cycles
+  unsigned primary_memif_max_burst = 1;     // memory atoms per request
+  unsigned primary_memif_width = 64;        // bits per cycle
+  unsigned mem_address_width = 32;
+};
+
+}  // namespace octasim

@@ -1,0 +1,55 @@
+// Zero-time functional execution of one DLA operation: decode the unit's registers (the
+// register group being executed) and run the models/ reference op over memory. The trace
+// player's functional path and the cycle-level units both go through these, so the arithmetic
+// of a layer is defined in exactly one place.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/ops/memory.hpp"
+#include "sim/core/hw_config.hpp"
+
+namespace octasim::dla {
+
+// Reads the current value of a register by CSB byte address (the executing group's copy for
+// D_ registers).
+using RegRead = std::function<std::uint32_t(std::uint32_t addr)>;
+
+struct OpResult {
+  // Status/statistics registers the operation sets when it completes (CSB address, value),
+  // e.g. SDP D_PERF_OUT_SATURATION, D_PERF_LUT_*_HIT, D_STATUS_NAN_INPUT_NUM.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> status;
+  // What the operation did, for the timing model and reports.
+  struct Cube {
+    std::uint32_t width = 0, height = 0, channels = 0;
+  };
+  Cube in;   // main input cube (SDP: the MRDMA/flying input)
+  Cube out;  // output cube
+  std::uint32_t kernel_width = 1, kernel_height = 1;  // PDP pooling window
+  std::uint32_t stride_width = 1, stride_height = 1;  // PDP strides
+  std::uint32_t lrn_size = 1;                         // CDP local size (3, 5, 7 or 9)
+  std::uint64_t bytes_read = 0;     // every DMA read (feature, operands, LUT excluded)
+  std::uint64_t bytes_written = 0;  // output surface bytes
+};
+
+// Each throws std::runtime_error with one clear line for programming octasim cannot execute:
+// a feature absent from the configuration ("SDP EW is not present in this configuration
+// (nv_small)"), an unsupported mode, a surface outside memory. Never a crash.
+// `regs` reads the unit's registers; for units with their own RDMA (SDP_RDMA, PDP_RDMA,
+// CDP_RDMA) it reads those too — one function sees the whole CSB address space of the group.
+// Shared decode helpers for the units' functional paths.
+// A 64-bit DMA address from NVDLA's *_ADDR_HIGH / *_ADDR_LOW register pair.
+[[nodiscard]] std::uint64_t read_address(const RegRead& regs, std::uint32_t high_addr,
+                                         std::uint32_t low_addr);
+// Throws the one-line error for programming that needs a feature `hw` leaves out.
+[[noreturn]] void throw_not_present(const HwConfig& hw, const std::string& feature);
+
+OpResult run_sdp(const HwConfig& hw, const RegRead& regs, models::ops::Memory& mem);
+OpResult run_pdp(const HwConfig& hw, const RegRead& regs, models::ops::Memory& mem);
+OpResult run_cdp(const HwConfig& hw, const RegRead& regs, models::ops::Memory& mem);
+
+}  // namespace octasim::dla
