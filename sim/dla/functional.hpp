@@ -4,6 +4,7 @@
 // of a layer is defined in exactly one place.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -18,6 +19,14 @@ namespace octasim::dla {
 // Reads the current value of a register by CSB byte address (the executing group's copy for
 // D_ registers).
 using RegRead = std::function<std::uint32_t(std::uint32_t addr)>;
+
+// The LUT memories of SDP and CDP as software wrote them through S_LUT_ACCESS_CFG /
+// S_LUT_ACCESS_DATA (the register file owns the access port and its auto-increment; entries
+// are the raw 16-bit values, INT16 or FP16 by the unit's precision).
+struct LutTables {
+  std::array<std::uint16_t, 65> le{};   // LE (density/exponent) table
+  std::array<std::uint16_t, 257> lo{};  // LO (linear) table
+};
 
 struct OpResult {
   // Status/statistics registers the operation sets when it completes (CSB address, value),
@@ -48,8 +57,10 @@ struct OpResult {
 // Throws the one-line error for programming that needs a feature `hw` leaves out.
 [[noreturn]] void throw_not_present(const HwConfig& hw, const std::string& feature);
 
-OpResult run_sdp(const HwConfig& hw, const RegRead& regs, models::ops::Memory& mem);
+OpResult run_sdp(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
+                 models::ops::Memory& mem);
 OpResult run_pdp(const HwConfig& hw, const RegRead& regs, models::ops::Memory& mem);
-OpResult run_cdp(const HwConfig& hw, const RegRead& regs, models::ops::Memory& mem);
+OpResult run_cdp(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
+                 models::ops::Memory& mem);
 
 }  // namespace octasim::dla
