@@ -4,7 +4,6 @@
 // of a layer is defined in exactly one place.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -13,6 +12,7 @@
 
 #include "models/ops/memory.hpp"
 #include "sim/core/hw_config.hpp"
+#include "sim/core/lut_tables.hpp"
 
 namespace octasim::dla {
 
@@ -20,13 +20,7 @@ namespace octasim::dla {
 // D_ registers).
 using RegRead = std::function<std::uint32_t(std::uint32_t addr)>;
 
-// The LUT memories of SDP and CDP as software wrote them through S_LUT_ACCESS_CFG /
-// S_LUT_ACCESS_DATA (the register file owns the access port and its auto-increment; entries
-// are the raw 16-bit values, INT16 or FP16 by the unit's precision).
-struct LutTables {
-  std::array<std::uint16_t, 65> le{};   // LE (density/exponent) table
-  std::array<std::uint16_t, 257> lo{};  // LO (linear) table
-};
+using LutTables = octasim::LutTables;
 
 struct OpResult {
   // Status/statistics registers the operation sets when it completes (CSB address, value),
