@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace octasim {
 
 struct HwConfig {
   std::string name = "nv_small";
+  std::string description;
 
   // Data types and features (NVDLA *_ENABLE / *_DISABLE defines).
   bool feature_int8 = true;
@@ -44,10 +46,20 @@ struct HwConfig {
   unsigned cdp_throughput = 1;
 
   // Primary memory interface.
-  unsigned primary_memif_latency = 64;      // cycles
-  unsigned primary_memif_max_burst = 1;     // memory atoms per request
-  unsigned primary_memif_width = 64;        // bits per cycle
+  unsigned primary_memif_latency = 64;   // cycles
+  unsigned primary_memif_max_burst = 1;  // memory atoms per request
+  unsigned primary_memif_width = 64;     // bits per cycle
   unsigned mem_address_width = 32;
 };
+
+// The configurations built into octasim (sim/configs/*.json), by name.
+[[nodiscard]] std::vector<std::string> builtin_hw_configs();
+// Loads a configuration: a built-in name (nv_small, nv_small_256, nv_small_256_full, nv_large,
+// nv_full) or a path to a JSON file with the same keys; a file may start from a built-in with
+// "base": "nv_small". Unknown keys, wrong types and impossible values throw std::runtime_error
+// naming the file and the key.
+[[nodiscard]] HwConfig load_hw_config(const std::string& name_or_path);
+// Parses configuration JSON text; `source` names it in errors.
+[[nodiscard]] HwConfig parse_hw_config(const std::string& json_text, const std::string& source);
 
 }  // namespace octasim

@@ -1,0 +1,163 @@
+#include "sim/core/register_file.hpp"
+
+#include <algorithm>
+
+#include <fmt/core.h>
+
+#include "octasim/regs/nvdla.hpp"
+
+namespace octasim {
+
+RegisterFile::RegisterFile() {
+  std::uint32_t max_addr = 0;
+  for (const auto& r : regs::nvdla_registers()) max_addr = std::max(max_addr, r.addr);
+  words_ = max_addr / 4 + 1;
+  storage_.assign(2 * words_, 0);
+  unit_index_.assign(words_, -1);
+  for (const auto& r : regs::nvdla_registers()) {
+    const std::string_view unit = r.unit;
+    std::size_t idx = 0;
+    while (idx < units_.size() && units_[idx].name != unit) ++idx;
+    if (idx == units_.size()) units_.push_back(Unit{std::string(unit)});
+    unit_index_[r.addr / 4] = static_cast<std::int16_t>(idx);
+    const std::string_view name = r.name;
+    if (name == "S_POINTER") units_[idx].pointer_addr = r.addr;
+    if (name == "D_OP_ENABLE") units_[idx].op_enable_addr = r.addr;
+    if (name == "S_STATUS") units_[idx].status_addr = r.addr;
+  }
+  luts_.push_back({regs::SDP::S_LUT_ACCESS_CFG::kAddr, regs::SDP::S_LUT_ACCESS_DATA::kAddr, {}});
+  luts_.push_back({regs::CDP::S_LUT_ACCESS_CFG::kAddr, regs::CDP::S_LUT_ACCESS_DATA::kAddr, {}});
+}
+
+const regs::RegisterInfo& RegisterFile::info(std::uint32_t addr) const {
+  const regs::RegisterInfo* r = regs::find_register(addr);
+  if (r == nullptr) throw CsbError(fmt::format("no register at CSB address 0x{:05x}", addr));
+  return *r;
+}
+
+RegisterFile::Unit& RegisterFile::unit_of(std::string_view unit) {
+  for (auto& u : units_) {
+    if (u.name == unit) return u;
+  }
+  throw CsbError(fmt::format("no unit named {}", unit));
+}
+
+const RegisterFile::Unit& RegisterFile::unit_of(std::string_view unit) const {
+  return const_cast<RegisterFile*>(this)->unit_of(unit);
+}
+
+std::size_t RegisterFile::slot(std::uint32_t addr, unsigned group) const {
+  return (group & 1u) * words_ + addr / 4;
+}
+
+std::uint16_t* RegisterFile::lut_entry(LutPort& port) {
+  const std::uint32_t cfg = storage_[slot(port.cfg_addr, 0)];
+  const regs::Field addr_field = regs::SDP::S_LUT_ACCESS_CFG::LUT_ADDR;
+  const std::uint32_t index = addr_field.get(cfg);
+  const bool lo = regs::SDP::S_LUT_ACCESS_CFG::LUT_TABLE_ID.get(cfg) != 0;
+  // The access port auto-increments its address after every data access.
+  storage_[slot(port.cfg_addr, 0)] = addr_field.set(cfg, index + 1);
+  if (lo) return index < port.tables.lo.size() ? &port.tables.lo[index] : nullptr;
+  return index < port.tables.le.size() ? &port.tables.le[index] : nullptr;
+}
+
+void RegisterFile::csb_write(std::uint32_t addr, std::uint32_t value) {
+  const regs::RegisterInfo& r = info(addr);
+  Unit& u = units_[static_cast<std::size_t>(unit_index_[addr / 4])];
+  if (addr == regs::GLB::S_INTR_MASK::kAddr) {
+    intr_mask_ = value & r.writable_mask();
+    return;
+  }
+  if (addr == regs::GLB::S_INTR_SET::kAddr) {
+    intr_status_ |= value & r.defined_mask();
+    return;
+  }
+  if (addr == regs::GLB::S_INTR_STATUS::kAddr) {
+    intr_status_ &= ~value;  // write one to clear
+    return;
+  }
+  for (auto& port : luts_) {
+    if (addr == port.data_addr) {
+      const std::uint32_t cfg = storage_[slot(port.cfg_addr, 0)];
+      const bool write_access = regs::SDP::S_LUT_ACCESS_CFG::LUT_ACCESS_TYPE.get(cfg) != 0;
+      std::uint16_t* entry = lut_entry(port);
+      if (write_access && entry != nullptr) *entry = static_cast<std::uint16_t>(value);
+      return;
+    }
+  }
+  if (addr == u.pointer_addr) {
+    u.producer = regs::SDP::S_POINTER::PRODUCER.get(value);
+    return;
+  }
+  if (r.access == regs::Access::kRo) return;  // NVDLA ignores writes to read-only registers
+  const unsigned group = r.is_dual() ? u.producer : 0;
+  std::uint32_t& stored = storage_[slot(addr, group)];
+  const std::uint32_t mask = r.writable_mask();
+  stored = (stored & ~mask) | (value & mask);
+  if (addr == u.op_enable_addr && (value & 1u) != 0) {
+    u.state[group] = (u.state[group ^ 1u] == GroupState::kRunning || group != u.consumer)
+                         ? GroupState::kPending
+                         : GroupState::kRunning;
+    if (on_op_enable) on_op_enable(u.name, group);
+  }
+}
+
+std::uint32_t RegisterFile::csb_read(std::uint32_t addr) {
+  const regs::RegisterInfo& r = info(addr);
+  const Unit& u = units_[static_cast<std::size_t>(unit_index_[addr / 4])];
+  if (addr == regs::GLB::S_INTR_MASK::kAddr) return intr_mask_;
+  if (addr == regs::GLB::S_INTR_STATUS::kAddr) return intr_status_;
+  if (r.access == regs::Access::kWo) return 0;
+  for (auto& port : luts_) {
+    if (addr == port.data_addr) {
+      const std::uint16_t* entry = lut_entry(port);
+      return entry != nullptr ? *entry : 0;
+    }
+  }
+  if (addr == u.pointer_addr) {
+    return regs::SDP::S_POINTER::CONSUMER.set(regs::SDP::S_POINTER::PRODUCER.set(0, u.producer),
+                                              u.consumer);
+  }
+  if (addr == u.status_addr) {
+    return regs::SDP::S_STATUS::STATUS_1.set(
+        regs::SDP::S_STATUS::STATUS_0.set(0, static_cast<std::uint32_t>(u.state[0])),
+        static_cast<std::uint32_t>(u.state[1]));
+  }
+  return storage_[slot(addr, r.is_dual() ? u.producer : 0)];
+}
+
+std::uint32_t RegisterFile::value(std::uint32_t addr, unsigned group) const {
+  const regs::RegisterInfo& r = info(addr);
+  return storage_[slot(addr, r.is_dual() ? group : 0)];
+}
+
+void RegisterFile::set_value(std::uint32_t addr, unsigned group, std::uint32_t value) {
+  const regs::RegisterInfo& r = info(addr);
+  storage_[slot(addr, r.is_dual() ? group : 0)] = value;
+}
+
+bool RegisterFile::op_enabled(std::string_view unit, unsigned group) const {
+  const Unit& u = unit_of(unit);
+  return u.op_enable_addr != 0 && (storage_[slot(u.op_enable_addr, group)] & 1u) != 0;
+}
+
+unsigned RegisterFile::consumer(std::string_view unit) const { return unit_of(unit).consumer; }
+
+void RegisterFile::set_running(std::string_view unit, unsigned group) {
+  unit_of(unit).state[group & 1u] = GroupState::kRunning;
+}
+
+void RegisterFile::op_done(std::string_view unit, unsigned group) {
+  Unit& u = unit_of(unit);
+  storage_[slot(u.op_enable_addr, group)] &= ~1u;
+  u.state[group & 1u] = GroupState::kIdle;
+  u.consumer = (group & 1u) ^ 1u;
+}
+
+void RegisterFile::raise_interrupt(unsigned status_bit) { intr_status_ |= 1u << status_bit; }
+
+const LutTables& RegisterFile::lut(std::string_view unit) const {
+  return unit == "SDP" ? luts_[0].tables : luts_[1].tables;
+}
+
+}  // namespace octasim

@@ -1,0 +1,87 @@
+// The DLA's CSB register space: every NVDLA register from the generated register map, with
+// NVDLA's behaviour — two register groups per unit for D_ registers (ping-pong, selected by
+// S_POINTER.PRODUCER for software and by the hardware consumer pointer for execution),
+// D_OP_ENABLE that the hardware clears when the group completes, S_STATUS composed from the
+// group states, read-only and write-one-to-clear registers, the GLB interrupt registers, and the
+// SDP/CDP LUT access ports. Plain C++: both the functional and the SystemC device use it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "firmware/regmap/regmap.hpp"
+#include "sim/core/lut_tables.hpp"
+
+namespace octasim {
+
+// A CSB access to an address where no register lives.
+class CsbError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class RegisterFile {
+ public:
+  enum class GroupState : std::uint8_t { kIdle = 0, kRunning = 1, kPending = 2 };
+
+  RegisterFile();
+
+  // Software (CSB) side.
+  void csb_write(std::uint32_t addr, std::uint32_t value);
+  [[nodiscard]] std::uint32_t csb_read(std::uint32_t addr);
+
+  // Hardware side.
+  // The value the hardware executing `group` sees (D_: that group's copy; S_: the only copy).
+  [[nodiscard]] std::uint32_t value(std::uint32_t addr, unsigned group) const;
+  // Hardware-owned status/statistics registers (bypasses read-only protection).
+  void set_value(std::uint32_t addr, unsigned group, std::uint32_t value);
+  [[nodiscard]] bool op_enabled(std::string_view unit, unsigned group) const;
+  // The group the unit's hardware executes next (S_POINTER.CONSUMER).
+  [[nodiscard]] unsigned consumer(std::string_view unit) const;
+  void set_running(std::string_view unit, unsigned group);
+  // The unit finished `group`: clears its D_OP_ENABLE, marks it idle, flips the consumer.
+  void op_done(std::string_view unit, unsigned group);
+  void raise_interrupt(unsigned status_bit);
+  [[nodiscard]] std::uint32_t interrupt_status() const { return intr_status_; }
+  [[nodiscard]] const LutTables& lut(std::string_view unit) const;
+
+  // Called after software sets D_OP_ENABLE of `unit` for `group`.
+  std::function<void(std::string_view unit, unsigned group)> on_op_enable;
+
+ private:
+  struct Unit {
+    std::string name;
+    std::uint32_t pointer_addr = 0;    // S_POINTER, 0 when the unit has none
+    std::uint32_t op_enable_addr = 0;  // D_OP_ENABLE
+    std::uint32_t status_addr = 0;     // S_STATUS
+    unsigned producer = 0;
+    unsigned consumer = 0;
+    std::array<GroupState, 2> state{GroupState::kIdle, GroupState::kIdle};
+  };
+  struct LutPort {
+    std::uint32_t cfg_addr;
+    std::uint32_t data_addr;
+    LutTables tables;
+  };
+
+  [[nodiscard]] const regs::RegisterInfo& info(std::uint32_t addr) const;
+  [[nodiscard]] Unit& unit_of(std::string_view unit);
+  [[nodiscard]] const Unit& unit_of(std::string_view unit) const;
+  [[nodiscard]] std::size_t slot(std::uint32_t addr, unsigned group) const;
+  std::uint16_t* lut_entry(LutPort& port);
+
+  std::vector<std::uint32_t> storage_;  // [group][addr / 4]
+  std::size_t words_ = 0;
+  std::vector<Unit> units_;
+  std::vector<std::int16_t> unit_index_;  // addr / 4 -> index into units_, -1 for none
+  std::vector<LutPort> luts_;
+  std::uint32_t intr_mask_ = 0;
+  std::uint32_t intr_status_ = 0;
+};
+
+}  // namespace octasim

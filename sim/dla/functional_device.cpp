@@ -1,0 +1,36 @@
+#include "sim/dla/functional_device.hpp"
+
+namespace octasim::dla {
+
+FunctionalDevice::FunctionalDevice(HwConfig hw)
+    : hw_(std::move(hw)), memory_(hw_.mem_address_width) {}
+
+void FunctionalDevice::csb_write(std::uint32_t addr, std::uint32_t value) {
+  regs_.csb_write(addr, value);
+  start_ready_engines();
+}
+
+bool FunctionalDevice::wait_interrupt(unsigned status_bit, std::uint64_t /*timeout_cycles*/) {
+  // Everything that can happen has happened: operations complete inside csb_write.
+  return (regs_.interrupt_status() >> status_bit & 1u) != 0;
+}
+
+void FunctionalDevice::start_ready_engines() {
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (const Engine& e : engines()) {
+      const unsigned group = regs_.consumer(e.core_unit);
+      if (!ready_to_start(e, regs_, group)) continue;
+      const RegRead read = [this, group](std::uint32_t addr) { return regs_.value(addr, group); };
+      OpResult r = e.run(hw_, read, regs_.lut(e.core_unit), memory_);
+      for (const auto& [addr, value] : r.status) regs_.set_value(addr, group, value);
+      regs_.op_done(e.core_unit, group);
+      if (e.uses_rdma(regs_, group)) regs_.op_done(e.rdma_unit, group);
+      regs_.raise_interrupt(e.done_status_bit0 + group);
+      layers_.push_back({std::string(e.name), group, std::move(r)});
+      progress = true;
+    }
+  }
+}
+
+}  // namespace octasim::dla

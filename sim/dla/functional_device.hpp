@@ -1,0 +1,46 @@
+// A zero-time DLA: register writes that start an engine run its functional operation at once
+// and raise its interrupt. It answers "is the arithmetic right?" fast, with no timing
+// (`octasim run --functional`); the cycle-level device answers "how long does it take?".
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/core/hw_config.hpp"
+#include "sim/core/memory_image.hpp"
+#include "sim/core/register_file.hpp"
+#include "sim/dla/engines.hpp"
+#include "sim/trace/player.hpp"
+
+namespace octasim::dla {
+
+struct LayerRecord {
+  std::string engine;
+  unsigned group;
+  OpResult result;
+};
+
+class FunctionalDevice final : public trace::Device {
+ public:
+  explicit FunctionalDevice(HwConfig hw);
+
+  void csb_write(std::uint32_t addr, std::uint32_t value) override;
+  [[nodiscard]] std::uint32_t csb_read(std::uint32_t addr) override { return regs_.csb_read(addr); }
+  [[nodiscard]] MemoryImage& memory() override { return memory_; }
+  [[nodiscard]] bool wait_interrupt(unsigned status_bit, std::uint64_t timeout_cycles) override;
+  void wait_cycles(std::uint64_t /*cycles*/) override {}
+  [[nodiscard]] std::uint64_t cycle() const override { return 0; }
+
+  [[nodiscard]] const std::vector<LayerRecord>& layers() const { return layers_; }
+  [[nodiscard]] RegisterFile& registers() { return regs_; }
+
+ private:
+  void start_ready_engines();
+
+  HwConfig hw_;
+  MemoryImage memory_;
+  RegisterFile regs_;
+  std::vector<LayerRecord> layers_;
+};
+
+}  // namespace octasim::dla

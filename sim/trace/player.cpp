@@ -1,0 +1,209 @@
+#include "sim/trace/player.hpp"
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "models/numerics/crc32.hpp"
+#include "octasim/regs/nvdla.hpp"
+
+namespace octasim::trace {
+
+bool PlayResult::all_passed() const {
+  return std::all_of(checks.begin(), checks.end(), [](const CheckOutcome& c) { return c.pass; });
+}
+
+namespace {
+
+bool compare(Compare op, std::uint32_t got, std::uint32_t want) {
+  switch (op) {
+    case Compare::kEqual: return got == want;
+    case Compare::kGreater: return got > want;
+    case Compare::kLess: return got < want;
+    case Compare::kNotEqual: return got != want;
+    case Compare::kNotGreater: return got <= want;
+    case Compare::kNotLess: return got >= want;
+  }
+  return false;
+}
+
+const char* compare_name(Compare op) {
+  switch (op) {
+    case Compare::kEqual: return "==";
+    case Compare::kGreater: return ">";
+    case Compare::kLess: return "<";
+    case Compare::kNotEqual: return "!=";
+    case Compare::kNotGreater: return "<=";
+    case Compare::kNotLess: return ">=";
+  }
+  return "?";
+}
+
+class Run {
+ public:
+  Run(const Trace& t, Device& d, const PlayerOptions& o) : trace_(t), dev_(d), opt_(o) {}
+
+  PlayResult go() {
+    for (const Command& c : trace_.commands) {
+      try {
+        step(c);
+      } catch (const TraceError&) {
+        throw;
+      } catch (const std::exception& e) {
+        throw TraceError(trace_.path, c.line, fmt::format("{}: {}", op_name(c.op), e.what()));
+      }
+    }
+    return result_;
+  }
+
+ private:
+  [[noreturn]] void fail(const Command& c, const std::string& msg) const {
+    throw TraceError(trace_.path, c.line, msg);
+  }
+
+  void report(const std::string& line) const {
+    if (opt_.report) opt_.report(line);
+  }
+
+  void check(const Command& c, std::string description, bool pass, std::string detail) {
+    report(fmt::format("{} line {}: {}{}{}", pass ? "PASS" : "FAIL", c.line, description,
+                       detail.empty() ? "" : ": ", detail));
+    result_.checks.push_back({c.line, std::move(description), pass, std::move(detail)});
+  }
+
+  void require_notified(const Command& c) const {
+    if (notified_.count(c.sync_id) == 0) {
+      fail(c, fmt::format("{} waits for '{}', which no earlier intr_notify or sync_notify raised",
+                          op_name(c.op), c.sync_id));
+    }
+  }
+
+  void step(const Command& c) {
+    switch (c.op) {
+      case Op::kRegWrite:
+        if (!wrote_) result_.first_write_cycle = dev_.cycle();
+        wrote_ = true;
+        dev_.csb_write(c.reg->addr, c.value);
+        last_write_cycle_ = dev_.cycle();
+        break;
+      case Op::kRegRead:
+        report(fmt::format("READ line {}: NVDLA_{}.{}_0 = 0x{:08x}", c.line, c.reg->unit,
+                           c.reg->name, dev_.csb_read(c.reg->addr)));
+        break;
+      case Op::kRegReadCheck: {
+        const std::uint32_t got = dev_.csb_read(c.reg->addr);
+        check(c, fmt::format("reg_read_check NVDLA_{}.{}_0", c.reg->unit, c.reg->name),
+              got == c.value, got == c.value ? "" : fmt::format("got 0x{:08x}, want 0x{:08x}", got, c.value));
+        break;
+      }
+      case Op::kPoll: poll(c); break;
+      case Op::kMemInit: mem_init(c); break;
+      case Op::kMemLoad:
+        for (const DatPacket& p : read_dat_file(c.path)) {
+          dev_.memory().write(c.addr + p.offset, p.payload.data(), p.payload.size());
+        }
+        break;
+      case Op::kIntrNotify: {
+        result_.compute_start_cycle = last_write_cycle_;
+        if (!dev_.wait_interrupt(c.interrupt.status_bit, opt_.timeout_cycles)) {
+          fail(c, fmt::format("interrupt {} did not arrive within {} cycles", c.interrupt.name,
+                              opt_.timeout_cycles));
+        }
+        result_.end_cycle = dev_.cycle();
+        dev_.csb_write(regs::GLB::S_INTR_STATUS::kAddr, 1u << c.interrupt.status_bit);
+        notified_.insert(c.sync_id);
+        break;
+      }
+      case Op::kSyncNotify: notified_.insert(c.sync_id); break;
+      case Op::kSyncWait: require_notified(c); break;
+      case Op::kCheckCrc: {
+        require_notified(c);
+        std::vector<std::uint8_t> bytes(static_cast<std::size_t>(c.size));
+        dev_.memory().read(c.addr, bytes.data(), bytes.size());
+        const std::uint32_t got = models::crc32(bytes.data(), bytes.size());
+        check(c, fmt::format("check_crc 0x{:x}+0x{:x}", c.addr, c.size), got == c.crc,
+              got == c.crc ? "" : fmt::format("crc 0x{:08x}, want 0x{:08x}", got, c.crc));
+        break;
+      }
+      case Op::kCheckFile: check_file(c); break;
+      case Op::kCheckNothing:
+        require_notified(c);
+        break;
+    }
+  }
+
+  void poll(const Command& c) {
+    const std::uint64_t start = dev_.cycle();
+    for (;;) {
+      const std::uint32_t reg = dev_.csb_read(c.reg->addr);
+      const std::uint32_t got = c.field != nullptr ? c.field->field.get(reg) : reg;
+      if (compare(c.compare, got, c.value)) return;
+      if (dev_.cycle() - start > opt_.timeout_cycles) {
+        fail(c, fmt::format("poll of NVDLA_{}.{}_0{}{} {} 0x{:x} still false after {} cycles "
+                            "(last value 0x{:x})",
+                            c.reg->unit, c.reg->name, c.field ? "." : "",
+                            c.field ? c.field->name : "", compare_name(c.compare), c.value,
+                            opt_.timeout_cycles, got));
+      }
+      dev_.wait_cycles(opt_.poll_interval_cycles);
+    }
+  }
+
+  void mem_init(const Command& c) {
+    MemoryImage& mem = dev_.memory();
+    mem.check_range(c.addr, c.size);
+    switch (c.pattern) {
+      case MemPattern::kAllZero: mem.fill(c.addr, c.size, 0x00); break;
+      case MemPattern::kAllOne: mem.fill(c.addr, c.size, 0xff); break;
+      case MemPattern::kRandom: {
+        std::mt19937 rng(c.seed);
+        std::vector<std::uint8_t> bytes(static_cast<std::size_t>(c.size));
+        for (auto& b : bytes) b = static_cast<std::uint8_t>(rng());
+        mem.write(c.addr, bytes.data(), bytes.size());
+        break;
+      }
+    }
+  }
+
+  void check_file(const Command& c) {
+    require_notified(c);
+    std::vector<std::uint8_t> want(static_cast<std::size_t>(c.size), 0);
+    for (const DatPacket& p : read_dat_file(c.path)) {
+      if (p.offset + p.payload.size() > want.size()) {
+        fail(c, fmt::format("golden packet at offset 0x{:x} lies outside the checked size 0x{:x}",
+                            p.offset, c.size));
+      }
+      std::copy(p.payload.begin(), p.payload.end(), want.begin() + static_cast<long>(p.offset));
+    }
+    std::vector<std::uint8_t> got(want.size());
+    dev_.memory().read(c.addr, got.data(), got.size());
+    const auto mismatch = std::mismatch(got.begin(), got.end(), want.begin());
+    const bool pass = mismatch.first == got.end();
+    std::string detail;
+    if (!pass) {
+      const auto off = static_cast<std::uint64_t>(mismatch.first - got.begin());
+      detail = fmt::format("first mismatch at 0x{:x} (offset 0x{:x}): got 0x{:02x}, want 0x{:02x}",
+                           c.addr + off, off, *mismatch.first, *mismatch.second);
+    }
+    check(c, fmt::format("check_file 0x{:x}+0x{:x}", c.addr, c.size), pass, detail);
+  }
+
+  const Trace& trace_;
+  Device& dev_;
+  const PlayerOptions& opt_;
+  PlayResult result_;
+  std::set<std::string> notified_;
+  bool wrote_ = false;
+  std::uint64_t last_write_cycle_ = 0;
+};
+
+}  // namespace
+
+PlayResult play(const Trace& trace, Device& device, const PlayerOptions& options) {
+  return Run(trace, device, options).go();
+}
+
+}  // namespace octasim::trace

@@ -1,0 +1,92 @@
+// NVDLA's trace format (.cfg): the commands of NVDLA's verification guide, parsed and checked
+// up front so that a malformed line, an unknown register or a missing file is reported before
+// anything runs — one error naming file, line and what was expected.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "firmware/regmap/regmap.hpp"
+
+namespace octasim::trace {
+
+// A user-visible error in a trace or data file: "file:line: message".
+class TraceError : public std::runtime_error {
+ public:
+  TraceError(std::string file, int line, const std::string& message);
+  [[nodiscard]] const std::string& file() const { return file_; }
+  [[nodiscard]] int line() const { return line_; }
+
+ private:
+  std::string file_;
+  int line_;
+};
+
+enum class Op : std::uint8_t {
+  kRegWrite,      // reg_write(REG, value)
+  kRegRead,       // reg_read(REG, name): reads and reports the value
+  kRegReadCheck,  // reg_read_check / reg_read_expected(REG, value)
+  kPoll,          // poll_reg_<cmp>(REG, value) / poll_field_<cmp>(REG, FIELD, value)
+  kMemInit,       // mem_init(mem, addr, size, ALL_ZERO | ALL_ONE | RANDOM[, seed])
+  kMemLoad,       // mem_load(mem, addr, "file.dat")
+  kIntrNotify,    // intr_notify(INTR, sync_id)
+  kSyncNotify,    // sync_notify(target, sync_id)
+  kSyncWait,      // sync_wait(target, sync_id)
+  kCheckCrc,      // check_crc(sync_id, mem, addr, size, crc)
+  kCheckFile,     // check_file(sync_id, mem, addr, size, "golden.dat")
+  kCheckNothing,  // check_nothing(sync_id)
+};
+
+enum class Compare : std::uint8_t { kEqual, kGreater, kLess, kNotEqual, kNotGreater, kNotLess };
+enum class MemPattern : std::uint8_t { kAllZero, kAllOne, kRandom };
+
+// The interrupts of GLB S_INTR_STATUS, named as traces name them (SDP_0, CDMA_DAT_1, ...).
+struct Interrupt {
+  std::string name;
+  std::uint32_t status_bit;
+};
+
+struct Command {
+  Op op;
+  int line;
+  // Register commands.
+  const regs::RegisterInfo* reg = nullptr;
+  const regs::FieldInfo* field = nullptr;  // poll_field_* only
+  std::uint32_t value = 0;
+  Compare compare = Compare::kEqual;
+  // Memory commands.
+  std::uint64_t addr = 0;
+  std::uint64_t size = 0;
+  MemPattern pattern = MemPattern::kAllZero;
+  std::uint32_t seed = 0;
+  std::string path;  // mem_load / check_file: resolved against the trace's directory
+  // Synchronisation.
+  std::string sync_id;
+  std::string target;  // sync_notify / sync_wait target, reg_read variable
+  Interrupt interrupt;
+  std::uint32_t crc = 0;
+};
+
+struct Trace {
+  std::string path;
+  std::vector<Command> commands;
+};
+
+// Parses a trace file; throws TraceError on the first problem.
+[[nodiscard]] Trace parse_trace_file(const std::string& path);
+// Parses trace text; `path` names it in errors and resolves relative data-file names.
+[[nodiscard]] Trace parse_trace(const std::string& text, const std::string& path);
+
+// One packet of a .dat memory file: {offset:0x.., size:N, payload:0x.. ..}.
+struct DatPacket {
+  std::uint64_t offset;
+  std::vector<std::uint8_t> payload;
+};
+// Reads a .dat file; throws TraceError naming the file and line of a malformed packet.
+[[nodiscard]] std::vector<DatPacket> read_dat_file(const std::string& path);
+
+[[nodiscard]] const char* op_name(Op op);
+
+}  // namespace octasim::trace

@@ -1,0 +1,379 @@
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "octasim/regs/nvdla.hpp"
+#include "sim/trace/trace.hpp"
+
+namespace octasim::trace {
+
+TraceError::TraceError(std::string file, int line, const std::string& message)
+    : std::runtime_error(line > 0 ? fmt::format("{}:{}: {}", file, line, message)
+                                  : fmt::format("{}: {}", file, message)),
+      file_(std::move(file)),
+      line_(line) {}
+
+const char* op_name(Op op) {
+  switch (op) {
+    case Op::kRegWrite: return "reg_write";
+    case Op::kRegRead: return "reg_read";
+    case Op::kRegReadCheck: return "reg_read_check";
+    case Op::kPoll: return "poll";
+    case Op::kMemInit: return "mem_init";
+    case Op::kMemLoad: return "mem_load";
+    case Op::kIntrNotify: return "intr_notify";
+    case Op::kSyncNotify: return "sync_notify";
+    case Op::kSyncWait: return "sync_wait";
+    case Op::kCheckCrc: return "check_crc";
+    case Op::kCheckFile: return "check_file";
+    case Op::kCheckNothing: return "check_nothing";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::string directory_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
+}
+
+class LineParser {
+ public:
+  LineParser(const std::string& file, int line, std::string dir)
+      : file_(file), line_(line), dir_(std::move(dir)) {}
+
+  [[noreturn]] void fail(const std::string& msg) const { throw TraceError(file_, line_, msg); }
+
+  Command parse(std::string_view text) {
+    const auto open = text.find('(');
+    const auto close = text.rfind(')');
+    if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
+      fail(fmt::format("expected 'command(arguments);', got '{}'", text));
+    }
+    const std::string_view rest = trim(text.substr(close + 1));
+    if (rest != ";" && !rest.empty()) fail(fmt::format("unexpected '{}' after ')'", rest));
+    name_ = std::string(trim(text.substr(0, open)));
+    args_ = split_args(text.substr(open + 1, close - open - 1));
+
+    Command c{};
+    c.line = line_;
+    if (name_ == "reg_write") {
+      expect_args(2, "reg_write(NVDLA_UNIT.REGISTER_0, value)");
+      c.op = Op::kRegWrite;
+      c.reg = reg(args_[0]);
+      c.value = u32(args_[1], "register value");
+    } else if (name_ == "reg_read") {
+      expect_args(2, "reg_read(NVDLA_UNIT.REGISTER_0, name)");
+      c.op = Op::kRegRead;
+      c.reg = reg(args_[0]);
+      c.target = args_[1];
+    } else if (name_ == "reg_read_check" || name_ == "reg_read_expected") {
+      expect_args(2, name_ + "(NVDLA_UNIT.REGISTER_0, expected_value)");
+      c.op = Op::kRegReadCheck;
+      c.reg = reg(args_[0]);
+      c.value = u32(args_[1], "expected value");
+    } else if (name_.rfind("poll_reg_", 0) == 0) {
+      c.op = Op::kPoll;
+      c.compare = compare(name_.substr(9));
+      // poll_reg_x(REG, value) or, as in NVDLA's guide, poll_reg_x(target, REG, value).
+      if (args_.size() != 2 && args_.size() != 3) {
+        fail(fmt::format("{} takes (NVDLA_UNIT.REGISTER_0, value), got {} arguments", name_,
+                         args_.size()));
+      }
+      c.reg = reg(args_[args_.size() - 2]);
+      c.value = u32(args_.back(), "expected value");
+    } else if (name_.rfind("poll_field_", 0) == 0) {
+      c.op = Op::kPoll;
+      c.compare = compare(name_.substr(11));
+      // poll_field_x(REG.FIELD, value), (REG, FIELD, value) or (target, REG, FIELD, value).
+      if (args_.size() == 2) {
+        const auto dot = args_[0].rfind('.');
+        if (dot == std::string::npos || args_[0].find('.') == dot) {
+          fail(fmt::format("expected NVDLA_UNIT.REGISTER_0.FIELD, got '{}'", args_[0]));
+        }
+        c.reg = reg(args_[0].substr(0, dot));
+        c.field = field(c.reg, args_[0].substr(dot + 1));
+      } else if (args_.size() == 3 || args_.size() == 4) {
+        c.reg = reg(args_[args_.size() - 3]);
+        c.field = field(c.reg, args_[args_.size() - 2]);
+      } else {
+        fail(fmt::format("{} takes (NVDLA_UNIT.REGISTER_0, FIELD, value), got {} arguments",
+                         name_, args_.size()));
+      }
+      c.value = u32(args_.back(), "expected value");
+    } else if (name_ == "mem_init") {
+      if (args_.size() != 4 && args_.size() != 5) {
+        fail("mem_init takes (pri_mem, address, size, ALL_ZERO|ALL_ONE|RANDOM[, seed])");
+      }
+      c.op = Op::kMemInit;
+      memory(args_[0]);
+      c.addr = u64(args_[1], "address");
+      c.size = u64(args_[2], "size");
+      const std::string& p = args_[3];
+      if (p == "ALL_ZERO") {
+        c.pattern = MemPattern::kAllZero;
+      } else if (p == "ALL_ONE") {
+        c.pattern = MemPattern::kAllOne;
+      } else if (p == "RANDOM") {
+        c.pattern = MemPattern::kRandom;
+      } else {
+        fail(fmt::format("unknown mem_init pattern '{}' (expected ALL_ZERO, ALL_ONE or RANDOM)", p));
+      }
+      if (args_.size() == 5) {
+        if (c.pattern != MemPattern::kRandom) fail("only RANDOM takes a seed");
+        c.seed = u32(args_[4], "seed");
+      }
+    } else if (name_ == "mem_load") {
+      expect_args(3, "mem_load(pri_mem, address, \"file.dat\")");
+      c.op = Op::kMemLoad;
+      memory(args_[0]);
+      c.addr = u64(args_[1], "address");
+      c.path = data_file(args_[2]);
+    } else if (name_ == "intr_notify") {
+      expect_args(2, "intr_notify(INTERRUPT, sync_id)");
+      c.op = Op::kIntrNotify;
+      c.interrupt = interrupt(args_[0]);
+      c.sync_id = identifier(args_[1], "sync id");
+    } else if (name_ == "sync_notify" || name_ == "sync_wait") {
+      expect_args(2, name_ + "(target, sync_id)");
+      c.op = name_ == "sync_notify" ? Op::kSyncNotify : Op::kSyncWait;
+      c.target = identifier(args_[0], "target");
+      c.sync_id = identifier(args_[1], "sync id");
+    } else if (name_ == "check_crc") {
+      expect_args(5, "check_crc(sync_id, pri_mem, address, size, crc)");
+      c.op = Op::kCheckCrc;
+      c.sync_id = identifier(args_[0], "sync id");
+      memory(args_[1]);
+      c.addr = u64(args_[2], "address");
+      c.size = u64(args_[3], "size");
+      c.crc = u32(args_[4], "crc");
+    } else if (name_ == "check_file") {
+      expect_args(5, "check_file(sync_id, pri_mem, address, size, \"golden.dat\")");
+      c.op = Op::kCheckFile;
+      c.sync_id = identifier(args_[0], "sync id");
+      memory(args_[1]);
+      c.addr = u64(args_[2], "address");
+      c.size = u64(args_[3], "size");
+      c.path = data_file(args_[4]);
+    } else if (name_ == "check_nothing") {
+      expect_args(1, "check_nothing(sync_id)");
+      c.op = Op::kCheckNothing;
+      c.sync_id = identifier(args_[0], "sync id");
+    } else {
+      fail(fmt::format("unknown command '{}'", name_));
+    }
+    return c;
+  }
+
+ private:
+  static std::vector<std::string> split_args(std::string_view s) {
+    std::vector<std::string> out;
+    if (trim(s).empty()) return out;
+    std::string cur;
+    bool quoted = false;
+    for (const char ch : s) {
+      if (ch == '"') quoted = !quoted;
+      if (ch == ',' && !quoted) {
+        out.emplace_back(trim(cur));
+        cur.clear();
+      } else {
+        cur += ch;
+      }
+    }
+    out.emplace_back(trim(cur));
+    return out;
+  }
+
+  void expect_args(std::size_t n, const std::string& form) const {
+    if (args_.size() != n) {
+      fail(fmt::format("{} expects {} arguments: {}; got {}", name_, n, form, args_.size()));
+    }
+  }
+
+  std::uint64_t u64(const std::string& s, const char* what) const {
+    if (s.empty() || s[0] == '-') fail(fmt::format("expected {} (a number), got '{}'", what, s));
+    errno = 0;
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(s.c_str(), &end, 0);
+    if (errno != 0 || end == s.c_str() || *end != '\0') {
+      fail(fmt::format("expected {} (a number), got '{}'", what, s));
+    }
+    return v;
+  }
+
+  std::uint32_t u32(const std::string& s, const char* what) const {
+    const std::uint64_t v = u64(s, what);
+    if (v > 0xffffffffu) fail(fmt::format("{} '{}' does not fit in 32 bits", what, s));
+    return static_cast<std::uint32_t>(v);
+  }
+
+  std::string identifier(const std::string& s, const char* what) const {
+    if (s.empty()) fail(fmt::format("expected {}, got nothing", what));
+    for (const char ch : s) {
+      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_') {
+        fail(fmt::format("expected {} (letters, digits, '_'), got '{}'", what, s));
+      }
+    }
+    return s;
+  }
+
+  void memory(const std::string& s) const {
+    if (s != "pri_mem" && s != "1") {
+      fail(fmt::format("unknown memory '{}' (expected pri_mem or 1; octasim has one DRAM)", s));
+    }
+  }
+
+  std::string data_file(const std::string& s) const {
+    if (s.size() < 2 || s.front() != '"' || s.back() != '"') {
+      fail(fmt::format("expected a quoted file name, got '{}'", s));
+    }
+    std::string name = s.substr(1, s.size() - 2);
+    std::string path = name.empty() || name[0] == '/' ? name : dir_ + "/" + name;
+    if (!std::ifstream(path)) fail(fmt::format("data file '{}' not found ({})", name, path));
+    return path;
+  }
+
+  const regs::RegisterInfo* reg(const std::string& s) const {
+    const auto dot = s.find('.');
+    if (dot == std::string::npos || s.rfind("NVDLA_", 0) != 0) {
+      fail(fmt::format("expected a register as NVDLA_UNIT.REGISTER_0, got '{}'", s));
+    }
+    const std::string unit = s.substr(6, dot - 6);
+    const std::string name = s.substr(dot + 1);
+    const regs::RegisterInfo* r = regs::find_register(unit, name);
+    if (r == nullptr) fail(fmt::format("unknown register '{}'", s));
+    return r;
+  }
+
+  const regs::FieldInfo* field(const regs::RegisterInfo* r, const std::string& name) const {
+    for (std::size_t i = 0; i < r->field_count; ++i) {
+      if (name == r->fields[i].name) return &r->fields[i];
+    }
+    fail(fmt::format("register {}.{} has no field '{}'", r->unit, r->name, name));
+  }
+
+  Compare compare(const std::string& suffix) const {
+    if (suffix == "equal") return Compare::kEqual;
+    if (suffix == "greater") return Compare::kGreater;
+    if (suffix == "less") return Compare::kLess;
+    if (suffix == "not_equal") return Compare::kNotEqual;
+    if (suffix == "not_greater" || suffix == "nt_greater") return Compare::kNotGreater;
+    if (suffix == "not_less") return Compare::kNotLess;
+    fail(fmt::format("unknown poll comparison in '{}' (expected equal, greater, less, not_equal, "
+                     "not_greater or not_less)",
+                     name_));
+  }
+
+  Interrupt interrupt(const std::string& s) const {
+    // SDP_0 -> SDP_DONE_STATUS0, CDMA_DAT_1 -> CDMA_DAT_DONE_STATUS1.
+    const auto us = s.rfind('_');
+    if (us != std::string::npos && us + 2 == s.size() && (s.back() == '0' || s.back() == '1')) {
+      const std::string field_name = s.substr(0, us) + "_DONE_STATUS" + s.back();
+      const regs::RegisterInfo* status = regs::find_register(regs::GLB::S_INTR_STATUS::kAddr);
+      for (std::size_t i = 0; status != nullptr && i < status->field_count; ++i) {
+        if (field_name == status->fields[i].name) return {s, status->fields[i].field.lsb};
+      }
+    }
+    fail(fmt::format("unknown interrupt '{}' (expected SDP_0, PDP_1, CDP_0, CACC_0, CDMA_DAT_0, "
+                     "CDMA_WT_0, BDMA_0, RUBIK_0 or their _1 forms)",
+                     s));
+  }
+
+  const std::string& file_;
+  int line_;
+  std::string dir_;
+  std::string name_;
+  std::vector<std::string> args_;
+};
+
+}  // namespace
+
+Trace parse_trace(const std::string& text, const std::string& path) {
+  Trace t;
+  t.path = path;
+  const std::string dir = directory_of(path);
+  std::istringstream in(text);
+  std::string raw;
+  for (int line_no = 1; std::getline(in, raw); ++line_no) {
+    std::string_view line = raw;
+    if (const auto c = line.find("//"); c != std::string_view::npos) line = line.substr(0, c);
+    line = trim(line);
+    if (line.empty()) continue;
+    t.commands.push_back(LineParser(path, line_no, dir).parse(line));
+  }
+  return t;
+}
+
+Trace parse_trace_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw TraceError(path, 0, "cannot open trace file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_trace(ss.str(), path);
+}
+
+std::vector<DatPacket> read_dat_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw TraceError(path, 0, "cannot open data file");
+  std::vector<DatPacket> packets;
+  std::string raw;
+  for (int line_no = 1; std::getline(in, raw); ++line_no) {
+    std::string_view line = trim(raw);
+    if (line.empty() || line == "{" || line == "}" || line == "," || line.rfind("//", 0) == 0) {
+      continue;
+    }
+    const auto fail = [&](const std::string& msg) { throw TraceError(path, line_no, msg); };
+    const std::string form = "expected {offset:0x.., size:N, payload:0x.. 0x..}";
+    const auto open = line.find('{');
+    const auto close = line.find('}');
+    if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
+      fail(form);
+    }
+    const std::string body(line.substr(open + 1, close - open - 1));
+    const auto off_pos = body.find("offset:");
+    const auto size_pos = body.find("size:");
+    const auto pay_pos = body.find("payload:");
+    if (off_pos == std::string::npos || size_pos == std::string::npos ||
+        pay_pos == std::string::npos) {
+      fail(form);
+    }
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long offset = std::strtoull(body.c_str() + off_pos + 7, &end, 0);
+    if (errno != 0 || end == body.c_str() + off_pos + 7) fail("bad offset: " + form);
+    const unsigned long long size = std::strtoull(body.c_str() + size_pos + 5, &end, 0);
+    if (errno != 0 || end == body.c_str() + size_pos + 5) fail("bad size: " + form);
+    DatPacket p{offset, {}};
+    std::istringstream bytes(body.substr(pay_pos + 8));
+    std::string tok;
+    while (bytes >> tok) {
+      char* e = nullptr;
+      const unsigned long v = std::strtoul(tok.c_str(), &e, 16);
+      if (*e != '\0' || v > 0xff || tok.size() < 3 || tok[0] != '0' || (tok[1] != 'x' && tok[1] != 'X')) {
+        fail(fmt::format("payload byte '{}' is not 0x00..0xff", tok));
+      }
+      p.payload.push_back(static_cast<std::uint8_t>(v));
+    }
+    if (p.payload.size() != size) {
+      fail(fmt::format("packet says size:{} but carries {} payload bytes", size, p.payload.size()));
+    }
+    packets.push_back(std::move(p));
+  }
+  return packets;
+}
+
+}  // namespace octasim::trace
