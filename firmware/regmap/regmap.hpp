@@ -39,8 +39,8 @@ struct FieldInfo {
 };
 
 struct RegisterInfo {
-  const char* unit;  // NVDLA unit name as traces spell it after "NVDLA_": SDP, SDP_RDMA, GLB...
-  const char* name;  // register name without NVDLA's "_0" suffix: D_CVT_SCALE
+  const char* unit;    // NVDLA unit name as traces spell it after "NVDLA_": SDP, SDP_RDMA, GLB...
+  const char* name;    // register name without NVDLA's "_0" suffix: D_CVT_SCALE
   std::uint32_t addr;  // CSB byte address
   Access access;
   const FieldInfo* fields;

@@ -64,14 +64,19 @@ std::vector<RegDef> load(const std::string& path) {
       if (!addrs.insert(d.addr).second) fail(where + ": duplicate address");
       std::uint32_t used = 0;
       for (const auto& f : r.at("fields")) {
-        FieldDef fd{f.at("name").get<std::string>(), f.at("lsb").get<unsigned>(),
-                    f.at("width").get<unsigned>(), f.value("access", d.access), {}};
-        if (fd.width == 0 || fd.lsb + fd.width > 32) fail(where + "." + fd.name + ": bad bit range");
+        FieldDef fd{f.at("name").get<std::string>(),
+                    f.at("lsb").get<unsigned>(),
+                    f.at("width").get<unsigned>(),
+                    f.value("access", d.access),
+                    {}};
+        if (fd.width == 0 || fd.lsb + fd.width > 32)
+          fail(where + "." + fd.name + ": bad bit range");
         const std::uint32_t m = (fd.width == 32 ? ~0u : ((1u << fd.width) - 1u)) << fd.lsb;
         if (used & m) fail(where + "." + fd.name + ": overlaps another field");
         used |= m;
         if (f.contains("enum")) {
-          for (const auto& [k, v] : f.at("enum").items()) fd.enums.emplace_back(k, v.get<std::uint32_t>());
+          for (const auto& [k, v] : f.at("enum").items())
+            fd.enums.emplace_back(k, v.get<std::uint32_t>());
         }
         access_enum(fd.access, where);
         d.fields.push_back(std::move(fd));
@@ -80,7 +85,8 @@ std::vector<RegDef> load(const std::string& path) {
       regs.push_back(std::move(d));
     }
   }
-  std::sort(regs.begin(), regs.end(), [](const RegDef& a, const RegDef& b) { return a.addr < b.addr; });
+  std::sort(regs.begin(), regs.end(),
+            [](const RegDef& a, const RegDef& b) { return a.addr < b.addr; });
   return regs;
 }
 
@@ -104,8 +110,10 @@ int main(int argc, char** argv) {
       "// Regenerate: cmake --build build --target octasim_regmap (automatic when the JSON "
       "changes).\n");
 
-  std::string h = banner + "#pragma once\n\n#include <cstdint>\n\n#include \"firmware/regmap/regmap.hpp\"\n\n"
-                           "namespace octasim::regs {\n";
+  std::string h =
+      banner +
+      "#pragma once\n\n#include <cstdint>\n\n#include \"firmware/regmap/regmap.hpp\"\n\n"
+      "namespace octasim::regs {\n";
   std::map<std::string, std::vector<const RegDef*>> by_unit;
   std::vector<std::string> unit_order;
   for (const auto& r : regs) {
@@ -115,8 +123,8 @@ int main(int argc, char** argv) {
   for (const auto& unit : unit_order) {
     h += fmt::format("\nnamespace {} {{\n", unit);
     for (const RegDef* r : by_unit[unit]) {
-      h += fmt::format("struct {} {{\n  static constexpr std::uint32_t kAddr = 0x{:05x};\n", r->name,
-                       r->addr);
+      h += fmt::format("struct {} {{\n  static constexpr std::uint32_t kAddr = 0x{:05x};\n",
+                       r->name, r->addr);
       for (const auto& f : r->fields) {
         h += fmt::format("  static constexpr Field {}{{{}, {}}};\n", f.name, f.lsb, f.width);
         for (const auto& [k, v] : f.enums) {
@@ -129,7 +137,8 @@ int main(int argc, char** argv) {
   }
   h += "\n}  // namespace octasim::regs\n";
 
-  std::string c = banner + "#include \"octasim/regs/nvdla.hpp\"\n\nnamespace octasim::regs {\nnamespace {\n\n";
+  std::string c =
+      banner + "#include \"octasim/regs/nvdla.hpp\"\n\nnamespace octasim::regs {\nnamespace {\n\n";
   c += "constexpr FieldInfo kFields[] = {\n";
   std::vector<std::size_t> first_field;
   std::size_t n = 0;
