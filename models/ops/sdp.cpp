@@ -1,0 +1,307 @@
+#include "models/ops/sdp.hpp"
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace octasim::models::ops {
+namespace {
+
+const char* precision_name(SdpPrecision p) {
+  switch (p) {
+    case SdpPrecision::kInt8:
+      return "INT8";
+    case SdpPrecision::kInt16:
+      return "INT16";
+    case SdpPrecision::kFp16:
+      return "FP16";
+  }
+  return "?";
+}
+
+unsigned bytes_of(SdpPrecision p) {
+  return p == SdpPrecision::kInt8 ? 1 : 2;
+}
+
+IntPrecision int_precision(SdpPrecision p) {
+  return p == SdpPrecision::kInt16 ? IntPrecision::kInt16 : IntPrecision::kInt8;
+}
+
+std::int16_t load_signed(const std::uint8_t* p, unsigned bytes) {
+  if (bytes == 1) return static_cast<std::int8_t>(p[0]);
+  return static_cast<std::int16_t>(static_cast<std::uint16_t>(p[0] | (p[1] << 8)));
+}
+
+// One of BRDMA/NRDMA/ERDMA as the layer walker uses it: which stage operands it feeds and where
+// each component sits inside an element.
+struct OperandStream {
+  const SdpOperandSurface* surface = nullptr;
+  const char* name = "";
+  bool feeds_alu = false;
+  bool feeds_mul = false;
+  unsigned alu_component = 0;
+  unsigned mul_component = 0;
+  std::vector<std::uint8_t> buffer;  // per-channel: the whole 1x1xC; per-element: one line
+
+  [[nodiscard]] bool used() const { return feeds_alu || feeds_mul; }
+};
+
+void bind_stream(OperandStream& s, const SdpOperandSurface& surface, const char* name,
+                 bool alu_from_memory, bool mul_from_memory) {
+  s.surface = &surface;
+  s.name = name;
+  s.feeds_alu = alu_from_memory;
+  s.feeds_mul = mul_from_memory;
+  if (!s.used()) return;
+  if (!surface.enabled) {
+    throw std::runtime_error(std::string("SDP: an operand comes from memory but ") + name +
+                             " is disabled");
+  }
+  if (alu_from_memory && surface.use == SdpDataUse::kMul) {
+    throw std::runtime_error(std::string("SDP: the ALU operand comes from memory but ") + name +
+                             " DATA_USE is MUL");
+  }
+  if (mul_from_memory && surface.use == SdpDataUse::kAlu) {
+    throw std::runtime_error(std::string("SDP: the multiplier operand comes from memory but ") +
+                             name + " DATA_USE is ALU");
+  }
+  // With DATA_USE=BOTH each element holds the ALU operand, then the multiplier operand.
+  s.alu_component = 0;
+  s.mul_component = surface.use == SdpDataUse::kBoth ? 1 : 0;
+}
+
+bool x_alu_from_memory(const SdpXConfig& x) {
+  return !x.bypass && !x.alu_bypass && x.alu_src == SdpOperandSource::kMemory;
+}
+bool x_mul_from_memory(const SdpXConfig& x) {
+  return !x.bypass && !x.mul_bypass && x.mul_src == SdpOperandSource::kMemory;
+}
+bool y_alu_from_memory(const SdpYConfig& y) {
+  return !y.bypass && !y.alu_bypass && y.alu_src == SdpOperandSource::kMemory;
+}
+bool y_mul_from_memory(const SdpYConfig& y) {
+  return !y.bypass && !y.mul_bypass && y.mul_src == SdpOperandSource::kMemory;
+}
+
+void check_supported(const SdpConfig& cfg) {
+  if (cfg.width == 0 || cfg.height == 0 || cfg.channels == 0) {
+    throw std::runtime_error("SDP: empty data cube");
+  }
+  if (cfg.flying) {
+    throw std::runtime_error(
+        "SDP flying mode (input from CACC) is not supported by the memory-to-memory layer");
+  }
+  if (cfg.output_to_pdp) {
+    throw std::runtime_error(
+        "SDP output to PDP (OUTPUT_DST=PDP) is not supported by the memory-to-memory layer");
+  }
+  if (cfg.batches != 1) throw std::runtime_error("SDP multi-batch mode is not supported");
+  if (cfg.winograd) throw std::runtime_error("SDP Winograd mode is not supported");
+  if (cfg.in_precision == SdpPrecision::kFp16 || cfg.proc_precision == SdpPrecision::kFp16 ||
+      cfg.out_precision == SdpPrecision::kFp16) {
+    throw std::runtime_error("SDP FP16 pipeline is not supported");
+  }
+  if (bytes_of(cfg.in_precision) != bytes_of(cfg.proc_precision) ||
+      bytes_of(cfg.out_precision) != bytes_of(cfg.proc_precision)) {
+    throw std::runtime_error(std::string("SDP precision conversion ") +
+                             precision_name(cfg.in_precision) + " -> " +
+                             precision_name(cfg.out_precision) + " is not supported");
+  }
+  if (cfg.atom_bytes == 0 || cfg.atom_bytes % 2 != 0) {
+    throw std::runtime_error("SDP: memory atom size must be a positive even number of bytes");
+  }
+  if (cfg.ew.eql_mode() && (cfg.cvt.offset != 0 || cfg.cvt.scale != 1 || cfg.cvt.shift != 0)) {
+    throw std::runtime_error(
+        "SDP EQL mode needs the output convertor bypassed (offset 0, scale 1, shift 0)");
+  }
+}
+
+}  // namespace
+
+SdpDatapath::SdpDatapath(const SdpConfig& cfg)
+    : bs_(cfg.bs),
+      bn_(cfg.bn),
+      ew_(cfg.ew),
+      lut_(&cfg.lut),
+      cvt_(cfg.cvt),
+      out_(int_precision(cfg.out_precision)),
+      eql_(cfg.ew.eql_mode()) {}
+
+std::int32_t SdpDatapath::x_stage(const SdpXConfig& x, std::int32_t in, std::int16_t alu_op,
+                                  std::int16_t mul_op) {
+  std::int64_t alu = in;
+  if (!x.alu_bypass) {
+    const std::int16_t op = x.alu_src == SdpOperandSource::kMemory ? alu_op : x.alu_operand;
+    alu = sdp_x_alu(in, sdp_x_alu_operand(op, x.alu_shift), x.alu_algo);
+  }
+  std::int32_t v = 0;
+  if (x.mul_bypass) {
+    v = sdp_x_truncate(alu, x.mul_shift);
+  } else {
+    const std::int16_t op = x.mul_src == SdpOperandSource::kMemory ? mul_op : x.mul_operand;
+    v = sdp_x_mul_truncate(alu, op, x.mul_prelu, x.mul_shift);
+  }
+  return x.relu_bypass ? v : sdp_relu(v);
+}
+
+std::int32_t SdpDatapath::y_core(const SdpYConfig& y, std::int32_t in, std::int16_t alu_op,
+                                 std::int16_t mul_op) {
+  std::int32_t v = in;
+  if (!y.mul_bypass) {
+    std::int32_t op = y.mul_operand;
+    if (y.mul_src == SdpOperandSource::kMemory) {
+      op = y.mul_cvt.bypass ? mul_op
+                            : sdp_ew_operand_convert(mul_op, y.mul_cvt.offset, y.mul_cvt.scale,
+                                                     y.mul_cvt.truncate);
+    }
+    v = sdp_y_mul_truncate(v, op, y.mul_prelu, y.truncate);
+  }
+  if (!y.alu_bypass) {
+    std::int32_t op = y.alu_operand;
+    if (y.alu_src == SdpOperandSource::kMemory) {
+      op = y.alu_cvt.bypass ? alu_op
+                            : sdp_ew_operand_convert(alu_op, y.alu_cvt.offset, y.alu_cvt.scale,
+                                                     y.alu_cvt.truncate);
+    }
+    v = sdp_y_alu(v, op, y.alu_algo);
+  }
+  return v;
+}
+
+std::int32_t SdpDatapath::process(std::int32_t in, const SdpOperands& ops, SdpStats& stats) const {
+  std::int32_t v = in;
+  if (!bs_.bypass) v = x_stage(bs_, v, ops.bs_alu, ops.bs_mul);
+  if (!bn_.bypass) v = x_stage(bn_, v, ops.bn_alu, ops.bn_mul);
+  if (!ew_.bypass) {
+    v = y_core(ew_, v, ops.ew_alu, ops.ew_mul);
+    if (!ew_.lut_bypass) {
+      const SdpLutResult r = sdp_lut_lookup(*lut_, v);
+      stats.lut_uflow.record(r.uflow);
+      stats.lut_oflow.record(r.oflow);
+      stats.lut_hybrid.record(r.hybrid());
+      stats.lut_le_hit.record(r.le_hit);
+      stats.lut_lo_hit.record(r.lo_hit);
+      v = r.value;
+    }
+  }
+  if (eql_) {
+    // The output convertor passes the compare result through (its low 16 bits).
+    const auto result = static_cast<std::int16_t>(static_cast<std::uint16_t>(v));
+    if (result != 0) stats.unequal = true;
+    return result;
+  }
+  const Saturated out = sdp_output_convert(v, cvt_, out_);
+  stats.out_saturation.record(out.saturated);
+  return static_cast<std::int32_t>(out.value);
+}
+
+void SdpDatapath::process_atom(const std::int32_t* in, const SdpOperands* ops, std::size_t n,
+                               std::int32_t* out, SdpStats& stats) const {
+  for (std::size_t i = 0; i < n; ++i) out[i] = process(in[i], ops[i], stats);
+}
+
+SdpLayerResult run_sdp_layer(const SdpConfig& cfg, Memory& mem) {
+  check_supported(cfg);
+  SdpLayerResult result;
+  const SdpDatapath dp(cfg);
+
+  const unsigned epa = cfg.elements_per_atom(cfg.proc_precision);
+  const unsigned in_bytes = bytes_of(cfg.in_precision);
+  const unsigned out_bytes = bytes_of(cfg.out_precision);
+  const std::uint32_t surfaces = cfg.surfaces();
+  const std::uint32_t width = cfg.width;
+  const std::uint32_t height = cfg.height;
+  const unsigned atom = cfg.atom_bytes;
+  // A 1x1xC cube is read and written as packed atoms (NVDLA reads it as one per-channel request
+  // and writes it line-packed), whatever the strides say.
+  const bool packed_1x1 = width == 1 && height == 1;
+  const bool write_output = !cfg.ew.eql_mode();
+
+  OperandStream streams[3];
+  bind_stream(streams[0], cfg.brdma, "BRDMA", x_alu_from_memory(cfg.bs), x_mul_from_memory(cfg.bs));
+  bind_stream(streams[1], cfg.nrdma, "NRDMA", x_alu_from_memory(cfg.bn), x_mul_from_memory(cfg.bn));
+  bind_stream(streams[2], cfg.erdma, "ERDMA", y_alu_from_memory(cfg.ew), y_mul_from_memory(cfg.ew));
+
+  // Bytes every enabled RDMA moves (an enabled stream is read whether or not a stage uses it).
+  const std::uint64_t elements_padded = std::uint64_t{surfaces} * epa;
+  for (const OperandStream& s : streams) {
+    if (!s.surface->enabled) continue;
+    const std::uint64_t per_layer =
+        s.surface->mode == SdpDataMode::kPerChannel
+            ? elements_padded * s.surface->bytes_per_element()
+            : elements_padded * width * height * s.surface->bytes_per_element();
+    result.bytes_read += per_layer;
+  }
+  for (OperandStream& s : streams) {
+    if (!s.used()) continue;
+    const unsigned bpe = s.surface->bytes_per_element();
+    if (s.surface->mode == SdpDataMode::kPerChannel) {
+      s.buffer.resize(elements_padded * bpe);
+      mem.read(s.surface->base, s.buffer.data(), s.buffer.size());
+    } else {
+      s.buffer.resize(std::size_t{width} * epa * bpe);
+    }
+  }
+
+  std::vector<std::uint8_t> in_line(std::size_t{width} * atom);
+  std::vector<std::uint8_t> out_line(std::size_t{width} * epa * out_bytes);
+  std::vector<std::int32_t> in_vals(epa), out_vals(epa);
+  std::vector<SdpOperands> ops(epa);
+
+  for (std::uint32_t s = 0; s < surfaces; ++s) {
+    for (std::uint32_t h = 0; h < height; ++h) {
+      const std::uint64_t in_addr = packed_1x1
+                                        ? cfg.src_base + std::uint64_t{s} * atom
+                                        : sdp_atom_address(cfg.src_base, cfg.src_line_stride,
+                                                           cfg.src_surface_stride, atom, 0, h, s);
+      mem.read(in_addr, in_line.data(), in_line.size());
+      result.bytes_read += in_line.size();
+      for (OperandStream& st : streams) {
+        if (!st.used() || st.surface->mode != SdpDataMode::kPerElement) continue;
+        const std::uint64_t addr = st.surface->base +
+                                   std::uint64_t{s} * st.surface->surface_stride +
+                                   std::uint64_t{h} * st.surface->line_stride;
+        mem.read(addr, st.buffer.data(), st.buffer.size());
+      }
+
+      for (std::uint32_t w = 0; w < width; ++w) {
+        for (unsigned i = 0; i < epa; ++i) {
+          in_vals[i] = load_signed(&in_line[(std::size_t{w} * epa + i) * in_bytes], in_bytes);
+          std::int16_t vals[3][2] = {};
+          for (unsigned k = 0; k < 3; ++k) {
+            const OperandStream& st = streams[k];
+            if (!st.used()) continue;
+            const unsigned bpc = st.surface->bytes_per_component;
+            const unsigned bpe = st.surface->bytes_per_element();
+            const std::size_t element = st.surface->mode == SdpDataMode::kPerChannel
+                                            ? std::size_t{s} * epa + i
+                                            : std::size_t{w} * epa + i;
+            const std::uint8_t* p = &st.buffer[element * bpe];
+            if (st.feeds_alu) vals[k][0] = load_signed(p + st.alu_component * bpc, bpc);
+            if (st.feeds_mul) vals[k][1] = load_signed(p + st.mul_component * bpc, bpc);
+          }
+          ops[i] =
+              SdpOperands{vals[0][0], vals[0][1], vals[1][0], vals[1][1], vals[2][0], vals[2][1]};
+        }
+        dp.process_atom(in_vals.data(), ops.data(), epa, out_vals.data(), result.stats);
+        for (unsigned i = 0; i < epa; ++i) {
+          std::uint8_t* p = &out_line[(std::size_t{w} * epa + i) * out_bytes];
+          const auto bits = static_cast<std::uint32_t>(out_vals[i]);
+          p[0] = static_cast<std::uint8_t>(bits);
+          if (out_bytes == 2) p[1] = static_cast<std::uint8_t>(bits >> 8);
+        }
+      }
+
+      if (!write_output) continue;
+      const std::uint64_t out_addr =
+          packed_1x1 ? cfg.dst_base + std::uint64_t{s} * epa * out_bytes
+                     : sdp_atom_address(cfg.dst_base, cfg.dst_line_stride, cfg.dst_surface_stride,
+                                        epa * out_bytes, 0, h, s);
+      mem.write(out_addr, out_line.data(), out_line.size());
+      result.bytes_written += out_line.size();
+    }
+  }
+  return result;
+}
+
+}  // namespace octasim::models::ops

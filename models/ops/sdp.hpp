@@ -1,0 +1,205 @@
+// NVDLA's SDP (single data point processor) as a functional model: the layer configuration in
+// NVDLA's own terms, the per-element datapath (BS -> BN -> EW (+LUT) -> output convertor) and a
+// layer walker over NVDLA's in-memory surfaces (format.rst: 1x1xC' atoms of the memory atom
+// size, line stride, surface stride).
+//
+// The per-element entry points (SdpDatapath::process / process_atom) take the input as it
+// arrives at the datapath (MRDMA data sign-extended to INT32, or a CACC INT32 partial sum in
+// flying mode) and the operands as the B/N/E RDMAs deliver them, so a cycle-level SDP can feed
+// them atom by atom as data streams in; the layer walker (run_sdp_layer) is the zero-time
+// memory-to-memory version of the same thing.
+//
+// Supported: INT8/INT16 pipelines (in == proc == out precision class), memory input, memory
+// output, per-channel/per-element operands, EW with convertors and the LUT, EQL compare mode.
+// FP16, flying input, output to PDP, batch and Winograd are rejected by the decoder.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "models/ops/memory.hpp"
+#include "models/ops/sdp_lut.hpp"
+#include "models/precision/convertor.hpp"
+#include "models/precision/sdp_stages.hpp"
+
+namespace octasim::models::ops {
+
+// D_DATA_FORMAT / D_FEATURE_MODE_CFG precision encodings.
+enum class SdpPrecision : std::uint8_t { kInt8 = 0, kInt16 = 1, kFp16 = 2 };
+// *_ALU_SRC / *_MUL_SRC.
+enum class SdpOperandSource : std::uint8_t { kRegister = 0, kMemory = 1 };
+// *RDMA_DATA_USE: which operand(s) the RDMA stream carries.
+enum class SdpDataUse : std::uint8_t { kMul = 0, kAlu = 1, kBoth = 2 };
+// *RDMA_DATA_MODE: one operand per channel (NVDLA's PER_KERNEL) or per element.
+enum class SdpDataMode : std::uint8_t { kPerChannel = 0, kPerElement = 1 };
+
+// A BS or BN (X) stage: ALU -> multiplier -> truncation -> ReLU.
+struct SdpXConfig {
+  bool bypass = true;
+  bool alu_bypass = true;
+  SdpAluAlgo alu_algo = SdpAluAlgo::kMax;
+  SdpOperandSource alu_src = SdpOperandSource::kRegister;
+  std::int16_t alu_operand = 0;  // *_ALU_SRC_VALUE
+  std::uint8_t alu_shift = 0;    // *_ALU_SHIFT_VALUE (left shift of the operand, 0..63)
+  bool mul_bypass = true;
+  bool mul_prelu = false;
+  SdpOperandSource mul_src = SdpOperandSource::kRegister;
+  std::int16_t mul_operand = 0;  // *_MUL_SRC_VALUE
+  std::uint8_t mul_shift = 0;    // truncation after the multiplier (hardware uses 6 bits)
+  bool relu_bypass = true;
+};
+
+// An EW operand convertor (D_DP_EW_{ALU,MUL}_CVT_*), applied to ERDMA operands only.
+struct SdpEwConvertor {
+  bool bypass = true;
+  std::int32_t offset = 0;
+  std::int16_t scale = 1;
+  std::uint8_t truncate = 0;  // 6 bits
+};
+
+// The EW (Y) stage: multiplier -> truncation -> ALU -> LUT.
+struct SdpYConfig {
+  bool bypass = true;
+  bool alu_bypass = true;
+  SdpAluAlgo alu_algo = SdpAluAlgo::kMax;
+  SdpOperandSource alu_src = SdpOperandSource::kRegister;
+  std::int32_t alu_operand = 0;  // D_DP_EW_ALU_SRC_VALUE (32 bits)
+  SdpEwConvertor alu_cvt;
+  bool mul_bypass = true;
+  bool mul_prelu = false;
+  SdpOperandSource mul_src = SdpOperandSource::kRegister;
+  std::int32_t mul_operand = 0;  // D_DP_EW_MUL_SRC_VALUE (32 bits)
+  SdpEwConvertor mul_cvt;
+  std::uint16_t truncate = 0;  // D_DP_EW_TRUNCATE_VALUE (10 bits)
+  bool lut_bypass = true;
+
+  // EQL compare mode: the ALU compares, nothing is written, D_STATUS records a mismatch.
+  [[nodiscard]] bool eql_mode() const {
+    return !bypass && !alu_bypass && alu_algo == SdpAluAlgo::kEql;
+  }
+};
+
+// One operand stream (BRDMA, NRDMA or ERDMA) and its surface in memory.
+struct SdpOperandSurface {
+  bool enabled = false;
+  SdpDataUse use = SdpDataUse::kAlu;
+  unsigned bytes_per_component = 1;  // *_DATA_SIZE: one or two bytes
+  SdpDataMode mode = SdpDataMode::kPerChannel;
+  std::uint64_t base = 0;
+  std::uint32_t line_stride = 0;
+  std::uint32_t surface_stride = 0;
+
+  [[nodiscard]] unsigned components() const { return use == SdpDataUse::kBoth ? 2 : 1; }
+  [[nodiscard]] unsigned bytes_per_element() const { return components() * bytes_per_component; }
+};
+
+struct SdpConfig {
+  // Data cube (D_DATA_CUBE_*, as counts, not NVDLA's minus-one encoding).
+  std::uint32_t width = 1, height = 1, channels = 1;
+  SdpPrecision in_precision = SdpPrecision::kInt8;    // SDP_RDMA IN_PRECISION (memory input)
+  SdpPrecision proc_precision = SdpPrecision::kInt8;  // D_DATA_FORMAT.PROC_PRECISION
+  SdpPrecision out_precision = SdpPrecision::kInt8;   // D_DATA_FORMAT.OUT_PRECISION
+  unsigned atom_bytes = 8;                            // the configuration's memory atom
+
+  bool flying = false;         // input from CACC instead of MRDMA
+  bool output_to_pdp = false;  // D_FEATURE_MODE_CFG.OUTPUT_DST
+  bool nan_to_zero = false;
+  std::uint32_t batches = 1;
+  bool winograd = false;
+
+  // Input surface (MRDMA).
+  std::uint64_t src_base = 0;
+  std::uint32_t src_line_stride = 0, src_surface_stride = 0;
+  // Operand surfaces.
+  SdpOperandSurface brdma, nrdma, erdma;
+
+  SdpXConfig bs, bn;
+  SdpYConfig ew;
+  SdpLutConfig lut;
+  ConvertorParams cvt;  // D_CVT_OFFSET / D_CVT_SCALE / D_CVT_SHIFT (6 bits)
+
+  // Output surface (WDMA).
+  std::uint64_t dst_base = 0;
+  std::uint32_t dst_line_stride = 0, dst_surface_stride = 0, dst_batch_stride = 0;
+
+  // Elements in one 1x1xC' atom at a precision (memory atom / bytes per element).
+  [[nodiscard]] unsigned elements_per_atom(SdpPrecision p) const {
+    return p == SdpPrecision::kInt8 ? atom_bytes : atom_bytes / 2;
+  }
+  // Surfaces (C' groups) the cube spans at the processing precision.
+  [[nodiscard]] std::uint32_t surfaces() const {
+    const unsigned epa = elements_per_atom(proc_precision);
+    return (channels + epa - 1) / epa;
+  }
+};
+
+// One element's memory operands as the B/N/E RDMAs deliver them (sign-extended). The datapath
+// uses each only when the stage takes that operand from memory.
+struct SdpOperands {
+  std::int16_t bs_alu = 0, bs_mul = 0;
+  std::int16_t bn_alu = 0, bn_mul = 0;
+  std::int16_t ew_alu = 0, ew_mul = 0;
+};
+
+// Per-layer statistics, as NVDLA's status/perf registers count them.
+struct SdpStats {
+  SaturationCounter out_saturation;  // D_PERF_OUT_SATURATION
+  SaturationCounter lut_uflow, lut_oflow, lut_hybrid, lut_le_hit, lut_lo_hit;
+  bool unequal = false;  // D_STATUS.STATUS_UNEQUAL (EQL mode)
+};
+
+// The SDP datapath for one layer configuration. Per element: no allocation, no virtual call.
+class SdpDatapath {
+ public:
+  explicit SdpDatapath(const SdpConfig& cfg);
+
+  // One data point: `in` is the input at the datapath (INT8/INT16 from memory sign-extended, or
+  // INT32 from CACC). Returns the output lane value: INT8/INT16 result (sign-extended), or in
+  // EQL mode the compare result (0 equal, 1 different). Counts events into `stats`.
+  [[nodiscard]] std::int32_t process(std::int32_t in, const SdpOperands& ops,
+                                     SdpStats& stats) const;
+
+  // `n` data points (e.g. one atom): out[i] = process(in[i], ops[i]).
+  void process_atom(const std::int32_t* in, const SdpOperands* ops, std::size_t n,
+                    std::int32_t* out, SdpStats& stats) const;
+
+  // The X stage alone on one value (exposed for tests and the cycle model's pipeline split).
+  [[nodiscard]] static std::int32_t x_stage(const SdpXConfig& x, std::int32_t in,
+                                            std::int16_t alu_op, std::int16_t mul_op);
+  // The Y stage without the LUT.
+  [[nodiscard]] static std::int32_t y_core(const SdpYConfig& y, std::int32_t in,
+                                           std::int16_t alu_op, std::int16_t mul_op);
+
+ private:
+  SdpXConfig bs_, bn_;
+  SdpYConfig ew_;
+  const SdpLutConfig* lut_;
+  ConvertorParams cvt_;
+  IntPrecision out_;
+  bool eql_;
+};
+
+// What a layer did.
+struct SdpLayerResult {
+  SdpStats stats;
+  std::uint64_t bytes_read = 0;     // MRDMA + B/N/E RDMA bytes
+  std::uint64_t bytes_written = 0;  // WDMA bytes (0 in EQL mode)
+};
+
+// Byte address of the 1x1xC' atom (w, h, surface) of a feature surface: NVDLA's pitch-linear
+// layout (atoms of a line packed, lines `line_stride` apart, surfaces `surface_stride` apart).
+[[nodiscard]] constexpr std::uint64_t sdp_atom_address(std::uint64_t base,
+                                                       std::uint32_t line_stride,
+                                                       std::uint32_t surface_stride,
+                                                       unsigned atom_bytes, std::uint32_t w,
+                                                       std::uint32_t h, std::uint32_t surface) {
+  return base + std::uint64_t{surface} * surface_stride + std::uint64_t{h} * line_stride +
+         std::uint64_t{w} * atom_bytes;
+}
+
+// Runs one memory-to-memory SDP layer: reads the input and operand surfaces, writes the output
+// surface (every element of every atom, padding channels included, as the hardware does).
+// Throws std::runtime_error for configurations outside the supported set above.
+[[nodiscard]] SdpLayerResult run_sdp_layer(const SdpConfig& cfg, Memory& mem);
+
+}  // namespace octasim::models::ops

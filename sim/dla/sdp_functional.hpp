@@ -1,0 +1,17 @@
+// SDP register decode (SDP + SDP_RDMA register groups and the LUT memories) into the models/
+// layer configuration. run_sdp (functional.hpp) is decode + models::ops::run_sdp_layer; the
+// cycle-level SDP decodes the same way and feeds models::ops::SdpDatapath as data streams in.
+#pragma once
+
+#include "models/ops/sdp.hpp"
+#include "sim/dla/functional.hpp"
+
+namespace octasim::dla {
+
+// Throws std::runtime_error for programming the configuration cannot execute: a feature `hw`
+// leaves out ("SDP EW is not present in this configuration (nv_small)"), a reserved encoding,
+// an SDP/SDP_RDMA mismatch.
+[[nodiscard]] models::ops::SdpConfig decode_sdp(const HwConfig& hw, const RegRead& regs,
+                                                const LutTables& lut);
+
+}  // namespace octasim::dla
