@@ -1,0 +1,133 @@
+#include "models/ops/cdp.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "models/precision/int_width.hpp"
+
+namespace octasim::models::ops {
+
+namespace {
+
+bool is_int8(const CdpConfig& cfg) {
+  return cfg.precision == CdpPrecision::kInt8;
+}
+
+std::int32_t load_element(const std::uint8_t* p, CdpPrecision precision) {
+  if (precision == CdpPrecision::kInt8) return static_cast<std::int8_t>(p[0]);
+  return static_cast<std::int16_t>(static_cast<std::uint16_t>(p[0] | (p[1] << 8)));
+}
+
+void store_element(std::uint8_t* p, std::int32_t v, CdpPrecision precision) {
+  const auto u = static_cast<std::uint32_t>(v);
+  p[0] = static_cast<std::uint8_t>(u & 0xffu);
+  if (precision == CdpPrecision::kInt16) p[1] = static_cast<std::uint8_t>((u >> 8) & 0xffu);
+}
+
+}  // namespace
+
+std::int32_t cdp_in_cvt(const CdpConfig& cfg, std::int32_t x) {
+  const unsigned in_bits = is_int8(cfg) ? 8 : 16;
+  const unsigned out_bits = is_int8(cfg) ? 9 : 17;
+  const std::int64_t offset = sign_extend(static_cast<std::uint32_t>(cfg.datin_offset), in_bits);
+  const int128_t scaled = (int128_t{x} - offset) * cfg.datin_scale;
+  const int128_t shifted = shift_right_round_half_away(scaled, cfg.datin_shifter & 0x1fu);
+  return static_cast<std::int32_t>(saturate_bits(shifted, out_bits).value);
+}
+
+std::int64_t cdp_lut_input(const CdpConfig& cfg, const std::int32_t* cvt, unsigned count,
+                           unsigned c) {
+  if (cfg.sqsum_bypass) return cvt[c];
+  const unsigned half = cfg.local_size / 2;
+  const unsigned first = c >= half ? c - half : 0;
+  const unsigned last = c + half < count ? c + half : count - 1;
+  std::int64_t sum = 0;
+  for (unsigned j = first; j <= last; ++j) sum += std::int64_t{cvt[j]} * cvt[j];
+  return sum;
+}
+
+Saturated cdp_out_cvt(const CdpConfig& cfg, std::int64_t prod) {
+  const unsigned offset_bits = is_int8(cfg) ? 25 : 32;
+  const unsigned out_bits = is_int8(cfg) ? 8 : 16;
+  const std::int64_t offset =
+      sign_extend(static_cast<std::uint32_t>(cfg.datout_offset), offset_bits);
+  const int128_t scaled = (int128_t{prod} - offset) * cfg.datout_scale;
+  return shift_right_round_saturate_hls(scaled, cfg.datout_shifter & 0x3fu, out_bits);
+}
+
+std::int32_t cdp_output(const CdpConfig& cfg, const LutTables& lut, std::int64_t lut_input,
+                        std::int32_t cvt, CdpStats& stats) {
+  const LutResult r = lut_lookup(cfg.lut, lut, lut_input);
+  stats.lut.record(r.outcome);
+  const std::int64_t prod = cfg.mul_bypass ? std::int64_t{r.value} : std::int64_t{r.value} * cvt;
+  const Saturated y = cdp_out_cvt(cfg, prod);
+  stats.out_saturation.record(y.saturated);
+  return static_cast<std::int32_t>(y.value);
+}
+
+void cdp_pixel(const CdpConfig& cfg, const LutTables& lut, const std::int32_t* raw,
+               unsigned channels, unsigned lanes, std::int32_t* out, std::int32_t* scratch,
+               CdpStats& stats) {
+  // Lanes beyond the cube read as DATIN_OFFSET, which converts to exactly 0.
+  for (unsigned c = 0; c < lanes; ++c) scratch[c] = c < channels ? cdp_in_cvt(cfg, raw[c]) : 0;
+  for (unsigned c = 0; c < lanes; ++c) {
+    out[c] = cdp_output(cfg, lut, cdp_lut_input(cfg, scratch, lanes, c), scratch[c], stats);
+  }
+}
+
+CdpLayerResult run_cdp_layer(const CdpLayer& layer, const LutTables& lut, Memory& mem) {
+  const CdpConfig& cfg = layer.cfg;
+  const unsigned eb = cdp_element_bytes(cfg.precision);
+  if (layer.width == 0 || layer.height == 0 || layer.channels == 0) {
+    throw std::runtime_error("CDP: empty data cube");
+  }
+  if (layer.atom_bytes == 0 || layer.atom_bytes % eb != 0) {
+    throw std::runtime_error("CDP: memory atom of " + std::to_string(layer.atom_bytes) +
+                             " bytes does not hold whole elements");
+  }
+  if (cfg.local_size != 3 && cfg.local_size != 5 && cfg.local_size != 7 && cfg.local_size != 9) {
+    throw std::runtime_error("CDP: local size " + std::to_string(cfg.local_size) +
+                             " is not 3, 5, 7 or 9");
+  }
+  const unsigned per_atom = layer.atom_bytes / eb;
+  const unsigned surfaces = (layer.channels + per_atom - 1) / per_atom;
+  const unsigned lanes = surfaces * per_atom;
+  const std::size_t line_bytes = std::size_t{layer.width} * layer.atom_bytes;
+
+  std::vector<std::uint8_t> in(line_bytes * surfaces);
+  std::vector<std::uint8_t> out(line_bytes * surfaces);
+  std::vector<std::int32_t> raw(lanes), res(lanes), scratch(lanes);
+  CdpLayerResult result;
+
+  for (unsigned h = 0; h < layer.height; ++h) {
+    for (unsigned s = 0; s < surfaces; ++s) {
+      mem.read(layer.src + h * layer.src_line_stride + s * layer.src_surface_stride,
+               in.data() + s * line_bytes, line_bytes);
+    }
+    result.bytes_read += line_bytes * surfaces;
+    for (unsigned w = 0; w < layer.width; ++w) {
+      for (unsigned s = 0; s < surfaces; ++s) {
+        const std::uint8_t* atom = in.data() + s * line_bytes + std::size_t{w} * layer.atom_bytes;
+        for (unsigned k = 0; k < per_atom; ++k) {
+          raw[s * per_atom + k] = load_element(atom + k * eb, cfg.precision);
+        }
+      }
+      cdp_pixel(cfg, lut, raw.data(), layer.channels, lanes, res.data(), scratch.data(),
+                result.stats);
+      for (unsigned s = 0; s < surfaces; ++s) {
+        std::uint8_t* atom = out.data() + s * line_bytes + std::size_t{w} * layer.atom_bytes;
+        for (unsigned k = 0; k < per_atom; ++k) {
+          store_element(atom + k * eb, res[s * per_atom + k], cfg.precision);
+        }
+      }
+    }
+    for (unsigned s = 0; s < surfaces; ++s) {
+      mem.write(layer.dst + h * layer.dst_line_stride + s * layer.dst_surface_stride,
+                out.data() + s * line_bytes, line_bytes);
+    }
+    result.bytes_written += line_bytes * surfaces;
+  }
+  return result;
+}
+
+}  // namespace octasim::models::ops

@@ -1,0 +1,170 @@
+// CDP local response normalization on hand-computed elements, pixels, layers and registers.
+#include "models/ops/cdp.hpp"
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace octasim::models::ops {
+namespace {
+
+class VecMemory final : public Memory {
+ public:
+  explicit VecMemory(std::size_t size) : bytes_(size, 0) {}
+  void read(std::uint64_t addr, std::uint8_t* dst, std::size_t size) const override {
+    if (addr + size > bytes_.size()) throw std::runtime_error("read outside memory");
+    std::memcpy(dst, bytes_.data() + addr, size);
+  }
+  void write(std::uint64_t addr, const std::uint8_t* src, std::size_t size) override {
+    if (addr + size > bytes_.size()) throw std::runtime_error("write outside memory");
+    std::memcpy(bytes_.data() + addr, src, size);
+  }
+  std::int8_t at(std::uint64_t addr) const { return static_cast<std::int8_t>(bytes_[addr]); }
+  void set(std::uint64_t addr, std::int8_t v) { bytes_[addr] = static_cast<std::uint8_t>(v); }
+
+ private:
+  std::vector<std::uint8_t> bytes_;
+};
+
+TEST(CdpInCvt, Int8UsesLowByteOfOffsetAndSaturatesTo9Bits) {
+  CdpConfig c;
+  c.datin_offset = -100;
+  c.datin_scale = -2;
+  c.datin_shifter = 3;
+  // (27 + 100) * -2 / 8 = -31.75 -> -32
+  EXPECT_EQ(cdp_in_cvt(c, 27), -32);
+  // 0x180: the INT8 pipe keeps 0x80 = -128, so 0 converts to 128.
+  c.datin_offset = 0x180;
+  c.datin_scale = 1;
+  c.datin_shifter = 0;
+  EXPECT_EQ(cdp_in_cvt(c, 0), 128);
+  // (127 + 128) * 2 = 510 saturates to 255.
+  c.datin_scale = 2;
+  EXPECT_EQ(cdp_in_cvt(c, 127), 255);
+  EXPECT_EQ(cdp_in_cvt(c, -128), 0);
+}
+
+TEST(CdpInCvt, Int16SaturatesTo17Bits) {
+  CdpConfig c;
+  c.precision = CdpPrecision::kInt16;
+  c.datin_offset = -32768;
+  c.datin_scale = 4;
+  EXPECT_EQ(cdp_in_cvt(c, 32767), 65535);  // (65535 * 4) saturates to 2^16 - 1
+  c.datin_scale = 1;
+  c.datin_shifter = 1;
+  EXPECT_EQ(cdp_in_cvt(c, -32767), 1);  // 1 / 2 = 0.5 -> 1
+}
+
+TEST(CdpSquareSum, WindowClipsAtTheChannelEnds) {
+  CdpConfig c;
+  const std::int32_t cvt[4] = {1, 2, 3, 4};
+  EXPECT_EQ(cdp_lut_input(c, cvt, 4, 0), 1 + 4);
+  EXPECT_EQ(cdp_lut_input(c, cvt, 4, 1), 1 + 4 + 9);
+  EXPECT_EQ(cdp_lut_input(c, cvt, 4, 3), 9 + 16);
+  c.local_size = 5;
+  EXPECT_EQ(cdp_lut_input(c, cvt, 4, 0), 1 + 4 + 9);
+  EXPECT_EQ(cdp_lut_input(c, cvt, 4, 2), 1 + 4 + 9 + 16);
+  c.local_size = 9;
+  EXPECT_EQ(cdp_lut_input(c, cvt, 4, 3), 30);
+  c.sqsum_bypass = true;
+  EXPECT_EQ(cdp_lut_input(c, cvt, 4, 2), 3);
+}
+
+TEST(CdpOutCvt, Int8OffsetIs25BitsAndFlagFollowsTheHlsRule) {
+  CdpConfig c;
+  c.datout_offset = 0x02000005;  // the INT8 pipe keeps the low 25 bits: 5
+  c.datout_scale = 3;
+  c.datout_shifter = 2;
+  EXPECT_EQ(cdp_out_cvt(c, 25), (Saturated{15, false}));  // (25 - 5) * 3 / 4
+  c.datout_offset = 0;
+  c.datout_scale = 1;
+  c.datout_shifter = 0;
+  EXPECT_EQ(cdp_out_cvt(c, 1000), (Saturated{127, true}));
+  EXPECT_EQ(cdp_out_cvt(c, 128), (Saturated{127, false}));  // one step over: not counted
+  EXPECT_EQ(cdp_out_cvt(c, -130), (Saturated{-128, true}));
+}
+
+// LO: identity over 0..256 (start 0, step 1, LO[k] = k); LE: linear, starting far above, so it
+// underflows for every input here. Both underflow (input <= 0) selects LE (LE[0] = 0).
+CdpConfig identity_lut_config() {
+  CdpConfig c;
+  c.lut.le_function = LutLeFunction::kLinear;
+  c.lut.le_start = 1000;
+  c.lut.le_end = 1064;
+  c.lut.lo_start = 0;
+  c.lut.lo_end = 256;
+  c.datout_shifter = 2;
+  return c;
+}
+LutTables identity_lo() {
+  LutTables t;
+  for (unsigned i = 0; i < kLutLoEntries; ++i) t.lo[i] = static_cast<std::int16_t>(i);
+  return t;
+}
+
+TEST(CdpPixel, Lrn3OnThreeChannels) {
+  const CdpConfig c = identity_lut_config();
+  const LutTables t = identity_lo();
+  const std::int32_t raw[8] = {1, 2, 3, 77, 77, 77, 77, 77};  // lanes 3..7 beyond the cube
+  std::int32_t out[8], scratch[8];
+  CdpStats st;
+  cdp_pixel(c, t, raw, 3, 8, out, scratch, st);
+  // square sums 5, 14, 13, 9, 0...; times the input: 5, 28, 39, 0; / 4: 1.25, 7, 9.75, 0
+  const std::int32_t want[8] = {1, 7, 10, 0, 0, 0, 0, 0};
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(out[i], want[i]) << "lane " << i;
+  // Lanes 0..3 hit LO only; lanes 4..7 (square sum 0 = LO start) underflow in both tables.
+  EXPECT_EQ(st.lut.lo_hit.value(), 4u);
+  EXPECT_EQ(st.lut.uflow.value(), 4u);
+  EXPECT_EQ(st.lut.le_hit.value(), 0u);
+  EXPECT_EQ(st.out_saturation.value(), 0u);
+}
+
+TEST(CdpPixel, MultiplierBypassOutputsTheLutValue) {
+  CdpConfig c = identity_lut_config();
+  c.mul_bypass = true;
+  c.datout_shifter = 0;
+  const LutTables t = identity_lo();
+  const std::int32_t raw[8] = {1, 2, 3, 0, 0, 0, 0, 0};
+  std::int32_t out[8], scratch[8];
+  CdpStats st;
+  cdp_pixel(c, t, raw, 3, 8, out, scratch, st);
+  EXPECT_EQ(out[0], 5);
+  EXPECT_EQ(out[1], 14);
+  EXPECT_EQ(out[3], 9);
+}
+
+TEST(CdpLayer, WalksSurfacesAndWritesWholeAtoms) {
+  // 2x1 pixels, 3 channels, 8-byte atoms: one surface.
+  VecMemory m(0x1000);
+  const std::int8_t px0[3] = {1, 2, 3}, px1[3] = {-4, 0, 4};
+  for (int k = 0; k < 3; ++k) {
+    m.set(0x100 + k, px0[k]);
+    m.set(0x108 + k, px1[k]);
+  }
+  CdpLayer l;
+  l.cfg = identity_lut_config();
+  l.width = 2;
+  l.channels = 3;
+  l.src = 0x100;
+  l.src_line_stride = 16;
+  l.src_surface_stride = 16;
+  l.dst = 0x200;
+  l.dst_line_stride = 16;
+  l.dst_surface_stride = 16;
+  const CdpLayerResult r = run_cdp_layer(l, identity_lo(), m);
+  EXPECT_EQ(m.at(0x200), 1);
+  EXPECT_EQ(m.at(0x201), 7);
+  EXPECT_EQ(m.at(0x202), 10);
+  // pixel 1: square sums 16, 32, 16; products -64, 0, 64; / 4
+  EXPECT_EQ(m.at(0x208), -16);
+  EXPECT_EQ(m.at(0x209), 0);
+  EXPECT_EQ(m.at(0x20a), 16);
+  EXPECT_EQ(r.bytes_read, 16u);
+  EXPECT_EQ(r.bytes_written, 16u);
+}
+
+}  // namespace
+}  // namespace octasim::models::ops

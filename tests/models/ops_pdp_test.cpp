@@ -1,0 +1,216 @@
+// PDP pooling on hand-computed windows, layers and register programming.
+#include "models/ops/pdp.hpp"
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace octasim::models::ops {
+namespace {
+
+// A flat memory from address 0.
+class VecMemory final : public Memory {
+ public:
+  explicit VecMemory(std::size_t size) : bytes_(size, 0) {}
+  void read(std::uint64_t addr, std::uint8_t* dst, std::size_t size) const override {
+    if (addr + size > bytes_.size()) throw std::runtime_error("read outside memory");
+    std::memcpy(dst, bytes_.data() + addr, size);
+  }
+  void write(std::uint64_t addr, const std::uint8_t* src, std::size_t size) override {
+    if (addr + size > bytes_.size()) throw std::runtime_error("write outside memory");
+    std::memcpy(bytes_.data() + addr, src, size);
+  }
+  std::int8_t at(std::uint64_t addr) const { return static_cast<std::int8_t>(bytes_[addr]); }
+  void set(std::uint64_t addr, std::int8_t v) { bytes_[addr] = static_cast<std::uint8_t>(v); }
+
+ private:
+  std::vector<std::uint8_t> bytes_;
+};
+
+TEST(PdpWindow, SpanCountsPaddedPositions) {
+  // Kernel 3, stride 2, pad 1 before, 6 inputs: window 0 covers -1..1.
+  PdpSpan s = pdp_window_span(0, 3, 2, 1, 6);
+  EXPECT_EQ(s.first, 0);
+  EXPECT_EQ(s.count, 2u);
+  EXPECT_EQ(s.pad_before, 1u);
+  EXPECT_EQ(s.pad_after, 0u);
+  // Window 3 covers 5..7: one real input, two past the end.
+  s = pdp_window_span(3, 3, 2, 1, 6);
+  EXPECT_EQ(s.first, 5);
+  EXPECT_EQ(s.count, 1u);
+  EXPECT_EQ(s.pad_before, 0u);
+  EXPECT_EQ(s.pad_after, 2u);
+  // A 1-wide input under a 3-wide kernel with one pad each side.
+  s = pdp_window_span(0, 3, 1, 1, 1);
+  EXPECT_EQ(s.count, 1u);
+  EXPECT_EQ(s.pad_before + s.pad_after, 2u);
+}
+
+TEST(PdpPadValue, SignBitPerMultiple) {
+  EXPECT_EQ(pdp_pad_value(0x55, 1, PdpPrecision::kInt8), 85);
+  EXPECT_EQ(pdp_pad_value(0xff, 1, PdpPrecision::kInt8), -1);   // bit 7 is the sign of 1X
+  EXPECT_EQ(pdp_pad_value(0xff, 3, PdpPrecision::kInt8), 255);  // bit 9 is the sign of 3X
+  EXPECT_EQ(pdp_pad_value(0x7fffb, 1, PdpPrecision::kInt8), -5);
+  EXPECT_EQ(pdp_pad_value(0x600, 7, PdpPrecision::kInt8), -512);  // bit 10 set: 0x600 - 0x800
+  EXPECT_EQ(pdp_pad_value(0x8000, 1, PdpPrecision::kInt16), -32768);
+  EXPECT_EQ(pdp_pad_value(0x8000, 2, PdpPrecision::kInt16), 32768);  // INT16 2X: bit 16 sign
+}
+
+TEST(PdpAverage, TwoRoundingsHalfAwayFromZero) {
+  PdpConfig c;
+  c.method = PdpMethod::kAverage;
+  c.recip_kernel_width = 0x8000;   // 1/2
+  c.recip_kernel_height = 0x8000;  // 1/2
+  // 5 * 1/2 = 2.5 -> 3, 3 * 1/2 = 1.5 -> 2 (one rounding of 5/4 would give 1).
+  EXPECT_EQ(pdp_average(c, 5), 2);
+  EXPECT_EQ(pdp_average(c, -5), -2);
+  // 1/3 as NVDLA programs it (0x5555): 10 -> 3.33 -> 3 -> 0.99998 -> 1.
+  c.recip_kernel_width = 0x5555;
+  c.recip_kernel_height = 0x5555;
+  EXPECT_EQ(pdp_average(c, 10), 1);
+  // The INT8 window sum is held in 16 bits: 65536 + 8 behaves as 8.
+  c.recip_kernel_width = 0x10000;
+  c.recip_kernel_height = 0x10000;
+  EXPECT_EQ(pdp_average(c, 65536 + 8), 8);
+  // The output keeps its low 8 bits.
+  EXPECT_EQ(pdp_average(c, 200), 200 - 256);
+}
+
+TEST(PdpPoolWindow, AveragePaddingEntersAsMultiples) {
+  PdpConfig c;
+  c.method = PdpMethod::kAverage;
+  c.kernel_width = 3;
+  c.kernel_height = 3;
+  c.recip_kernel_width = 0x5555;
+  c.recip_kernel_height = 0x5555;
+  for (int n = 1; n <= 7; ++n) c.pad_value[n - 1] = 5 * n;  // pad = 5
+  // Corner window over a 2x2 block {1 2; 3 4}: 1 padded column per real row (2 rows) and one
+  // padded row: 10 + 2*5 + 3*5 = 35; 35/3 = 11.67 -> 12, 12/3 = 3.99 -> 4.
+  const std::int32_t block[4] = {1, 2, 3, 4};
+  EXPECT_EQ(pdp_pool_window(c, block, 1, 2, 2, 2, 1, 1), 4);
+  // A single element with two padded columns and two padded rows: 9 + 10 + 3*10 = 49;
+  // 49/3 = 16.33 -> 16, 16/3 = 5.33 -> 5.
+  const std::int32_t one[1] = {9};
+  EXPECT_EQ(pdp_pool_window(c, one, 1, 1, 1, 1, 2, 2), 5);
+}
+
+TEST(PdpPoolWindow, MaxAndMinIgnorePadding) {
+  PdpConfig c;
+  c.pad_value.fill(100);
+  const std::int32_t v[2] = {-5, -3};
+  c.method = PdpMethod::kMax;
+  EXPECT_EQ(pdp_pool_window(c, v, 1, 2, 2, 1, 1, 1), -3);
+  c.method = PdpMethod::kMin;
+  EXPECT_EQ(pdp_pool_window(c, v, 1, 2, 2, 1, 1, 1), -5);
+}
+
+// A 4x4 INT8 cube with one channel in 8-byte atoms: channel 0 = 1..16 row by row, the other
+// lanes hold 100 + lane.
+constexpr std::uint64_t kSrc = 0x100, kDst = 0x400;
+void fill_4x4(VecMemory& m) {
+  for (unsigned h = 0; h < 4; ++h) {
+    for (unsigned w = 0; w < 4; ++w) {
+      const std::uint64_t atom = kSrc + h * 32 + w * 8;
+      m.set(atom, static_cast<std::int8_t>(h * 4 + w + 1));
+      for (unsigned k = 1; k < 8; ++k) m.set(atom + k, static_cast<std::int8_t>(100 + k));
+    }
+  }
+}
+
+PdpLayer layer_4x4() {
+  PdpLayer l;
+  l.in_width = l.in_height = 4;
+  l.channels = 1;
+  l.out_width = l.out_height = 2;
+  l.cfg.kernel_width = l.cfg.kernel_height = 2;
+  l.cfg.stride_width = l.cfg.stride_height = 2;
+  l.src = kSrc;
+  l.src_line_stride = 32;
+  l.src_surface_stride = 128;
+  l.dst = kDst;
+  l.dst_line_stride = 16;
+  l.dst_surface_stride = 32;
+  return l;
+}
+
+TEST(PdpLayer, MaxPooling2x2Stride2) {
+  VecMemory m(0x1000);
+  fill_4x4(m);
+  PdpLayer l = layer_4x4();
+  l.cfg.method = PdpMethod::kMax;
+  const PdpLayerResult r = run_pdp_layer(l, m);
+  EXPECT_EQ(m.at(kDst + 0), 6);
+  EXPECT_EQ(m.at(kDst + 8), 8);
+  EXPECT_EQ(m.at(kDst + 16), 14);
+  EXPECT_EQ(m.at(kDst + 24), 16);
+  EXPECT_EQ(m.at(kDst + 8 + 3), 103);  // lanes beyond the channel count are pooled too
+  EXPECT_EQ(r.bytes_read, 4u * 32u);
+  EXPECT_EQ(r.bytes_written, 4u * 8u);
+}
+
+TEST(PdpLayer, AveragePooling2x2Stride2) {
+  VecMemory m(0x1000);
+  fill_4x4(m);
+  PdpLayer l = layer_4x4();
+  l.cfg.method = PdpMethod::kAverage;
+  l.cfg.recip_kernel_width = l.cfg.recip_kernel_height = 0x8000;
+  (void)run_pdp_layer(l, m);
+  // 14 -> 7 -> 3.5 -> 4; 22 -> 11 -> 5.5 -> 6; 46 -> 23 -> 11.5 -> 12; 54 -> 27 -> 13.5 -> 14
+  EXPECT_EQ(m.at(kDst + 0), 4);
+  EXPECT_EQ(m.at(kDst + 8), 6);
+  EXPECT_EQ(m.at(kDst + 16), 12);
+  EXPECT_EQ(m.at(kDst + 24), 14);
+}
+
+TEST(PdpLayer, SplitWidthPoolsEachSplitWithItsOwnPadding) {
+  // One line {3 1 4 1 5 9}, kernel 3x1, stride 2, pad left 1: windows -1..1, 1..3, 3..5.
+  VecMemory m(0x1000);
+  const std::int8_t line[6] = {3, 1, 4, 1, 5, 9};
+  for (unsigned w = 0; w < 6; ++w) m.set(kSrc + w * 8, line[w]);
+  PdpLayer l;
+  l.cfg.method = PdpMethod::kMax;
+  l.cfg.kernel_width = 3;
+  l.cfg.stride_width = 2;
+  l.cfg.pad_left = 1;
+  l.in_width = 6;
+  l.out_width = 3;
+  l.src = kSrc;
+  l.src_line_stride = 48;
+  l.src_surface_stride = 48;
+  l.dst = kDst;
+  l.dst_line_stride = 24;
+  l.dst_surface_stride = 24;
+  l.split_num = 1;  // two splits: columns 0..1 -> 1 output, columns 2..5 -> 2 outputs
+  l.partial_in_first = 2;
+  l.partial_in_last = 4;
+  l.partial_out_first = 1;
+  l.partial_out_last = 2;
+  const std::vector<PdpSplit> splits = pdp_splits(l);
+  ASSERT_EQ(splits.size(), 2u);
+  EXPECT_EQ(splits[1].in_col, 1);  // kernel_width - stride = 1 column of overlap
+  EXPECT_EQ(splits[1].in_width, 5u);
+  EXPECT_EQ(splits[1].pad_left, 0u);
+  EXPECT_EQ(splits[1].out_col, 1u);
+  (void)run_pdp_layer(l, m);
+  EXPECT_EQ(m.at(kDst + 0), 3);
+  EXPECT_EQ(m.at(kDst + 8), 4);
+  EXPECT_EQ(m.at(kDst + 16), 9);
+}
+
+TEST(PdpLayer, WindowPastThePaddingIsAnError) {
+  VecMemory m(0x1000);
+  PdpLayer l = layer_4x4();
+  l.out_width = 3;  // window 2 would cover columns 4..5 with no right padding
+  try {
+    (void)run_pdp_layer(l, m);
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("output column 2"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace octasim::models::ops
