@@ -2,6 +2,7 @@
 // after parsing; a user error throws UsageError, which main() prints as one line.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -28,5 +29,15 @@ struct CvtOptions {
 };
 void add_cvt_command(CLI::App& app, CvtOptions& opts);
 int run_cvt(const CvtOptions& opts);
+
+struct RunOptions {
+  std::string trace;
+  std::string config = "nv_small";
+  bool functional = false;
+  std::uint64_t timeout_cycles = 50'000'000;
+};
+void add_run_command(CLI::App& app, RunOptions& opts);
+// Exit status: 0 when every check passed, 1 when a check failed; user errors throw UsageError.
+int run_trace(const RunOptions& opts);
 
 }  // namespace octasim::app

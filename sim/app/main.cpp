@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
 
   CvtOptions cvt;
   add_cvt_command(app, cvt);
+  RunOptions run;
+  add_run_command(app, run);
 
   try {
     app.parse(argc, argv);
@@ -32,6 +34,7 @@ int main(int argc, char** argv) {
 
   try {
     if (app.got_subcommand("cvt")) return run_cvt(cvt);
+    if (app.got_subcommand("run")) return run_trace(run);
     return run_demo();
   } catch (const UsageError& e) {
     fmt::print(stderr, "octasim: error: {}\n", e.what());
