@@ -2,11 +2,15 @@
 #include "models/ops/cdp.hpp"
 
 #include <cstring>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "octasim/regs/nvdla.hpp"
+#include "sim/dla/functional.hpp"
 
 namespace octasim::models::ops {
 namespace {
@@ -87,6 +91,15 @@ TEST(CdpOutCvt, Int8OffsetIs25BitsAndFlagFollowsTheHlsRule) {
   EXPECT_EQ(cdp_out_cvt(c, -130), (Saturated{-128, true}));
 }
 
+TEST(CdpOutCvt, Int16UsesTheFullOffset) {
+  CdpConfig c;
+  c.precision = CdpPrecision::kInt16;
+  c.datout_offset = 0x02000005;  // all 32 bits count in the INT16 pipe
+  EXPECT_EQ(cdp_out_cvt(c, 0x02000005 + 7), (Saturated{7, false}));
+  c.datout_offset = 0;
+  EXPECT_EQ(cdp_out_cvt(c, 40000), (Saturated{32767, true}));
+}
+
 // LO: identity over 0..256 (start 0, step 1, LO[k] = k); LE: linear, starting far above, so it
 // underflows for every input here. Both underflow (input <= 0) selects LE (LE[0] = 0).
 CdpConfig identity_lut_config() {
@@ -164,6 +177,90 @@ TEST(CdpLayer, WalksSurfacesAndWritesWholeAtoms) {
   EXPECT_EQ(m.at(0x20a), 16);
   EXPECT_EQ(r.bytes_read, 16u);
   EXPECT_EQ(r.bytes_written, 16u);
+}
+
+namespace C = regs::CDP;
+namespace CR = regs::CDP_RDMA;
+
+std::map<std::uint32_t, std::uint32_t> cdp_registers() {
+  std::map<std::uint32_t, std::uint32_t> r;
+  r[CR::D_DATA_CUBE_WIDTH::kAddr] = 1;
+  r[CR::D_DATA_CUBE_HEIGHT::kAddr] = 0;
+  r[CR::D_DATA_CUBE_CHANNEL::kAddr] = 2;
+  r[CR::D_SRC_BASE_ADDR_LOW::kAddr] = 0x100;
+  r[CR::D_SRC_LINE_STRIDE::kAddr] = 16;
+  r[CR::D_SRC_SURFACE_STRIDE::kAddr] = 16;
+  r[CR::D_SRC_DMA_CFG::kAddr] = CR::D_SRC_DMA_CFG::SRC_RAM_TYPE_MC;
+  r[C::D_DST_BASE_ADDR_LOW::kAddr] = 0x200;
+  r[C::D_DST_LINE_STRIDE::kAddr] = 16;
+  r[C::D_DST_SURFACE_STRIDE::kAddr] = 16;
+  r[C::D_DST_DMA_CFG::kAddr] = C::D_DST_DMA_CFG::DST_RAM_TYPE_MC;
+  r[C::D_LRN_CFG::kAddr] = C::D_LRN_CFG::NORMALZ_LEN_LEN3;
+  r[C::D_DATIN_SCALE::kAddr] = 1;
+  r[C::D_DATOUT_SCALE::kAddr] = 1;
+  r[C::D_DATOUT_SHIFTER::kAddr] = 2;
+  r[C::S_LUT_CFG::kAddr] = C::S_LUT_CFG::LUT_LE_FUNCTION_LINEAR;
+  r[C::S_LUT_LE_START_LOW::kAddr] = 1000;
+  r[C::S_LUT_LE_END_LOW::kAddr] = 1064;
+  r[C::S_LUT_LO_END_LOW::kAddr] = 256;
+  r[C::D_PERF_ENABLE::kAddr] = 0x2;  // LUT_EN
+  return r;
+}
+
+TEST(CdpRegisters, DecodeRunAndStatistics) {
+  VecMemory m(0x1000);
+  const std::int8_t px0[3] = {1, 2, 3};
+  for (int k = 0; k < 3; ++k) m.set(0x100 + k, px0[k]);
+  auto regs_map = cdp_registers();
+  dla::LutTables lut;
+  for (unsigned i = 0; i < lut.lo.size(); ++i) lut.lo[i] = static_cast<std::uint16_t>(i);
+  const dla::RegRead read = [&regs_map](std::uint32_t a) {
+    const auto it = regs_map.find(a);
+    return it == regs_map.end() ? 0u : it->second;
+  };
+  const dla::OpResult r = dla::run_cdp(HwConfig{}, read, lut, m);
+  EXPECT_EQ(m.at(0x200), 1);
+  EXPECT_EQ(m.at(0x201), 7);
+  EXPECT_EQ(m.at(0x202), 10);
+  EXPECT_EQ(r.lrn_size, 3u);
+  EXPECT_EQ(r.in.channels, 3u);
+  std::map<std::uint32_t, std::uint32_t> status(r.status.begin(), r.status.end());
+  // Pixel 0: lanes 0..3 hit LO, 4..7 underflow; pixel 1 (all zero): 8 underflows.
+  EXPECT_EQ(status.at(C::D_PERF_LUT_LO_HIT::kAddr), 4u);
+  EXPECT_EQ(status.at(C::D_PERF_LUT_UFLOW::kAddr), 12u);
+  EXPECT_EQ(status.at(C::D_OUT_SATURATION::kAddr), 0u);
+
+  regs_map[C::D_PERF_ENABLE::kAddr] = 0;  // LUT statistics off
+  const dla::OpResult off = dla::run_cdp(HwConfig{}, read, lut, m);
+  std::map<std::uint32_t, std::uint32_t> status_off(off.status.begin(), off.status.end());
+  EXPECT_EQ(status_off.at(C::D_PERF_LUT_LO_HIT::kAddr), 0u);
+}
+
+TEST(CdpRegisters, RejectsWhatItCannotRun) {
+  VecMemory m(0x1000);
+  dla::LutTables lut;
+  auto regs_map = cdp_registers();
+  const dla::RegRead read = [&regs_map](std::uint32_t a) {
+    const auto it = regs_map.find(a);
+    return it == regs_map.end() ? 0u : it->second;
+  };
+  const auto error = [&]() -> std::string {
+    try {
+      (void)dla::run_cdp(HwConfig{}, read, lut, m);
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  regs_map[C::D_DATA_FORMAT::kAddr] = C::D_DATA_FORMAT::INPUT_DATA_TYPE_INT16;
+  regs_map[CR::D_DATA_FORMAT::kAddr] = CR::D_DATA_FORMAT::INPUT_DATA_INT16;
+  EXPECT_EQ(error(), "CDP INT16 is not present in this configuration (nv_small)");
+  regs_map[CR::D_DATA_FORMAT::kAddr] = CR::D_DATA_FORMAT::INPUT_DATA_INT8;
+  EXPECT_NE(error().find("differs between CDP"), std::string::npos);
+  HwConfig no_cdp;
+  no_cdp.cdp = false;
+  regs_map = cdp_registers();
+  EXPECT_THROW((void)dla::run_cdp(no_cdp, read, lut, m), std::runtime_error);
 }
 
 }  // namespace

@@ -2,11 +2,15 @@
 #include "models/ops/pdp.hpp"
 
 #include <cstring>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "octasim/regs/nvdla.hpp"
+#include "sim/dla/functional.hpp"
 
 namespace octasim::models::ops {
 namespace {
@@ -200,6 +204,27 @@ TEST(PdpLayer, SplitWidthPoolsEachSplitWithItsOwnPadding) {
   EXPECT_EQ(m.at(kDst + 16), 9);
 }
 
+TEST(PdpLayer, Int16ElementsAreTwoBytesFourPerAtom) {
+  VecMemory m(0x1000);
+  // Two pixels, lane 0: 1000 and -300 (little-endian INT16).
+  m.set(kSrc + 0, static_cast<std::int8_t>(0xe8));
+  m.set(kSrc + 1, 0x03);
+  m.set(kSrc + 8, static_cast<std::int8_t>(0xd4));
+  m.set(kSrc + 9, static_cast<std::int8_t>(0xfe));
+  PdpLayer l;
+  l.cfg.precision = PdpPrecision::kInt16;
+  l.cfg.method = PdpMethod::kMin;
+  l.cfg.kernel_width = 2;
+  l.in_width = 2;
+  l.src = kSrc;
+  l.src_line_stride = l.src_surface_stride = 16;
+  l.dst = kDst;
+  l.dst_line_stride = l.dst_surface_stride = 8;
+  (void)run_pdp_layer(l, m);
+  EXPECT_EQ(static_cast<std::uint8_t>(m.at(kDst)), 0xd4u);  // -300
+  EXPECT_EQ(static_cast<std::uint8_t>(m.at(kDst + 1)), 0xfeu);
+}
+
 TEST(PdpLayer, WindowPastThePaddingIsAnError) {
   VecMemory m(0x1000);
   PdpLayer l = layer_4x4();
@@ -210,6 +235,88 @@ TEST(PdpLayer, WindowPastThePaddingIsAnError) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("output column 2"), std::string::npos) << e.what();
   }
+}
+
+// Register programming of the 4x4 max-pool layer through dla::run_pdp.
+namespace P = regs::PDP;
+namespace PR = regs::PDP_RDMA;
+
+std::map<std::uint32_t, std::uint32_t> pdp_registers() {
+  std::map<std::uint32_t, std::uint32_t> r;
+  r[PR::D_DATA_CUBE_IN_WIDTH::kAddr] = 3;
+  r[PR::D_DATA_CUBE_IN_HEIGHT::kAddr] = 3;
+  r[PR::D_DATA_CUBE_IN_CHANNEL::kAddr] = 0;
+  r[PR::D_FLYING_MODE::kAddr] = PR::D_FLYING_MODE::FLYING_MODE_OFF_FLYING;
+  r[PR::D_SRC_BASE_ADDR_LOW::kAddr] = kSrc;
+  r[PR::D_SRC_LINE_STRIDE::kAddr] = 32;
+  r[PR::D_SRC_SURFACE_STRIDE::kAddr] = 128;
+  r[PR::D_SRC_RAM_CFG::kAddr] = PR::D_SRC_RAM_CFG::SRC_RAM_TYPE_MC;
+  r[P::D_DATA_CUBE_IN_WIDTH::kAddr] = 3;
+  r[P::D_DATA_CUBE_IN_HEIGHT::kAddr] = 3;
+  r[P::D_DATA_CUBE_IN_CHANNEL::kAddr] = 0;
+  r[P::D_DATA_CUBE_OUT_WIDTH::kAddr] = 1;
+  r[P::D_DATA_CUBE_OUT_HEIGHT::kAddr] = 1;
+  r[P::D_DATA_CUBE_OUT_CHANNEL::kAddr] = 0;
+  r[P::D_OPERATION_MODE_CFG::kAddr] = 0x11;      // MAX, OFF_FLYING, no split
+  r[P::D_POOLING_KERNEL_CFG::kAddr] = 0x110101;  // 2x2, stride 2x2
+  r[P::D_DST_BASE_ADDR_LOW::kAddr] = kDst;
+  r[P::D_DST_LINE_STRIDE::kAddr] = 16;
+  r[P::D_DST_SURFACE_STRIDE::kAddr] = 32;
+  r[P::D_DST_RAM_CFG::kAddr] = P::D_DST_RAM_CFG::DST_RAM_TYPE_MC;
+  return r;
+}
+
+dla::OpResult run(const std::map<std::uint32_t, std::uint32_t>& r, VecMemory& m) {
+  const dla::RegRead read = [&r](std::uint32_t a) {
+    const auto it = r.find(a);
+    return it == r.end() ? 0u : it->second;
+  };
+  return dla::run_pdp(HwConfig{}, read, m);
+}
+
+std::string error_of(const std::map<std::uint32_t, std::uint32_t>& r) {
+  VecMemory m(0x1000);
+  try {
+    (void)run(r, m);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PdpRegisters, DecodeAndRun) {
+  VecMemory m(0x1000);
+  fill_4x4(m);
+  const dla::OpResult r = run(pdp_registers(), m);
+  EXPECT_EQ(m.at(kDst + 0), 6);
+  EXPECT_EQ(m.at(kDst + 24), 16);
+  EXPECT_EQ(r.in.width, 4u);
+  EXPECT_EQ(r.out.height, 2u);
+  EXPECT_EQ(r.kernel_width, 2u);
+  EXPECT_EQ(r.stride_height, 2u);
+  EXPECT_EQ(r.bytes_written, 32u);
+  bool nan_reported = false;
+  for (const auto& s : r.status) nan_reported |= s.first == P::D_NAN_INPUT_NUM::kAddr;
+  EXPECT_TRUE(nan_reported);
+}
+
+TEST(PdpRegisters, RejectsWhatItCannotRun) {
+  auto r = pdp_registers();
+  r[P::D_OPERATION_MODE_CFG::kAddr] = 0x01;  // ON_FLYING
+  EXPECT_NE(error_of(r).find("ON_FLYING"), std::string::npos);
+
+  r = pdp_registers();
+  r[P::D_DATA_FORMAT::kAddr] = P::D_DATA_FORMAT::INPUT_DATA_FP16;
+  r[PR::D_DATA_FORMAT::kAddr] = PR::D_DATA_FORMAT::INPUT_DATA_FP16;
+  EXPECT_EQ(error_of(r), "PDP FP16 is not present in this configuration (nv_small)");
+
+  r = pdp_registers();
+  r[PR::D_DATA_CUBE_IN_WIDTH::kAddr] = 4;
+  EXPECT_NE(error_of(r).find("input cube width differs"), std::string::npos);
+
+  r = pdp_registers();
+  r[P::D_OPERATION_MODE_CFG::kAddr] = 0x13;  // method 3
+  EXPECT_NE(error_of(r).find("POOLING_METHOD 3"), std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,200 @@
+// PDP + PDP_RDMA register decode and the zero-time pooling layer (models/ops/pdp).
+#include <stdexcept>
+#include <string>
+
+#include "models/ops/pdp.hpp"
+#include "octasim/regs/nvdla.hpp"
+#include "sim/dla/functional.hpp"
+
+namespace octasim::dla {
+
+namespace {
+
+namespace P = regs::PDP;
+namespace PR = regs::PDP_RDMA;
+using models::ops::PdpMethod;
+using models::ops::PdpPrecision;
+
+[[noreturn]] void fail(const std::string& what) {
+  throw std::runtime_error("PDP: " + what);
+}
+
+void require_equal(const char* what, std::uint32_t pdp, std::uint32_t rdma) {
+  if (pdp != rdma) {
+    fail(std::string(what) + " differs between PDP (" + std::to_string(pdp) + ") and PDP_RDMA (" +
+         std::to_string(rdma) + ")");
+  }
+}
+
+PdpPrecision decode_precision(const HwConfig& hw, std::uint32_t format) {
+  switch (format) {
+    case P::D_DATA_FORMAT::INPUT_DATA_INT8:
+      if (!hw.feature_int8) throw_not_present(hw, "PDP INT8");
+      return PdpPrecision::kInt8;
+    case P::D_DATA_FORMAT::INPUT_DATA_INT16:
+      if (!hw.feature_int16) throw_not_present(hw, "PDP INT16");
+      return PdpPrecision::kInt16;
+    case P::D_DATA_FORMAT::INPUT_DATA_FP16:
+      if (!hw.feature_fp16) throw_not_present(hw, "PDP FP16");
+      fail("FP16 pooling is not supported by octasim yet (INT8 and INT16 are)");
+    default:
+      fail("D_DATA_FORMAT.INPUT_DATA " + std::to_string(format) + " is not INT8, INT16 or FP16");
+  }
+}
+
+}  // namespace
+
+OpResult run_pdp(const HwConfig& hw, const RegRead& regs, models::ops::Memory& mem) {
+  if (!hw.pdp) throw_not_present(hw, "PDP");
+
+  const std::uint32_t op_mode = regs(P::D_OPERATION_MODE_CFG::kAddr);
+  if (P::D_OPERATION_MODE_CFG::FLYING_MODE.get(op_mode) ==
+      P::D_OPERATION_MODE_CFG::FLYING_MODE_ON_FLYING) {
+    fail(
+        "on-the-fly input from SDP (D_OPERATION_MODE_CFG.FLYING_MODE=ON_FLYING) is not "
+        "supported yet; program OFF_FLYING to pool a surface in memory");
+  }
+  if (PR::D_FLYING_MODE::FLYING_MODE.get(regs(PR::D_FLYING_MODE::kAddr)) !=
+      PR::D_FLYING_MODE::FLYING_MODE_OFF_FLYING) {
+    fail("PDP_RDMA D_FLYING_MODE is ON_FLYING while PDP reads from memory (OFF_FLYING)");
+  }
+
+  models::ops::PdpLayer layer;
+  models::ops::PdpConfig& cfg = layer.cfg;
+
+  const std::uint32_t method = P::D_OPERATION_MODE_CFG::POOLING_METHOD.get(op_mode);
+  switch (method) {
+    case P::D_OPERATION_MODE_CFG::POOLING_METHOD_POOLING_METHOD_AVERAGE:
+      cfg.method = PdpMethod::kAverage;
+      break;
+    case P::D_OPERATION_MODE_CFG::POOLING_METHOD_POOLING_METHOD_MAX:
+      cfg.method = PdpMethod::kMax;
+      break;
+    case P::D_OPERATION_MODE_CFG::POOLING_METHOD_POOLING_METHOD_MIN:
+      cfg.method = PdpMethod::kMin;
+      break;
+    default:
+      fail("D_OPERATION_MODE_CFG.POOLING_METHOD " + std::to_string(method) +
+           " is not AVERAGE, MAX or MIN");
+  }
+
+  const std::uint32_t format = P::D_DATA_FORMAT::INPUT_DATA.get(regs(P::D_DATA_FORMAT::kAddr));
+  require_equal("D_DATA_FORMAT", format,
+                PR::D_DATA_FORMAT::INPUT_DATA.get(regs(PR::D_DATA_FORMAT::kAddr)));
+  cfg.precision = decode_precision(hw, format);
+
+  const auto field = [&](std::uint32_t addr, regs::Field f) { return f.get(regs(addr)); };
+  layer.in_width =
+      field(P::D_DATA_CUBE_IN_WIDTH::kAddr, P::D_DATA_CUBE_IN_WIDTH::CUBE_IN_WIDTH) + 1;
+  layer.in_height =
+      field(P::D_DATA_CUBE_IN_HEIGHT::kAddr, P::D_DATA_CUBE_IN_HEIGHT::CUBE_IN_HEIGHT) + 1;
+  layer.channels =
+      field(P::D_DATA_CUBE_IN_CHANNEL::kAddr, P::D_DATA_CUBE_IN_CHANNEL::CUBE_IN_CHANNEL) + 1;
+  layer.out_width =
+      field(P::D_DATA_CUBE_OUT_WIDTH::kAddr, P::D_DATA_CUBE_OUT_WIDTH::CUBE_OUT_WIDTH) + 1;
+  layer.out_height =
+      field(P::D_DATA_CUBE_OUT_HEIGHT::kAddr, P::D_DATA_CUBE_OUT_HEIGHT::CUBE_OUT_HEIGHT) + 1;
+  require_equal(
+      "input cube width", layer.in_width,
+      field(PR::D_DATA_CUBE_IN_WIDTH::kAddr, PR::D_DATA_CUBE_IN_WIDTH::CUBE_IN_WIDTH) + 1);
+  require_equal(
+      "input cube height", layer.in_height,
+      field(PR::D_DATA_CUBE_IN_HEIGHT::kAddr, PR::D_DATA_CUBE_IN_HEIGHT::CUBE_IN_HEIGHT) + 1);
+  require_equal(
+      "input cube channels", layer.channels,
+      field(PR::D_DATA_CUBE_IN_CHANNEL::kAddr, PR::D_DATA_CUBE_IN_CHANNEL::CUBE_IN_CHANNEL) + 1);
+
+  const std::uint32_t kernel = regs(P::D_POOLING_KERNEL_CFG::kAddr);
+  cfg.kernel_width = P::D_POOLING_KERNEL_CFG::KERNEL_WIDTH.get(kernel) + 1;
+  cfg.kernel_height = P::D_POOLING_KERNEL_CFG::KERNEL_HEIGHT.get(kernel) + 1;
+  cfg.stride_width = P::D_POOLING_KERNEL_CFG::KERNEL_STRIDE_WIDTH.get(kernel) + 1;
+  cfg.stride_height = P::D_POOLING_KERNEL_CFG::KERNEL_STRIDE_HEIGHT.get(kernel) + 1;
+  cfg.recip_kernel_width =
+      field(P::D_RECIP_KERNEL_WIDTH::kAddr, P::D_RECIP_KERNEL_WIDTH::RECIP_KERNEL_WIDTH);
+  cfg.recip_kernel_height =
+      field(P::D_RECIP_KERNEL_HEIGHT::kAddr, P::D_RECIP_KERNEL_HEIGHT::RECIP_KERNEL_HEIGHT);
+
+  const std::uint32_t padding = regs(P::D_POOLING_PADDING_CFG::kAddr);
+  cfg.pad_left = P::D_POOLING_PADDING_CFG::PAD_LEFT.get(padding);
+  cfg.pad_right = P::D_POOLING_PADDING_CFG::PAD_RIGHT.get(padding);
+  cfg.pad_top = P::D_POOLING_PADDING_CFG::PAD_TOP.get(padding);
+  cfg.pad_bottom = P::D_POOLING_PADDING_CFG::PAD_BOTTOM.get(padding);
+  const std::uint32_t pad_regs[7] = {
+      field(P::D_POOLING_PADDING_VALUE_1_CFG::kAddr,
+            P::D_POOLING_PADDING_VALUE_1_CFG::PAD_VALUE_1X),
+      field(P::D_POOLING_PADDING_VALUE_2_CFG::kAddr,
+            P::D_POOLING_PADDING_VALUE_2_CFG::PAD_VALUE_2X),
+      field(P::D_POOLING_PADDING_VALUE_3_CFG::kAddr,
+            P::D_POOLING_PADDING_VALUE_3_CFG::PAD_VALUE_3X),
+      field(P::D_POOLING_PADDING_VALUE_4_CFG::kAddr,
+            P::D_POOLING_PADDING_VALUE_4_CFG::PAD_VALUE_4X),
+      field(P::D_POOLING_PADDING_VALUE_5_CFG::kAddr,
+            P::D_POOLING_PADDING_VALUE_5_CFG::PAD_VALUE_5X),
+      field(P::D_POOLING_PADDING_VALUE_6_CFG::kAddr,
+            P::D_POOLING_PADDING_VALUE_6_CFG::PAD_VALUE_6X),
+      field(P::D_POOLING_PADDING_VALUE_7_CFG::kAddr,
+            P::D_POOLING_PADDING_VALUE_7_CFG::PAD_VALUE_7X),
+  };
+  for (unsigned n = 1; n <= 7; ++n) {
+    cfg.pad_value[n - 1] = models::ops::pdp_pad_value(pad_regs[n - 1], n, cfg.precision);
+  }
+
+  layer.split_num = P::D_OPERATION_MODE_CFG::SPLIT_NUM.get(op_mode);
+  require_equal("SPLIT_NUM", layer.split_num,
+                field(PR::D_OPERATION_MODE_CFG::kAddr, PR::D_OPERATION_MODE_CFG::SPLIT_NUM));
+  if (layer.split_num > 0) {
+    const std::uint32_t in = regs(P::D_PARTIAL_WIDTH_IN::kAddr);
+    const std::uint32_t out = regs(P::D_PARTIAL_WIDTH_OUT::kAddr);
+    layer.partial_in_first = P::D_PARTIAL_WIDTH_IN::PARTIAL_WIDTH_IN_FIRST.get(in) + 1;
+    layer.partial_in_mid = P::D_PARTIAL_WIDTH_IN::PARTIAL_WIDTH_IN_MID.get(in) + 1;
+    layer.partial_in_last = P::D_PARTIAL_WIDTH_IN::PARTIAL_WIDTH_IN_LAST.get(in) + 1;
+    layer.partial_out_first = P::D_PARTIAL_WIDTH_OUT::PARTIAL_WIDTH_OUT_FIRST.get(out) + 1;
+    layer.partial_out_mid = P::D_PARTIAL_WIDTH_OUT::PARTIAL_WIDTH_OUT_MID.get(out) + 1;
+    layer.partial_out_last = P::D_PARTIAL_WIDTH_OUT::PARTIAL_WIDTH_OUT_LAST.get(out) + 1;
+    // The RDMA fetches the splits (with their kernel overlap) from its own copy of these.
+    require_equal("D_PARTIAL_WIDTH_IN", in, regs(PR::D_PARTIAL_WIDTH_IN::kAddr));
+    const std::uint32_t rdma_kernel = regs(PR::D_POOLING_KERNEL_CFG::kAddr);
+    require_equal("kernel width", cfg.kernel_width,
+                  PR::D_POOLING_KERNEL_CFG::KERNEL_WIDTH.get(rdma_kernel) + 1);
+    require_equal("kernel stride width", cfg.stride_width,
+                  PR::D_POOLING_KERNEL_CFG::KERNEL_STRIDE_WIDTH.get(rdma_kernel) + 1);
+  }
+
+  if (PR::D_SRC_RAM_CFG::SRC_RAM_TYPE.get(regs(PR::D_SRC_RAM_CFG::kAddr)) ==
+          PR::D_SRC_RAM_CFG::SRC_RAM_TYPE_CV &&
+      !hw.secondary_memif) {
+    throw_not_present(hw, "PDP_RDMA CV-SRAM source (D_SRC_RAM_CFG.SRC_RAM_TYPE=CV)");
+  }
+  if (P::D_DST_RAM_CFG::DST_RAM_TYPE.get(regs(P::D_DST_RAM_CFG::kAddr)) ==
+          P::D_DST_RAM_CFG::DST_RAM_TYPE_CV &&
+      !hw.secondary_memif) {
+    throw_not_present(hw, "PDP CV-SRAM destination (D_DST_RAM_CFG.DST_RAM_TYPE=CV)");
+  }
+
+  layer.atom_bytes = hw.memory_atomic_size;
+  layer.src = read_address(regs, PR::D_SRC_BASE_ADDR_HIGH::kAddr, PR::D_SRC_BASE_ADDR_LOW::kAddr);
+  layer.src_line_stride = regs(PR::D_SRC_LINE_STRIDE::kAddr);
+  layer.src_surface_stride = regs(PR::D_SRC_SURFACE_STRIDE::kAddr);
+  layer.dst = read_address(regs, P::D_DST_BASE_ADDR_HIGH::kAddr, P::D_DST_BASE_ADDR_LOW::kAddr);
+  layer.dst_line_stride = regs(P::D_DST_LINE_STRIDE::kAddr);
+  layer.dst_surface_stride = regs(P::D_DST_SURFACE_STRIDE::kAddr);
+
+  const models::ops::PdpLayerResult run = models::ops::run_pdp_layer(layer, mem);
+
+  OpResult result;
+  // Integer layers see no NaN or infinity.
+  result.status = {{P::D_NAN_INPUT_NUM::kAddr, 0},
+                   {P::D_INF_INPUT_NUM::kAddr, 0},
+                   {P::D_NAN_OUTPUT_NUM::kAddr, 0}};
+  result.in = {layer.in_width, layer.in_height, layer.channels};
+  result.out = {layer.out_width, layer.out_height, layer.channels};
+  result.kernel_width = cfg.kernel_width;
+  result.kernel_height = cfg.kernel_height;
+  result.stride_width = cfg.stride_width;
+  result.stride_height = cfg.stride_height;
+  result.bytes_read = run.bytes_read;
+  result.bytes_written = run.bytes_written;
+  return result;
+}
+
+}  // namespace octasim::dla
