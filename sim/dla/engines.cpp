@@ -1,8 +1,5 @@
 #include "sim/dla/engines.hpp"
 
-#include <stdexcept>
-#include <string>
-
 #include "octasim/regs/nvdla.hpp"
 
 namespace octasim::dla {
@@ -18,48 +15,21 @@ bool pdp_uses_rdma(const RegisterFile& regs, unsigned group) {
   return R::FLYING_MODE.get(regs.value(R::kAddr, group)) == R::FLYING_MODE_OFF_FLYING;
 }
 
-bool always(const RegisterFile& /*regs*/, unsigned /*group*/) { return true; }
-
-[[noreturn, maybe_unused]] void not_built(const char* engine) {
-  throw std::runtime_error(std::string(engine) + " is not available in this build");
-}
-
-OpResult sdp(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
-             models::ops::Memory& mem) {
-#ifdef OCTASIM_HAVE_SDP
-  return run_sdp(hw, regs, lut, mem);
-#else
-  (void)hw, (void)regs, (void)lut, (void)mem;
-  not_built("SDP");
-#endif
+bool always(const RegisterFile& /*regs*/, unsigned /*group*/) {
+  return true;
 }
 
 OpResult pdp(const HwConfig& hw, const RegRead& regs, const LutTables& /*lut*/,
              models::ops::Memory& mem) {
-#ifdef OCTASIM_HAVE_PDP
   return run_pdp(hw, regs, mem);
-#else
-  (void)hw, (void)regs, (void)mem;
-  not_built("PDP");
-#endif
-}
-
-OpResult cdp(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
-             models::ops::Memory& mem) {
-#ifdef OCTASIM_HAVE_CDP
-  return run_cdp(hw, regs, lut, mem);
-#else
-  (void)hw, (void)regs, (void)lut, (void)mem;
-  not_built("CDP");
-#endif
 }
 
 }  // namespace
 
 const std::array<Engine, 3>& engines() {
   static const std::array<Engine, 3> table{{
-      {"SDP", "SDP", "SDP_RDMA", 0, sdp_uses_rdma, sdp},
-      {"CDP", "CDP", "CDP_RDMA", 2, always, cdp},
+      {"SDP", "SDP", "SDP_RDMA", 0, sdp_uses_rdma, run_sdp},
+      {"CDP", "CDP", "CDP_RDMA", 2, always, run_cdp},
       {"PDP", "PDP", "PDP_RDMA", 4, pdp_uses_rdma, pdp},
   }};
   return table;
