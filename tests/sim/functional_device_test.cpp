@@ -1,0 +1,243 @@
+// The zero-time functional device and the engine table: an engine starts when its core unit
+// and (when it reads memory) its RDMA have the consumer group enabled; completion clears both
+// enables, advances the consumer and raises the group's GLB interrupt bit.
+#include "sim/dla/functional_device.hpp"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "sim/dla/engines.hpp"
+#include "sim_test_util.hpp"
+
+namespace octasim::dla {
+namespace {
+
+using test::TempDir;
+
+// opendla_small.h addresses.
+constexpr std::uint32_t kIntrStatus = 0x100c;
+constexpr std::uint32_t kSdpRdmaPointer = 0x8004;
+constexpr std::uint32_t kSdpRdmaOpEnable = 0x8008;
+constexpr std::uint32_t kSdpRdmaSrcLow = 0x8018;
+constexpr std::uint32_t kSdpRdmaBrdmaCfg = 0x8028;  // BRDMA_DISABLE bit 0
+constexpr std::uint32_t kSdpRdmaNrdmaCfg = 0x8040;  // NRDMA_DISABLE bit 0
+constexpr std::uint32_t kSdpRdmaErdmaCfg = 0x8058;  // ERDMA_DISABLE bit 0
+constexpr std::uint32_t kSdpStatus = 0x9000;
+constexpr std::uint32_t kSdpPointer = 0x9004;
+constexpr std::uint32_t kSdpOpEnable = 0x9038;
+constexpr std::uint32_t kSdpDstLow = 0x9048;
+constexpr std::uint32_t kSdpBsCfg = 0x9058;           // BS_BYPASS bit 0
+constexpr std::uint32_t kSdpBnCfg = 0x906c;           // BN_BYPASS bit 0
+constexpr std::uint32_t kSdpEwCfg = 0x9080;           // EW_BYPASS bit 0
+constexpr std::uint32_t kSdpFeatureModeCfg = 0x90b0;  // FLYING_MODE bit 0 (1 = ON)
+constexpr std::uint32_t kSdpCvtScale = 0x90c4;
+constexpr std::uint32_t kPdpOpEnable = 0xb008;
+constexpr std::uint32_t kPdpOperationModeCfg = 0xb024;  // FLYING_MODE bit 4 (1 = OFF_FLYING)
+constexpr std::uint32_t kPdpRdmaOpEnable = 0xa008;
+constexpr std::uint32_t kCdpOpEnable = 0xd048;
+constexpr std::uint32_t kCdpRdmaOpEnable = 0xc008;
+
+// A 1x1x1 INT8 SDP layer in `group` that copies one byte from `src` to `dst`: BS, BN, EW
+// bypassed, every operand DMA disabled, output convertor scale 1 (offset 0, shift 0).
+void program_sdp_copy(FunctionalDevice& dev, unsigned group, std::uint32_t src, std::uint32_t dst,
+                      bool enable_rdma = true) {
+  dev.csb_write(kSdpPointer, group);
+  dev.csb_write(kSdpRdmaPointer, group);
+  dev.csb_write(kSdpRdmaSrcLow, src);
+  dev.csb_write(kSdpRdmaBrdmaCfg, 1);
+  dev.csb_write(kSdpRdmaNrdmaCfg, 1);
+  dev.csb_write(kSdpRdmaErdmaCfg, 1);
+  dev.csb_write(kSdpDstLow, dst);
+  dev.csb_write(kSdpBsCfg, 1);
+  dev.csb_write(kSdpBnCfg, 1);
+  dev.csb_write(kSdpEwCfg, 1);
+  dev.csb_write(kSdpCvtScale, 1);
+  dev.csb_write(kSdpOpEnable, 1);
+  if (enable_rdma) dev.csb_write(kSdpRdmaOpEnable, 1);
+}
+
+std::uint8_t byte_at(FunctionalDevice& dev, std::uint64_t addr) {
+  std::uint8_t b = 0;
+  dev.memory().read(addr, &b, 1);
+  return b;
+}
+
+TEST(Engines, TableNamesUnitsAndInterruptBits) {
+  const auto& e = engines();
+  ASSERT_EQ(e.size(), 3u);
+  for (const Engine& eng : e) {
+    EXPECT_EQ(eng.core_unit, eng.name);
+    EXPECT_EQ(std::string(eng.rdma_unit), std::string(eng.name) + "_RDMA");
+    // GLB S_INTR_STATUS: SDP_DONE_STATUS0 bit 0, CDP bit 2, PDP bit 4.
+    if (eng.name == "SDP") {
+      EXPECT_EQ(eng.done_status_bit0, 0u);
+    }
+    if (eng.name == "CDP") {
+      EXPECT_EQ(eng.done_status_bit0, 2u);
+    }
+    if (eng.name == "PDP") {
+      EXPECT_EQ(eng.done_status_bit0, 4u);
+    }
+  }
+}
+
+const Engine& engine(std::string_view name) {
+  for (const Engine& e : engines()) {
+    if (e.name == name) return e;
+  }
+  throw std::logic_error("no engine");
+}
+
+TEST(Engines, SdpNeedsItsRdmaUnlessFlying) {
+  RegisterFile rf;
+  const Engine& sdp = engine("SDP");
+  EXPECT_FALSE(ready_to_start(sdp, rf, 0));
+  rf.csb_write(kSdpOpEnable, 1);
+  EXPECT_FALSE(ready_to_start(sdp, rf, 0)) << "flying mode off: input comes through SDP_RDMA";
+  rf.csb_write(kSdpFeatureModeCfg, 1);  // FLYING_MODE ON: input from CACC
+  EXPECT_TRUE(ready_to_start(sdp, rf, 0));
+  rf.csb_write(kSdpFeatureModeCfg, 0);
+  rf.csb_write(kSdpRdmaOpEnable, 1);
+  EXPECT_TRUE(ready_to_start(sdp, rf, 0));
+  EXPECT_FALSE(ready_to_start(sdp, rf, 1)) << "group 1 was never enabled";
+}
+
+TEST(Engines, PdpNeedsItsRdmaOnlyOffFlying) {
+  RegisterFile rf;
+  const Engine& pdp = engine("PDP");
+  rf.csb_write(kPdpOperationModeCfg, 1u << 4);  // OFF_FLYING: reads memory through PDP_RDMA
+  rf.csb_write(kPdpOpEnable, 1);
+  EXPECT_FALSE(ready_to_start(pdp, rf, 0));
+  rf.csb_write(kPdpRdmaOpEnable, 1);
+  EXPECT_TRUE(ready_to_start(pdp, rf, 0));
+
+  RegisterFile on_flying;
+  on_flying.csb_write(kPdpOperationModeCfg, 0);  // ON_FLYING: input from SDP
+  on_flying.csb_write(kPdpOpEnable, 1);
+  EXPECT_TRUE(ready_to_start(pdp, on_flying, 0));
+}
+
+TEST(Engines, CdpAlwaysNeedsItsRdma) {
+  RegisterFile rf;
+  const Engine& cdp = engine("CDP");
+  rf.csb_write(kCdpOpEnable, 1);
+  EXPECT_FALSE(ready_to_start(cdp, rf, 0));
+  rf.csb_write(kCdpRdmaOpEnable, 1);
+  EXPECT_TRUE(ready_to_start(cdp, rf, 0));
+}
+
+TEST(FunctionalDevice, SdpLayerStartsOnlyWhenCoreAndRdmaAreEnabled) {
+  FunctionalDevice dev(load_hw_config("nv_small"));
+  const std::uint8_t in = 0x5d;
+  dev.memory().write(0x1000, &in, 1);
+  program_sdp_copy(dev, 0, 0x1000, 0x2000, /*enable_rdma=*/false);
+  EXPECT_TRUE(dev.layers().empty());
+  EXPECT_FALSE(dev.wait_interrupt(0, 1000));
+  EXPECT_EQ(dev.csb_read(kIntrStatus), 0u);
+
+  dev.csb_write(kSdpRdmaOpEnable, 1);
+  ASSERT_EQ(dev.layers().size(), 1u);
+  EXPECT_EQ(dev.layers()[0].engine, "SDP");
+  EXPECT_EQ(dev.layers()[0].group, 0u);
+  EXPECT_TRUE(dev.wait_interrupt(0, 1));
+  EXPECT_EQ(dev.csb_read(kIntrStatus), 1u << 0);
+  EXPECT_EQ(byte_at(dev, 0x2000), 0x5d);
+  // Completion: enables cleared, groups idle, consumers advanced to group 1.
+  EXPECT_FALSE(dev.registers().op_enabled("SDP", 0));
+  EXPECT_FALSE(dev.registers().op_enabled("SDP_RDMA", 0));
+  EXPECT_EQ(dev.registers().consumer("SDP"), 1u);
+  EXPECT_EQ(dev.registers().consumer("SDP_RDMA"), 1u);
+  EXPECT_EQ(dev.csb_read(kSdpStatus), 0u);
+  EXPECT_EQ(dev.csb_read(kSdpPointer), 0x00010000u) << "CONSUMER 1, PRODUCER 0";
+}
+
+TEST(FunctionalDevice, EnableOrderRdmaFirstAlsoStarts) {
+  FunctionalDevice dev(load_hw_config("nv_small"));
+  dev.csb_write(kSdpRdmaOpEnable, 1);
+  EXPECT_TRUE(dev.layers().empty());
+  program_sdp_copy(dev, 0, 0x1000, 0x2000, /*enable_rdma=*/false);
+  EXPECT_EQ(dev.layers().size(), 1u);
+}
+
+TEST(FunctionalDevice, SecondLayerRunsInGroupOneAndRaisesItsBit) {
+  FunctionalDevice dev(load_hw_config("nv_small"));
+  const std::uint8_t a = 0x11, b = 0x7e;
+  dev.memory().write(0x1000, &a, 1);
+  dev.memory().write(0x1100, &b, 1);
+  program_sdp_copy(dev, 0, 0x1000, 0x2000);
+  dev.csb_write(kIntrStatus, 1u << 0);  // software clears SDP_DONE_STATUS0
+  EXPECT_EQ(dev.csb_read(kIntrStatus), 0u);
+  program_sdp_copy(dev, 1, 0x1100, 0x2100);
+  ASSERT_EQ(dev.layers().size(), 2u);
+  EXPECT_EQ(dev.layers()[1].group, 1u);
+  EXPECT_EQ(dev.csb_read(kIntrStatus), 1u << 1) << "SDP_DONE_STATUS1";
+  EXPECT_EQ(byte_at(dev, 0x2100), 0x7e);
+  EXPECT_EQ(byte_at(dev, 0x2000), 0x11);
+  EXPECT_EQ(dev.registers().consumer("SDP"), 0u);
+}
+
+TEST(FunctionalDevice, FeatureMissingFromConfigurationIsATraceErrorOnTheEnablingLine) {
+  TempDir dir;
+  FunctionalDevice dev(load_hw_config("nv_small"));
+  // EW not bypassed (D_DP_EW_CFG = 0): nv_small has no SDP EW.
+  const std::string path = (dir.path() / "t.cfg").string();
+  const trace::Trace t = trace::parse_trace(
+      "reg_write(NVDLA_SDP.D_DP_BS_CFG_0, 0x1);\n"
+      "reg_write(NVDLA_SDP.D_DP_BN_CFG_0, 0x1);\n"
+      "reg_write(NVDLA_SDP.D_DP_EW_CFG_0, 0x0);\n"
+      "reg_write(NVDLA_SDP.D_CVT_SCALE_0, 0x1);\n"
+      "reg_write(NVDLA_SDP.D_OP_ENABLE_0, 0x1);\n"
+      "reg_write(NVDLA_SDP_RDMA.D_OP_ENABLE_0, 0x1);\n"
+      "intr_notify(SDP_0, s);\n",
+      path);
+  try {
+    (void)trace::play(t, dev, {});
+    FAIL() << "expected TraceError";
+  } catch (const trace::TraceError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.rfind(path + ":6: ", 0), 0u) << msg;
+    EXPECT_NE(msg.find("not present"), std::string::npos) << msg;
+  }
+}
+
+TEST(FunctionalDevice, IntrNotifyWithoutAnOperationFailsWithoutHanging) {
+  TempDir dir;
+  FunctionalDevice dev(load_hw_config("nv_small"));
+  const std::string path = (dir.path() / "t.cfg").string();
+  const trace::Trace t = trace::parse_trace("intr_notify(CDP_0, s);\n", path);
+  try {
+    (void)trace::play(t, dev, {});
+    FAIL() << "expected TraceError";
+  } catch (const trace::TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ":1:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("CDP_0"), std::string::npos) << e.what();
+  }
+}
+
+// Known bug: FunctionalDevice::wait_cycles does nothing and cycle() is always 0, while
+// player.cpp's poll() bounds its loop only by device cycles. A poll that never holds therefore
+// loops forever on the functional device (`octasim run` hangs) instead of failing after
+// --timeout-cycles. Not run: it would hang the suite.
+TEST(FunctionalDevice, PollThatNeverHoldsFailsInsteadOfHanging) {
+  GTEST_SKIP() << "known bug: poll on FunctionalDevice never times out (wait_cycles is a no-op, "
+                  "cycle() stays 0): infinite loop";
+  TempDir dir;
+  FunctionalDevice dev(load_hw_config("nv_small"));
+  const std::string path = (dir.path() / "t.cfg").string();
+  const trace::Trace t = trace::parse_trace("poll_reg_equal(NVDLA_SDP.S_STATUS_0, 0x5);\n", path);
+  trace::PlayerOptions o;
+  o.timeout_cycles = 1000;
+  EXPECT_THROW((void)trace::play(t, dev, o), trace::TraceError);
+}
+
+TEST(FunctionalDevice, MemorySpaceFollowsTheConfiguration) {
+  EXPECT_EQ(FunctionalDevice(load_hw_config("nv_small")).memory().address_space_size(),
+            std::uint64_t{1} << 32);
+  EXPECT_EQ(FunctionalDevice(load_hw_config("nv_large")).memory().address_space_size(),
+            ~std::uint64_t{0});
+}
+
+}  // namespace
+}  // namespace octasim::dla
