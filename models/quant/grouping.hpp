@@ -8,7 +8,8 @@
 //   (the last block of a run is shorter when N does not divide it); groups are numbered in
 //   C order of (run, block).
 // Groups that are contiguous in memory are viewed in place; per-channel grouping on an axis
-// other than the first copies the elements once into group-major order.
+// other than the first copies the elements into group-major order the first time a group's
+// data are asked for (OCTAV reads a last-axis grouping in place, as columns, without the copy).
 #pragma once
 
 #include <cstddef>
@@ -32,6 +33,13 @@ struct Grouping {
 
 [[nodiscard]] std::size_t element_count(const std::vector<std::size_t>& shape);
 
+// A [rows, columns] row-major matrix whose columns are the groups.
+struct ColumnView {
+  const float* data = nullptr;
+  std::size_t rows = 0;
+  std::size_t columns = 0;
+};
+
 class GroupedTensor {
  public:
   // `data` must outlive this object (it is viewed, not copied, where possible). Throws
@@ -39,7 +47,16 @@ class GroupedTensor {
   GroupedTensor(const float* data, const std::vector<std::size_t>& shape, const Grouping& grouping);
 
   [[nodiscard]] std::size_t group_count() const { return offsets_.size() - 1; }
-  [[nodiscard]] const float* group_data(std::size_t g) const { return base_ + offsets_[g]; }
+  // Group g's elements in C order, contiguous (copied into group-major order on first use
+  // when the grouping needs it).
+  [[nodiscard]] const float* group_data(std::size_t g) const {
+    if (base_ == nullptr) materialize();
+    return base_ + offsets_[g];
+  }
+  // Set when the groups are the columns of a row-major matrix (per channel on the last axis,
+  // more than one row): the data as they lie, without a copy.
+  [[nodiscard]] bool has_columns() const { return columns_.data != nullptr; }
+  [[nodiscard]] const ColumnView& columns() const { return columns_; }
   [[nodiscard]] std::size_t group_size(std::size_t g) const {
     return offsets_[g + 1] - offsets_[g];
   }
@@ -49,10 +66,17 @@ class GroupedTensor {
   [[nodiscard]] int resolved_axis() const { return axis_; }
 
  private:
+  void materialize() const;
+
   Grouping grouping_;
   int axis_ = 0;
-  const float* base_ = nullptr;
-  std::vector<float> owned_;
+  const float* data_ = nullptr;
+  std::size_t outer_ = 1;  // per channel: the tensor as [outer, channels, inner]
+  std::size_t channels_ = 1;
+  std::size_t inner_ = 1;
+  ColumnView columns_;
+  mutable const float* base_ = nullptr;  // null until the group-major copy exists
+  mutable std::vector<float> owned_;
   std::vector<std::size_t> offsets_;
 };
 
