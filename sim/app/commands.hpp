@@ -30,6 +30,25 @@ struct CvtOptions {
 void add_cvt_command(CLI::App& app, CvtOptions& opts);
 int run_cvt(const CvtOptions& opts);
 
+struct ClipOptions {
+  static constexpr int kNoAxis = -1000000;
+  std::string file;
+  int bits = 4;
+  bool is_unsigned = false;
+  std::string method = "octav";
+  int per_channel = kNoAxis;
+  std::size_t per_vector = 0;
+  bool json = false;
+  std::string shape;  // raw float32 files only
+  std::string init = "half-max";
+  double tolerance = 1e-4;
+  int max_iterations = 10;
+  std::size_t candidates = 1000;
+  double percentile = 99.99;
+};
+void add_clip_command(CLI::App& app, ClipOptions& opts);
+int run_clip(const ClipOptions& opts);
+
 struct RunOptions {
   std::string trace;
   std::string config = "nv_small";

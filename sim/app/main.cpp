@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
 
   CvtOptions cvt;
   add_cvt_command(app, cvt);
+  ClipOptions clip;
+  add_clip_command(app, clip);
   RunOptions run;
   add_run_command(app, run);
 
@@ -34,6 +36,7 @@ int main(int argc, char** argv) {
 
   try {
     if (app.got_subcommand("cvt")) return run_cvt(cvt);
+    if (app.got_subcommand("clip")) return run_clip(clip);
     if (app.got_subcommand("run")) return run_trace(run);
     return run_demo();
   } catch (const UsageError& e) {
