@@ -1,0 +1,46 @@
+// PDP layer programming: pooling a feature surface in memory (NVDLA's "offline processing
+// without split width") described in user terms, programmed through Mmio.
+//
+// Encoded: INT8/INT16 max, min and average pooling, kernels 1..8, strides 1..16, padding 0..7
+// on each side (smaller than the kernel) with a pad value for average pooling. Not encoded:
+// FP16, on-the-fly input from SDP, split-width mode (one pass over the whole width).
+#pragma once
+
+#include <cstdint>
+
+#include "firmware/dla/surface.hpp"
+#include "firmware/driver/mmio.hpp"
+#include "models/ops/pdp.hpp"
+
+namespace octasim::firmware {
+
+enum class PoolMethod : std::uint8_t { kAverage = 0, kMax = 1, kMin = 2 };
+
+struct PdpLayer {
+  Precision precision = Precision::kInt8;
+  FeatureSurface src;  // read by PDP_RDMA
+  FeatureSurface dst;  // pooled: width/height as pdp_output_size() gives them, same channels
+  PoolMethod method = PoolMethod::kMax;
+  unsigned kernel_width = 1, kernel_height = 1;                       // 1..8
+  unsigned stride_x = 1, stride_y = 1;                                // 1..16
+  unsigned pad_left = 0, pad_right = 0, pad_top = 0, pad_bottom = 0;  // 0..7, below the kernel
+  // The value padded positions contribute to an average (max and min ignore padding).
+  std::int32_t pad_value = 0;
+};
+
+// Output width or height of pooling `in` positions: (in + pads - kernel) / stride + 1; 0 when
+// the kernel does not fit.
+[[nodiscard]] std::uint32_t pdp_output_size(std::uint32_t in, unsigned kernel, unsigned stride,
+                                            unsigned pad_before, unsigned pad_after);
+
+// Programs `layer` into register group `group` of PDP and PDP_RDMA: S_POINTER (PDP, then
+// PDP_RDMA), the PDP_RDMA and PDP D_ registers, then D_OP_ENABLE of PDP_RDMA before PDP's.
+// Returns the GLB S_INTR_STATUS bit of its completion (PDP_DONE_STATUS<group>). Throws
+// FirmwareError, before any register is written, for a layer it cannot program.
+[[nodiscard]] unsigned program_pdp(Mmio& mmio, const PdpLayer& layer, unsigned group,
+                                   unsigned atom_bytes);
+
+// The same layer as models/ describes it (models::ops::run_pdp_layer).
+[[nodiscard]] models::ops::PdpLayer pdp_model_layer(const PdpLayer& layer, unsigned atom_bytes);
+
+}  // namespace octasim::firmware

@@ -1,0 +1,265 @@
+#include "firmware/dla/sdp.hpp"
+
+#include <fmt/core.h>
+
+#include "octasim/regs/nvdla.hpp"
+
+namespace octasim::firmware {
+namespace {
+
+namespace S = regs::SDP;
+namespace RD = regs::SDP_RDMA;
+
+std::uint32_t low32(std::uint64_t a) {
+  return static_cast<std::uint32_t>(a);
+}
+std::uint32_t high32(std::uint64_t a) {
+  return static_cast<std::uint32_t>(a >> 32);
+}
+
+void check_layer(const SdpLayer& l, unsigned group, unsigned atom_bytes) {
+  if (group > 1) throw FirmwareError(fmt::format("SDP: register group {} is not 0 or 1", group));
+  check_surface(l.src, l.precision, atom_bytes, "SDP input");
+  check_surface(l.dst, l.precision, atom_bytes, "SDP output");
+  if (l.src.width != l.dst.width || l.src.height != l.dst.height ||
+      l.src.channels != l.dst.channels) {
+    throw FirmwareError(fmt::format(
+        "SDP: output cube {}x{}x{} differs from the input cube {}x{}x{} (SDP keeps the shape)",
+        l.dst.width, l.dst.height, l.dst.channels, l.src.width, l.src.height, l.src.channels));
+  }
+  const auto operand = [&](const std::optional<SdpPerChannel>& op, const char* what) {
+    if (!op) return;
+    if (op->shift > 63) {
+      throw FirmwareError(fmt::format("SDP: {} shift {} is outside 0..63", what, op->shift));
+    }
+    if (op->address % atom_bytes != 0) {
+      throw FirmwareError(
+          fmt::format("SDP: {} table address 0x{:x} is not aligned to the "
+                      "{}-byte atom",
+                      what, op->address, atom_bytes));
+    }
+  };
+  operand(l.bias, "bias");
+  operand(l.scale, "scale");
+  if (l.cvt.shift > 63) {
+    throw FirmwareError(
+        fmt::format("SDP: output convertor shift {} is outside 0..63", l.cvt.shift));
+  }
+}
+
+// Bytes of per-channel operands per C' surface (packed 1x1xC cube of INT16).
+std::uint32_t operand_surface_bytes(const SdpLayer& l, unsigned atom_bytes) {
+  return channels_per_atom(l.precision, atom_bytes) * 2u;
+}
+
+std::uint32_t rdma_cfg(bool enabled, std::uint32_t data_use) {
+  using C = RD::D_BRDMA_CFG;  // NRDMA/ERDMA share the layout
+  if (!enabled) return C::BRDMA_DISABLE.set(0, C::BRDMA_DISABLE_YES);
+  std::uint32_t v = C::BRDMA_DISABLE.set(0, C::BRDMA_DISABLE_NO);
+  v = C::BRDMA_DATA_USE.set(v, data_use);
+  v = C::BRDMA_DATA_SIZE.set(v, C::BRDMA_DATA_SIZE_TWO_BYTE);
+  v = C::BRDMA_DATA_MODE.set(v, C::BRDMA_DATA_MODE_PER_KERNEL);
+  return C::BRDMA_RAM_TYPE.set(v, C::BRDMA_RAM_TYPE_MC);
+}
+
+// One X stage (BS or BN) as NVDLA's D_DP_{BS,BN}_CFG encodes it; both share the bit layout.
+std::uint32_t x_cfg(bool used, bool alu_sum, bool mul, bool relu) {
+  using C = S::D_DP_BS_CFG;
+  if (!used) {
+    return C::BS_BYPASS.set(0, 1) | C::BS_ALU_BYPASS.set(0, 1) | C::BS_MUL_BYPASS.set(0, 1) |
+           C::BS_RELU_BYPASS.set(0, 1);
+  }
+  std::uint32_t v = C::BS_BYPASS.set(0, C::BS_BYPASS_NO);
+  v = C::BS_ALU_BYPASS.set(v, alu_sum ? C::BS_ALU_BYPASS_NO : C::BS_ALU_BYPASS_YES);
+  v = C::BS_ALU_ALGO.set(v, alu_sum ? C::BS_ALU_ALGO_SUM : C::BS_ALU_ALGO_MAX);
+  v = C::BS_MUL_BYPASS.set(v, mul ? C::BS_MUL_BYPASS_NO : C::BS_MUL_BYPASS_YES);
+  v = C::BS_MUL_PRELU.set(v, C::BS_MUL_PRELU_NO);
+  return C::BS_RELU_BYPASS.set(v, relu ? C::BS_RELU_BYPASS_NO : C::BS_RELU_BYPASS_YES);
+}
+
+// Which stage does what: bias in BS, the multiplier in BN, ReLU in the last stage used (BS
+// alone when the layer has neither bias nor multiplier).
+struct Stages {
+  bool bs_used, bs_relu, bn_used, bn_relu;
+};
+Stages stages(const SdpLayer& l) {
+  Stages s{};
+  s.bn_used = l.scale.has_value();
+  s.bn_relu = s.bn_used && l.relu;
+  s.bs_used = l.bias.has_value() || (l.relu && !s.bn_used);
+  s.bs_relu = l.relu && !s.bn_used;
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> sdp_per_channel_table(const std::vector<std::int16_t>& values,
+                                                Precision precision, unsigned atom_bytes) {
+  const unsigned cpa = channels_per_atom(precision, atom_bytes);
+  const std::size_t lanes = cpa == 0 ? values.size() : (values.size() + cpa - 1) / cpa * cpa;
+  std::vector<std::uint8_t> bytes(lanes * 2, 0);
+  for (std::size_t c = 0; c < values.size(); ++c) {
+    const auto bits = static_cast<std::uint16_t>(values[c]);
+    bytes[2 * c] = static_cast<std::uint8_t>(bits);
+    bytes[2 * c + 1] = static_cast<std::uint8_t>(bits >> 8);
+  }
+  return bytes;
+}
+
+unsigned program_sdp(Mmio& mmio, const SdpLayer& l, unsigned group, unsigned atom_bytes) {
+  check_layer(l, group, atom_bytes);
+  const Stages st = stages(l);
+  const auto p = static_cast<std::uint32_t>(l.precision);
+  const std::uint32_t op_stride = operand_surface_bytes(l, atom_bytes);
+
+  mmio.write32(S::S_POINTER::kAddr, S::S_POINTER::PRODUCER.set(0, group));
+  mmio.write32(RD::S_POINTER::kAddr, RD::S_POINTER::PRODUCER.set(0, group));
+
+  mmio.write32(RD::D_DATA_CUBE_WIDTH::kAddr, l.src.width - 1);
+  mmio.write32(RD::D_DATA_CUBE_HEIGHT::kAddr, l.src.height - 1);
+  mmio.write32(RD::D_DATA_CUBE_CHANNEL::kAddr, l.src.channels - 1);
+  mmio.write32(RD::D_SRC_BASE_ADDR_LOW::kAddr, low32(l.src.address));
+  mmio.write32(RD::D_SRC_BASE_ADDR_HIGH::kAddr, high32(l.src.address));
+  mmio.write32(RD::D_SRC_LINE_STRIDE::kAddr, l.src.line_stride);
+  mmio.write32(RD::D_SRC_SURFACE_STRIDE::kAddr, l.src.surface_stride);
+  mmio.write32(RD::D_SRC_DMA_CFG::kAddr,
+               RD::D_SRC_DMA_CFG::SRC_RAM_TYPE.set(0, RD::D_SRC_DMA_CFG::SRC_RAM_TYPE_MC));
+  mmio.write32(RD::D_BRDMA_CFG::kAddr,
+               rdma_cfg(l.bias.has_value(), RD::D_BRDMA_CFG::BRDMA_DATA_USE_ALU));
+  if (l.bias) {
+    mmio.write32(RD::D_BS_BASE_ADDR_LOW::kAddr, low32(l.bias->address));
+    mmio.write32(RD::D_BS_BASE_ADDR_HIGH::kAddr, high32(l.bias->address));
+    mmio.write32(RD::D_BS_LINE_STRIDE::kAddr, op_stride);
+    mmio.write32(RD::D_BS_SURFACE_STRIDE::kAddr, op_stride);
+  }
+  mmio.write32(RD::D_NRDMA_CFG::kAddr,
+               rdma_cfg(l.scale.has_value(), RD::D_NRDMA_CFG::NRDMA_DATA_USE_MUL));
+  if (l.scale) {
+    mmio.write32(RD::D_BN_BASE_ADDR_LOW::kAddr, low32(l.scale->address));
+    mmio.write32(RD::D_BN_BASE_ADDR_HIGH::kAddr, high32(l.scale->address));
+    mmio.write32(RD::D_BN_LINE_STRIDE::kAddr, op_stride);
+    mmio.write32(RD::D_BN_SURFACE_STRIDE::kAddr, op_stride);
+  }
+  mmio.write32(RD::D_ERDMA_CFG::kAddr, rdma_cfg(false, 0));
+  {
+    using M = RD::D_FEATURE_MODE_CFG;
+    std::uint32_t v = M::FLYING_MODE.set(0, M::FLYING_MODE_OFF);
+    v = M::IN_PRECISION.set(v, p);
+    v = M::PROC_PRECISION.set(v, p);
+    mmio.write32(M::kAddr, M::OUT_PRECISION.set(v, p));
+  }
+
+  mmio.write32(S::D_DATA_CUBE_WIDTH::kAddr, l.src.width - 1);
+  mmio.write32(S::D_DATA_CUBE_HEIGHT::kAddr, l.src.height - 1);
+  mmio.write32(S::D_DATA_CUBE_CHANNEL::kAddr, l.src.channels - 1);
+  mmio.write32(S::D_DST_BASE_ADDR_LOW::kAddr, low32(l.dst.address));
+  mmio.write32(S::D_DST_BASE_ADDR_HIGH::kAddr, high32(l.dst.address));
+  mmio.write32(S::D_DST_LINE_STRIDE::kAddr, l.dst.line_stride);
+  mmio.write32(S::D_DST_SURFACE_STRIDE::kAddr, l.dst.surface_stride);
+
+  mmio.write32(S::D_DP_BS_CFG::kAddr, x_cfg(st.bs_used, l.bias.has_value(), false, st.bs_relu));
+  mmio.write32(S::D_DP_BS_ALU_CFG::kAddr,
+               l.bias ? S::D_DP_BS_ALU_CFG::BS_ALU_SRC.set(0, S::D_DP_BS_ALU_CFG::BS_ALU_SRC_MEM) |
+                            S::D_DP_BS_ALU_CFG::BS_ALU_SHIFT_VALUE.set(0, l.bias->shift)
+                      : 0u);
+  mmio.write32(S::D_DP_BS_ALU_SRC_VALUE::kAddr, 0);
+  mmio.write32(S::D_DP_BS_MUL_CFG::kAddr, 0);
+  mmio.write32(S::D_DP_BS_MUL_SRC_VALUE::kAddr, 0);
+
+  mmio.write32(S::D_DP_BN_CFG::kAddr, x_cfg(st.bn_used, false, st.bn_used, st.bn_relu));
+  mmio.write32(S::D_DP_BN_ALU_CFG::kAddr, 0);
+  mmio.write32(S::D_DP_BN_ALU_SRC_VALUE::kAddr, 0);
+  mmio.write32(S::D_DP_BN_MUL_CFG::kAddr,
+               l.scale ? S::D_DP_BN_MUL_CFG::BN_MUL_SRC.set(0, S::D_DP_BN_MUL_CFG::BN_MUL_SRC_MEM) |
+                             S::D_DP_BN_MUL_CFG::BN_MUL_SHIFT_VALUE.set(0, l.scale->shift)
+                       : 0u);
+  mmio.write32(S::D_DP_BN_MUL_SRC_VALUE::kAddr, 0);
+
+  {
+    using E = S::D_DP_EW_CFG;
+    mmio.write32(E::kAddr, E::EW_BYPASS.set(0, E::EW_BYPASS_YES) |
+                               E::EW_ALU_BYPASS.set(0, E::EW_ALU_BYPASS_YES) |
+                               E::EW_MUL_BYPASS.set(0, E::EW_MUL_BYPASS_YES) |
+                               E::EW_LUT_BYPASS.set(0, E::EW_LUT_BYPASS_YES));
+  }
+  {
+    using M = S::D_FEATURE_MODE_CFG;
+    mmio.write32(M::kAddr, M::FLYING_MODE.set(0, M::FLYING_MODE_OFF) |
+                               M::OUTPUT_DST.set(0, M::OUTPUT_DST_MEM) |
+                               M::WINOGRAD.set(0, M::WINOGRAD_OFF) |
+                               M::NAN_TO_ZERO.set(0, M::NAN_TO_ZERO_DISABLE));
+  }
+  mmio.write32(S::D_DST_DMA_CFG::kAddr,
+               S::D_DST_DMA_CFG::DST_RAM_TYPE.set(0, S::D_DST_DMA_CFG::DST_RAM_TYPE_MC));
+  mmio.write32(S::D_DATA_FORMAT::kAddr, S::D_DATA_FORMAT::PROC_PRECISION.set(0, p) |
+                                            S::D_DATA_FORMAT::OUT_PRECISION.set(0, p));
+  mmio.write32(S::D_CVT_OFFSET::kAddr, static_cast<std::uint32_t>(l.cvt.offset));
+  mmio.write32(S::D_CVT_SCALE::kAddr, static_cast<std::uint16_t>(l.cvt.scale));
+  mmio.write32(S::D_CVT_SHIFT::kAddr, l.cvt.shift);
+  mmio.write32(S::D_PERF_ENABLE::kAddr,
+               S::D_PERF_ENABLE::PERF_SAT_EN.set(0, l.count_saturation ? 1 : 0));
+
+  mmio.write32(RD::D_OP_ENABLE::kAddr, RD::D_OP_ENABLE::OP_EN_ENABLE);
+  mmio.write32(S::D_OP_ENABLE::kAddr, S::D_OP_ENABLE::OP_EN_ENABLE);
+  return regs::GLB::S_INTR_STATUS::SDP_DONE_STATUS0.lsb + group;
+}
+
+models::ops::SdpConfig sdp_model_config(const SdpLayer& l, unsigned atom_bytes) {
+  check_layer(l, 0, atom_bytes);
+  using models::ops::SdpDataMode;
+  using models::ops::SdpDataUse;
+  using models::ops::SdpOperandSource;
+  using models::ops::SdpPrecision;
+  const Stages st = stages(l);
+  const auto prec = static_cast<SdpPrecision>(l.precision);
+  const std::uint32_t op_stride = operand_surface_bytes(l, atom_bytes);
+
+  models::ops::SdpConfig c;
+  c.width = l.src.width;
+  c.height = l.src.height;
+  c.channels = l.src.channels;
+  c.in_precision = c.proc_precision = c.out_precision = prec;
+  c.atom_bytes = atom_bytes;
+  c.src_base = l.src.address;
+  c.src_line_stride = l.src.line_stride;
+  c.src_surface_stride = l.src.surface_stride;
+  c.dst_base = l.dst.address;
+  c.dst_line_stride = l.dst.line_stride;
+  c.dst_surface_stride = l.dst.surface_stride;
+
+  const auto operand = [&](const SdpPerChannel& op, SdpDataUse use) {
+    models::ops::SdpOperandSurface s;
+    s.enabled = true;
+    s.use = use;
+    s.bytes_per_component = 2;
+    s.mode = SdpDataMode::kPerChannel;
+    s.base = op.address;
+    s.line_stride = op_stride;
+    s.surface_stride = op_stride;
+    return s;
+  };
+
+  c.bs.bypass = !st.bs_used;
+  c.bs.relu_bypass = !st.bs_relu;
+  if (l.bias) {
+    c.brdma = operand(*l.bias, SdpDataUse::kAlu);
+    c.bs.alu_bypass = false;
+    c.bs.alu_algo = models::SdpAluAlgo::kSum;
+    c.bs.alu_src = SdpOperandSource::kMemory;
+    c.bs.alu_shift = static_cast<std::uint8_t>(l.bias->shift);
+  }
+  c.bn.bypass = !st.bn_used;
+  c.bn.relu_bypass = !st.bn_relu;
+  if (l.scale) {
+    c.nrdma = operand(*l.scale, SdpDataUse::kMul);
+    c.bn.mul_bypass = false;
+    c.bn.mul_src = SdpOperandSource::kMemory;
+    c.bn.mul_shift = static_cast<std::uint8_t>(l.scale->shift);
+  }
+  c.cvt.offset = l.cvt.offset;
+  c.cvt.scale = l.cvt.scale;
+  c.cvt.shift = static_cast<std::uint8_t>(l.cvt.shift);
+  return c;
+}
+
+}  // namespace octasim::firmware

@@ -1,0 +1,69 @@
+// SDP layer programming: a memory-to-memory SDP layer described in user terms (input and output
+// surfaces, per-channel bias, per-channel multiply with shift, ReLU, output convertor) and the
+// function that programs it through Mmio, as NVDLA's programming guide describes ("SDP
+// programming": bias addition in the BS stage, batch-norm-style multiply in the BN stage).
+//
+// Encoded: the INT8/INT16 pipelines (input, processing and output precision equal), memory
+// input and output, per-channel INT16 operands from memory. Not encoded (refused or simply not
+// expressible here): FP16, flying input from the convolution core, output to PDP, batches,
+// Winograd, per-element operands, the EW stage and the LUT.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "firmware/dla/surface.hpp"
+#include "firmware/driver/mmio.hpp"
+#include "models/ops/sdp.hpp"
+
+namespace octasim::firmware {
+
+// A table of one INT16 operand per channel in memory (SDP_RDMA PER_KERNEL mode), built by
+// sdp_per_channel_table(), and the shift the stage applies with it.
+struct SdpPerChannel {
+  std::uint64_t address = 0;
+  unsigned shift = 0;  // 0..63
+};
+
+// The output convertor: y = saturate(round_half_away(((x - offset) * scale) >> shift)).
+struct SdpConvertor {
+  std::int32_t offset = 0;
+  std::int16_t scale = 1;
+  unsigned shift = 0;  // 0..63
+};
+
+struct SdpLayer {
+  Precision precision = Precision::kInt8;
+  FeatureSurface src;  // read by SDP_RDMA (MRDMA)
+  FeatureSurface dst;  // written by SDP's WDMA; same width, height and channels as src
+  // x + (bias[c] << bias->shift): the BS ALU (SUM), operands through BRDMA.
+  std::optional<SdpPerChannel> bias;
+  // round((x * scale[c]) >> scale->shift): the BN multiplier, operands through NRDMA.
+  std::optional<SdpPerChannel> scale;
+  // max(x, 0) after the bias and the multiplier (the ReLU of the last stage used).
+  bool relu = false;
+  SdpConvertor cvt;
+  // D_PERF_ENABLE.PERF_SAT_EN: count output saturations into D_PERF_OUT_SATURATION.
+  bool count_saturation = true;
+};
+
+// The bytes of a per-channel operand table for `channels` = values.size() channels: INT16
+// little-endian, channel c at offset 2c, zero-padded to whole C' surfaces (the SDP reads every
+// lane of an atom).
+[[nodiscard]] std::vector<std::uint8_t> sdp_per_channel_table(
+    const std::vector<std::int16_t>& values, Precision precision, unsigned atom_bytes);
+
+// Programs `layer` into register group `group` (0 or 1) of SDP and SDP_RDMA and enables it:
+// S_POINTER first (SDP, then SDP_RDMA), the SDP_RDMA then SDP D_ registers, then D_OP_ENABLE of
+// SDP_RDMA before SDP's (the order of NVDLA's firmware). Returns the GLB S_INTR_STATUS bit that
+// signals completion (SDP_DONE_STATUS<group>), for Mmio::wait_interrupt. Throws FirmwareError,
+// before any register is written, for a layer it cannot program.
+[[nodiscard]] unsigned program_sdp(Mmio& mmio, const SdpLayer& layer, unsigned group,
+                                   unsigned atom_bytes);
+
+// The same layer as models/ describes it, for computing golden output with
+// models::ops::run_sdp_layer. Throws FirmwareError like program_sdp.
+[[nodiscard]] models::ops::SdpConfig sdp_model_config(const SdpLayer& layer, unsigned atom_bytes);
+
+}  // namespace octasim::firmware

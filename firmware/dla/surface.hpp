@@ -1,0 +1,51 @@
+// A feature data surface in NVDLA's memory layout (format.rst, "Feature data format"): the
+// W x H x C cube is cut into surfaces of C' channels, C' = memory atom / element size (nv_small:
+// 8-byte atoms, 8 INT8 or 4 INT16 channels); within a surface each (w, h) position is one
+// 1x1xC' atom, atoms of a line are packed, lines are `line_stride` bytes apart and surfaces
+// `surface_stride` bytes apart. The last surface's channels beyond C are padding lanes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace octasim::firmware {
+
+// The integer pipelines octasim's models execute (FP16 is refused by the device models).
+enum class Precision : std::uint8_t { kInt8 = 0, kInt16 = 1 };
+
+[[nodiscard]] constexpr unsigned element_bytes(Precision p) {
+  return p == Precision::kInt8 ? 1 : 2;
+}
+[[nodiscard]] const char* precision_name(Precision p);
+
+struct FeatureSurface {
+  std::uint64_t address = 0;
+  std::uint32_t width = 1, height = 1, channels = 1;
+  std::uint32_t line_stride = 0;     // bytes from one line to the next
+  std::uint32_t surface_stride = 0;  // bytes from one C' surface to the next
+};
+
+// A surface whose lines and surfaces are packed back to back (line_stride = width * atom,
+// surface_stride = height * line_stride).
+[[nodiscard]] FeatureSurface packed_surface(std::uint64_t address, std::uint32_t width,
+                                            std::uint32_t height, std::uint32_t channels,
+                                            unsigned atom_bytes);
+// Channels per atom (C') and the number of C' surfaces the cube spans.
+[[nodiscard]] unsigned channels_per_atom(Precision p, unsigned atom_bytes);
+[[nodiscard]] std::uint32_t surface_count(const FeatureSurface& s, Precision p,
+                                          unsigned atom_bytes);
+// Bytes from the surface's address to the end of its last atom (what a CRC check covers).
+[[nodiscard]] std::uint64_t surface_bytes(const FeatureSurface& s, Precision p,
+                                          unsigned atom_bytes);
+// Byte offset of element (w, h, c) from the surface's address.
+[[nodiscard]] std::uint64_t element_offset(const FeatureSurface& s, Precision p,
+                                           unsigned atom_bytes, std::uint32_t w, std::uint32_t h,
+                                           std::uint32_t c);
+
+// Throws FirmwareError naming `what` (e.g. "SDP input") when the surface cannot be programmed:
+// an empty or too large cube (NVDLA's cube registers hold 13 bits: 1..8192), strides smaller
+// than a packed layout (lines or surfaces that overlap), or an address not aligned to the atom.
+void check_surface(const FeatureSurface& s, Precision p, unsigned atom_bytes,
+                   const std::string& what);
+
+}  // namespace octasim::firmware

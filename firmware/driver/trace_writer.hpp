@@ -1,0 +1,80 @@
+// An Mmio that records firmware's register programming as an NVDLA trace (.cfg, the syntax of
+// NVDLA's trace tests) with register names from the generated map (NVDLA_SDP.D_CVT_SCALE_0),
+// plus the trace commands that prepare memory (mem_init, mem_load of .dat packet files) and
+// check results (check_crc, reg_read_check). `octasim run` plays what it saves.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "firmware/driver/mmio.hpp"
+
+namespace octasim::firmware {
+
+// Largest payload of one .dat packet (NVDLA's trace files use 4 and 32).
+inline constexpr std::size_t kDatPacketBytes = 32;
+
+// `bytes` (loaded at offset 0) as an NVDLA .dat file: "{", one packet per line
+// "{offset:0x20, size:32, payload:0x01 0x02 ...} ,", "}". Packets hold at most
+// kDatPacketBytes; an empty input gives a file with no packets.
+[[nodiscard]] std::string format_dat(const std::vector<std::uint8_t>& bytes);
+
+// The name traces give a register: NVDLA_<UNIT>.<NAME>_0. Throws FirmwareError when no
+// register lives at `addr`.
+[[nodiscard]] std::string trace_register_name(std::uint32_t addr);
+// The name traces give the interrupt of GLB S_INTR_STATUS bit `status_bit` (SDP_DONE_STATUS0
+// -> SDP_0). Throws FirmwareError for a bit that is no unit's done interrupt.
+[[nodiscard]] std::string trace_interrupt_name(unsigned status_bit);
+
+// Writes `text` to `path`, replacing it; throws FirmwareError ("cannot write 'path': reason").
+void write_text_file(const std::string& path, const std::string& text);
+
+class TraceWriter final : public Mmio {
+ public:
+  struct DataFile {
+    std::string name;  // file name next to the trace
+    std::vector<std::uint8_t> bytes;
+  };
+
+  TraceWriter() = default;
+
+  // reg_write(NVDLA_UNIT.REG_0, 0x..);
+  void write32(std::uint32_t addr, std::uint32_t value) override;
+  // reg_read(NVDLA_UNIT.REG_0, read_N); a trace is written before anything runs, so the value
+  // is unknown here: returns 0. Firmware that must branch on a read cannot be recorded.
+  [[nodiscard]] std::uint32_t read32(std::uint32_t addr) override;
+  // intr_notify(UNIT_G, sync_id_N); the player waits for the interrupt and clears it.
+  void wait_interrupt(unsigned status_bit) override;
+
+  // "// text" (one line; newlines become spaces).
+  void comment(const std::string& text);
+  // mem_init(pri_mem, addr, size, ALL_ZERO);
+  void mem_init_zero(std::uint64_t addr, std::uint64_t size);
+  // mem_load(pri_mem, addr, "name"); `bytes` become the .dat file `name` that save() writes.
+  // `name` must be a plain file name ending in .dat, used once.
+  void mem_load(std::uint64_t addr, const std::string& name, std::vector<std::uint8_t> bytes);
+  // check_crc(sync_id_N, pri_mem, addr, size, crc); with the sync id of the latest
+  // wait_interrupt (throws FirmwareError when there was none).
+  void check_crc(std::uint64_t addr, std::uint64_t size, std::uint32_t crc);
+  // reg_read_check(NVDLA_UNIT.REG_0, expected);
+  void check_register(std::uint32_t addr, std::uint32_t expected);
+
+  [[nodiscard]] const std::string& text() const { return text_; }
+  [[nodiscard]] const std::vector<DataFile>& data_files() const { return files_; }
+
+  // Writes the trace as `dir`/`cfg_name` and every data file beside it; `dir` must exist.
+  // Returns the trace's path. Throws FirmwareError naming the file that could not be written.
+  std::string save(const std::string& dir, const std::string& cfg_name) const;
+
+ private:
+  void line(const std::string& text);
+
+  std::string text_;
+  std::vector<DataFile> files_;
+  std::string last_sync_id_;
+  unsigned syncs_ = 0;
+  unsigned reads_ = 0;
+};
+
+}  // namespace octasim::firmware
