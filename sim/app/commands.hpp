@@ -16,8 +16,18 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The default when no subcommand is given: a self-demonstration of the numerics core.
-int run_demo();
+// `octasim numerics`: a self-demonstration of the numerics core (models/).
+void add_numerics_command(CLI::App& app);
+int run_numerics();
+
+// `octasim demo [--out DIR] [--pool max|average|min]` and the default when no subcommand is
+// given: the firmware-generated SDP -> PDP -> CDP trace, played like `octasim run`.
+struct DemoOptions {
+  std::string out;  // empty: a temporary directory, removed afterwards
+  std::string pool = "max";
+};
+void add_demo_command(CLI::App& app, DemoOptions& opts);
+int run_demo(const DemoOptions& opts);
 
 struct CvtOptions {
   long long offset = 0;

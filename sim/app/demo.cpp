@@ -1,6 +1,6 @@
-// The built-in default of `make run` until the device model exists: quantize a built-in INT32
-// tensor to INT8 with an NVDLA convertor, count saturations, CRC the result, and show FP16/BF16
-// rounding on the values people usually get wrong.
+// `octasim numerics`: quantize a built-in INT32 tensor to INT8 with an NVDLA convertor, count
+// saturations, CRC the result, and show FP16/BF16 rounding on the values people usually get
+// wrong.
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -16,7 +16,12 @@
 
 namespace octasim::app {
 
-int run_demo() {
+void add_numerics_command(CLI::App& app) {
+  app.add_subcommand("numerics",
+                     "self-demonstration of the numerics core: convertor, saturation, CRC, FP16");
+}
+
+int run_numerics() {
   using namespace octasim::models;
   fmt::print("octasim {} — numerics self-demonstration (models/)\n\n", kVersion);
 

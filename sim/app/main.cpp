@@ -20,6 +20,9 @@ int main(int argc, char** argv) {
   add_clip_command(app, clip);
   RunOptions run;
   add_run_command(app, run);
+  DemoOptions demo;
+  add_demo_command(app, demo);
+  add_numerics_command(app);
 
   try {
     app.parse(argc, argv);
@@ -38,7 +41,8 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("cvt")) return run_cvt(cvt);
     if (app.got_subcommand("clip")) return run_clip(clip);
     if (app.got_subcommand("run")) return run_trace(run);
-    return run_demo();
+    if (app.got_subcommand("numerics")) return run_numerics();
+    return run_demo(demo);
   } catch (const UsageError& e) {
     fmt::print(stderr, "octasim: error: {}\n", e.what());
     return 2;

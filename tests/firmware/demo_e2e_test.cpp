@@ -1,0 +1,119 @@
+// End to end: the firmware demo (golden output from models/ reference ops) written as a trace,
+// parsed by sim/trace and played on the functional DLA device; every check must pass, and a
+// corrupted input must make them fail.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "firmware/demo/demo.hpp"
+#include "sim/core/hw_config.hpp"
+#include "sim/dla/functional_device.hpp"
+#include "sim/trace/player.hpp"
+#include "sim/trace/trace.hpp"
+
+namespace octasim::firmware {
+namespace {
+
+class TempDir {
+ public:
+  explicit TempDir(const std::string& tag) {
+    path_ = std::filesystem::temp_directory_path() /
+            ("octasim-fw-e2e-" + std::to_string(::getpid()) + "-" + tag);
+    std::filesystem::remove_all(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  [[nodiscard]] std::string str() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+trace::PlayResult play(const std::string& cfg, std::vector<std::string>* engines = nullptr) {
+  dla::FunctionalDevice device(load_hw_config("nv_small"));
+  const trace::Trace t = trace::parse_trace_file(cfg);
+  trace::PlayerOptions po;
+  trace::PlayResult r = trace::play(t, device, po);
+  if (engines != nullptr) {
+    for (const auto& l : device.layers()) engines->push_back(l.engine);
+  }
+  return r;
+}
+
+void expect_demo_passes(PoolMethod pool, const std::string& tag) {
+  TempDir dir(tag);
+  DemoOptions options;
+  options.pool = pool;
+  const DemoFiles files = write_demo(dir.str() + "/nested/out", options);  // directories created
+  EXPECT_EQ(files.trace_path, dir.str() + "/nested/out/demo.cfg");
+  ASSERT_EQ(files.summary.layers.size(), 3u);
+
+  std::vector<std::string> engines;
+  const trace::PlayResult r = play(files.trace_path, &engines);
+  // Three CRC checks (one per layer) and six statistics checks (SDP saturation, CDP saturation
+  // and four LUT counters).
+  ASSERT_EQ(r.checks.size(), 9u);
+  for (const auto& c : r.checks) {
+    EXPECT_TRUE(c.pass) << "line " << c.line << ": " << c.description << ": " << c.detail;
+  }
+  EXPECT_EQ(engines, (std::vector<std::string>{"SDP", "PDP", "CDP"}));
+}
+
+TEST(DemoEndToEnd, MaxPoolingDemoPassesOnTheFunctionalDevice) {
+  expect_demo_passes(PoolMethod::kMax, "max");
+}
+
+TEST(DemoEndToEnd, AveragePoolingDemoPassesOnTheFunctionalDevice) {
+  expect_demo_passes(PoolMethod::kAverage, "average");
+}
+
+TEST(DemoEndToEnd, CorruptedInputFailsTheChecks) {
+  TempDir dir("corrupt");
+  const DemoFiles files = write_demo(dir.str(), DemoOptions{});
+  // Replace the first input packet's first byte (0x.. after "payload:").
+  const std::string input = dir.str() + "/input.dat";
+  std::stringstream s;
+  s << std::ifstream(input).rdbuf();
+  std::string text = s.str();
+  const auto pos = text.find("payload:0x");
+  ASSERT_NE(pos, std::string::npos);
+  const std::string old_byte = text.substr(pos + 10, 2);
+  text.replace(pos + 10, 2, old_byte == "7f" ? "80" : "7f");
+  std::ofstream(input, std::ios::trunc) << text;
+
+  const trace::PlayResult r = play(files.trace_path);
+  EXPECT_FALSE(r.all_passed());
+  EXPECT_FALSE(r.checks.at(0).pass);  // the SDP output CRC
+}
+
+TEST(DemoEndToEnd, TheDemoIsDeterministic) {
+  TraceWriter a, b;
+  (void)build_demo(a, DemoOptions{});
+  (void)build_demo(b, DemoOptions{});
+  EXPECT_EQ(a.text(), b.text());
+  DemoOptions other;
+  other.seed = 7;
+  TraceWriter c;
+  (void)build_demo(c, other);
+  EXPECT_NE(a.text(), c.text());  // the golden CRCs follow the data
+}
+
+TEST(DemoEndToEnd, UnwritableDirectoryIsOneLineError) {
+  TempDir dir("file");
+  std::ofstream(dir.str()) << "a file, not a directory";
+  try {
+    (void)write_demo(dir.str(), DemoOptions{});
+    FAIL() << "expected FirmwareError";
+  } catch (const FirmwareError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.rfind("cannot create directory '" + dir.str() + "'", 0), 0u) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace octasim::firmware
