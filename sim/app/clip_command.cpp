@@ -86,9 +86,12 @@ void add_clip_command(CLI::App& app, ClipOptions& opts) {
       "clip", "clipping scalars of a tensor (.npy or raw float32) by OCTAV or a peer method");
   cmd->add_option("file", opts.file, "tensor file: .npy (float16/32/64, C order) or raw float32")
       ->required();
-  cmd->add_option("--bits", opts.bits, "quantizer bits B")->check(CLI::Range(2, 16));
+  cmd->add_option("--bits", opts.bits, "quantizer bits B")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 16));
   cmd->add_flag("--unsigned", opts.is_unsigned, "unsigned quantizer [0, s] (post-ReLU data)");
   cmd->add_option("--method", opts.method, "calibration method")
+      ->capture_default_str()
       ->check(CLI::IsMember({"octav", "bruteforce", "max", "percentile", "mse-hist"}));
   auto* ch = cmd->add_option("--per-channel", opts.per_channel,
                              "one scalar per index of this axis (negative counts from the end)");
@@ -98,14 +101,19 @@ void add_clip_command(CLI::App& app, ClipOptions& opts) {
   ch->excludes(vec);
   cmd->add_flag("--json", opts.json, "print JSON");
   cmd->add_option("--shape", opts.shape, "shape of a raw float32 file, e.g. 64,3,3,3");
-  cmd->add_option("--init", opts.init, "OCTAV initial guess: half-max, zero or a value");
+  cmd->add_option("--init", opts.init, "OCTAV initial guess: half-max, zero or a value")
+      ->capture_default_str();
   cmd->add_option("--tol", opts.tolerance, "OCTAV relative tolerance")
+      ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--max-iter", opts.max_iterations, "OCTAV maximum iterations")
+      ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--candidates", opts.candidates, "brute-force candidates")
+      ->capture_default_str()
       ->check(CLI::Range(1, 100000000));
   cmd->add_option("--percentile", opts.percentile, "percentile method's p")
+      ->capture_default_str()
       ->check(CLI::Range(1e-9, 100.0));
 }
 

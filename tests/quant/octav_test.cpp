@@ -436,10 +436,10 @@ TEST(Octav, MseWithinTwoPercentOfBruteForceOnRealisticData) {
     std::vector<float> data;
     Signedness sign;
   };
-  std::vector<float> relu = gaussian(50000, 8);
+  std::vector<float> relu = gaussian(30000, 8);
   for (auto& v : relu) v = std::max(v, 0.0f);
-  const Case cases[] = {{"gaussian", gaussian(50000, 6), Signedness::kSigned},
-                        {"laplace", laplace(50000, 7), Signedness::kSigned},
+  const Case cases[] = {{"gaussian", gaussian(30000, 6), Signedness::kSigned},
+                        {"laplace", laplace(30000, 7), Signedness::kSigned},
                         {"relu(gaussian)", relu, Signedness::kUnsigned}};
   for (const Case& c : cases) {
     for (const int bits : {3, 4, 6, 8}) {
@@ -447,7 +447,7 @@ TEST(Octav, MseWithinTwoPercentOfBruteForceOnRealisticData) {
       o.bits = bits;
       o.sign = c.sign;
       const ClipResult oct = octav(c.data.data(), c.data.size(), o);
-      const ClipResult bf = brute_force_clip(c.data.data(), c.data.size(), bits, c.sign, 1000);
+      const ClipResult bf = brute_force_clip(c.data.data(), c.data.size(), bits, c.sign, 600);
       const double mse_oct = empirical_mse(c.data.data(), c.data.size(), oct.clip, bits, c.sign);
       const double mse_bf = empirical_mse(c.data.data(), c.data.size(), bf.clip, bits, c.sign);
       EXPECT_LE(mse_oct, 1.02 * mse_bf) << c.name << " B=" << bits;
