@@ -475,14 +475,15 @@ GroupRun start_group(const float* x, std::size_t n, const OctavOptions& o, std::
                           o);
 }
 
-// Bands only pay off for large groups. The first full pass keeps the magnitudes within
-// kBandSpan * s of s. After a step from s to s', the optimum of the convex J is expected
-// between them after a step down (Newton overshoots from above), and above s' after a step up,
-// within kReach times the step. The band is cut down to that range once it holds more than
-// kBandMinKeep elements; a band that does not hold the next threshold is rebuilt around the
-// range by the next full pass. A wrong guess only costs time: an iteration whose threshold is
-// outside the band makes a full pass.
-constexpr double kBandSpan = 0.25;
+// Bands only pay off for large groups. The first full pass keeps the magnitudes from
+// (1 - kBandBelow) s to (1 + kBandAbove) s (from s = max/2 the optimum is more often above). After
+// a step from s to s', the optimum of the convex J is expected between them after a step down
+// (Newton overshoots from above), and above s' after a step up, within kReach times the step. The
+// band is cut down to that range once it holds more than kBandMinKeep elements; a band that does
+// not hold the next threshold is rebuilt around the range by the next full pass. A wrong guess only
+// costs time: an iteration whose threshold is outside the band makes a full pass.
+constexpr double kBandBelow = 0.2;  // first band: [(1 - below) s, (1 + above) s]
+constexpr double kBandAbove = 0.5;
 constexpr double kReach = 4.0;
 constexpr std::size_t kBandMinKeep = 64;
 
@@ -516,8 +517,8 @@ void step_group(GroupRun& run, const float* x, std::size_t n, const OctavOptions
   } else if (run.spare != nullptr && run.s > 0.0) {
     run.band = run.spare;
     const bool have_range = run.want_hi > run.want_lo;
-    run.band->lo = octav_threshold_bits(have_range ? run.want_lo : (1.0 - kBandSpan) * run.s);
-    run.band->hi = octav_threshold_bits(have_range ? run.want_hi : (1.0 + kBandSpan) * run.s);
+    run.band->lo = octav_threshold_bits(have_range ? run.want_lo : (1.0 - kBandBelow) * run.s);
+    run.band->hi = octav_threshold_bits(have_range ? run.want_hi : (1.0 + kBandAbove) * run.s);
     r = full_reduce(x, n, t, o.sign, run.band, run.max_bits);
   } else {
     r = full_reduce(x, n, t, o.sign, nullptr, run.max_bits);
@@ -629,15 +630,24 @@ void column_pass(const ColumnView& v, const std::vector<char>& full,
     std::fill(table.begin() + static_cast<std::ptrdiff_t>(c * 256 + (t[c] >> 23)),
               table.begin() + static_cast<std::ptrdiff_t>(c * 256 + b.e_hi + 1), 0);
   }
+  // Per-column pointers and fill levels in flat arrays, and branch-free updates: the columns
+  // of one row hit different tables, so nothing waits on the previous element.
+  std::vector<std::uint32_t*> store(cols);
+  std::vector<std::uint64_t*> table_hi(cols);
+  std::vector<std::size_t> filled(cols, 0);
+  for (std::size_t c = 0; c < cols; ++c) {
+    if (!full[c]) continue;
+    store[c] = runs[c].band->storage;
+    table_hi[c] = runs[c].band->table_above[0];
+  }
   auto visit = [&](std::size_t c, std::uint32_t m) {
     const std::uint32_t mant = ExactMagnitudeSum::mantissa(m);
-    if (m > tt[c]) table[c * 256 + (m >> 23)] += mant;
-    Band& b = *runs[c].band;
-    if (m > hi[c]) {
-      b.table_above[0][m >> 23] += mant;
-    } else {
-      b.storage[b.size++] = m;
-    }
+    const std::uint32_t e = m >> 23;
+    table[c * 256 + e] += mant & (m > tt[c] ? ~0u : 0u);
+    const bool over = m > hi[c];
+    table_hi[c][e] += mant & (over ? ~0u : 0u);
+    store[c][filled[c]] = m;
+    filled[c] += over ? 0 : 1;
   };
   std::vector<std::uint32_t> cnt_above(cols + 4, 0);
   for (std::size_t r = 0; r < rows; ++r) {
@@ -683,6 +693,7 @@ void column_pass(const ColumnView& v, const std::vector<char>& full,
     above[c] = cnt_above[c];
     if (!full[c]) continue;
     Band& b = *runs[c].band;
+    b.size = filled[c];
     b.count_above = above_hi[c];
     b.nonzero_below = 0;  // set by the caller, which knows the column's nonzero count
     (void)above_lo[c];
@@ -733,8 +744,8 @@ std::vector<ClipResult> octav_columns(const ColumnView& v, const OctavOptions& o
       full[c] = 1;
       need_pass = true;
       const bool have_range = run.want_hi > run.want_lo;
-      run.band->lo = octav_threshold_bits(have_range ? run.want_lo : (1.0 - kBandSpan) * run.s);
-      run.band->hi = octav_threshold_bits(have_range ? run.want_hi : (1.0 + kBandSpan) * run.s);
+      run.band->lo = octav_threshold_bits(have_range ? run.want_lo : (1.0 - kBandBelow) * run.s);
+      run.band->hi = octav_threshold_bits(have_range ? run.want_hi : (1.0 + kBandAbove) * run.s);
       run.band->lo = std::min(run.band->lo, t[c]);
       run.band->hi = std::max(run.band->hi, t[c]);
     }
