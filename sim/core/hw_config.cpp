@@ -31,7 +31,8 @@ const Param kParams[] = {
     {"feature_int8", "INT8 feature data (FEATURE_DATA_TYPE_INT8)", &HwConfig::feature_int8},
     {"feature_int16", "INT16 feature data", &HwConfig::feature_int16},
     {"feature_fp16", "FP16 feature data", &HwConfig::feature_fp16},
-    {"weight_compression", "compressed weights (WEIGHT_COMPRESSION)", &HwConfig::weight_compression},
+    {"weight_compression", "compressed weights (WEIGHT_COMPRESSION)",
+     &HwConfig::weight_compression},
     {"winograd", "Winograd convolution (WINOGRAD)", &HwConfig::winograd},
     {"batch", "batched convolution (BATCH)", &HwConfig::batch},
     {"secondary_memif", "secondary memory interface (SECONDARY_MEMIF)", &HwConfig::secondary_memif},
@@ -43,21 +44,40 @@ const Param kParams[] = {
     {"rubik", "Rubik reshape engine (RUBIK)", &HwConfig::rubik},
     {"pdp", "planar data processor (PDP)", &HwConfig::pdp},
     {"cdp", "channel data processor (CDP)", &HwConfig::cdp},
-    {"mac_atomic_c", "MAC atomic-C, input channels per cycle (MAC_ATOMIC_C_SIZE)", &HwConfig::mac_atomic_c},
-    {"mac_atomic_k", "MAC atomic-K, kernels per cycle (MAC_ATOMIC_K_SIZE)", &HwConfig::mac_atomic_k},
-    {"memory_atomic_size", "bytes per memory atom (MEMORY_ATOMIC_SIZE)", &HwConfig::memory_atomic_size},
+    {"mac_atomic_c", "MAC atomic-C, input channels per cycle (MAC_ATOMIC_C_SIZE)",
+     &HwConfig::mac_atomic_c},
+    {"mac_atomic_k", "MAC atomic-K, kernels per cycle (MAC_ATOMIC_K_SIZE)",
+     &HwConfig::mac_atomic_k},
+    {"memory_atomic_size", "bytes per memory atom (MEMORY_ATOMIC_SIZE)",
+     &HwConfig::memory_atomic_size},
     {"cbuf_bank_number", "CBUF banks (CBUF_BANK_NUMBER)", &HwConfig::cbuf_bank_number},
     {"cbuf_bank_width", "CBUF bank width in bytes (CBUF_BANK_WIDTH)", &HwConfig::cbuf_bank_width},
     {"cbuf_bank_depth", "CBUF bank depth in entries (CBUF_BANK_DEPTH)", &HwConfig::cbuf_bank_depth},
-    {"sdp_bs_throughput", "SDP BS elements per cycle (SDP_BS_THROUGHPUT)", &HwConfig::sdp_bs_throughput},
-    {"sdp_bn_throughput", "SDP BN elements per cycle (SDP_BN_THROUGHPUT)", &HwConfig::sdp_bn_throughput},
-    {"sdp_ew_throughput", "SDP EW elements per cycle (SDP_EW_THROUGHPUT)", &HwConfig::sdp_ew_throughput},
+    {"sdp_bs_throughput", "SDP BS elements per cycle (SDP_BS_THROUGHPUT)",
+     &HwConfig::sdp_bs_throughput},
+    {"sdp_bn_throughput", "SDP BN elements per cycle (SDP_BN_THROUGHPUT)",
+     &HwConfig::sdp_bn_throughput},
+    {"sdp_ew_throughput", "SDP EW elements per cycle (SDP_EW_THROUGHPUT)",
+     &HwConfig::sdp_ew_throughput},
     {"pdp_throughput", "PDP elements per cycle (PDP_THROUGHPUT)", &HwConfig::pdp_throughput},
     {"cdp_throughput", "CDP elements per cycle (CDP_THROUGHPUT)", &HwConfig::cdp_throughput},
-    {"primary_memif_latency", "primary memory read latency in cycles (PRIMARY_MEMIF_LATENCY)", &HwConfig::primary_memif_latency},
-    {"primary_memif_max_burst", "memory atoms per request (PRIMARY_MEMIF_MAX_BURST_LENGTH)", &HwConfig::primary_memif_max_burst},
-    {"primary_memif_width", "primary memory interface width in bits (PRIMARY_MEMIF_WIDTH)", &HwConfig::primary_memif_width},
+    {"primary_memif_latency", "primary memory read latency in cycles (PRIMARY_MEMIF_LATENCY)",
+     &HwConfig::primary_memif_latency},
+    {"primary_memif_max_burst", "memory atoms per request (PRIMARY_MEMIF_MAX_BURST_LENGTH)",
+     &HwConfig::primary_memif_max_burst},
+    {"primary_memif_width", "primary memory interface width in bits (PRIMARY_MEMIF_WIDTH)",
+     &HwConfig::primary_memif_width},
     {"mem_address_width", "memory address bits (MEM_ADDRESS_WIDTH)", &HwConfig::mem_address_width},
+    {"dram_write_latency", "cycles from a write request to its acknowledge",
+     &HwConfig::dram_write_latency},
+    {"csb_access_cycles", "cycles per CSB register access", &HwConfig::csb_access_cycles},
+    {"op_start_latency", "cycles from OP_ENABLE to the first DMA request",
+     &HwConfig::op_start_latency},
+    {"sdp_pipeline_latency", "SDP pipeline depth in cycles", &HwConfig::sdp_pipeline_latency},
+    {"pdp_pipeline_latency", "PDP pipeline depth in cycles", &HwConfig::pdp_pipeline_latency},
+    {"cdp_pipeline_latency", "CDP pipeline depth in cycles", &HwConfig::cdp_pipeline_latency},
+    {"dma_latency_buffer_atoms", "memory atoms an RDMA may have requested but not consumed",
+     &HwConfig::dma_latency_buffer_atoms},
 };
 
 const char* find_builtin(const std::string& name) {
@@ -73,7 +93,8 @@ const char* find_builtin(const std::string& name) {
 
 void validate(const HwConfig& c, const std::string& source) {
   const auto power_of_two = [](unsigned v) { return v != 0 && (v & (v - 1)) == 0; };
-  if (!power_of_two(c.memory_atomic_size)) fail(source, "memory_atomic_size must be a power of two");
+  if (!power_of_two(c.memory_atomic_size))
+    fail(source, "memory_atomic_size must be a power of two");
   if (!power_of_two(c.mac_atomic_c) || !power_of_two(c.mac_atomic_k)) {
     fail(source, "mac_atomic_c and mac_atomic_k must be powers of two");
   }
@@ -83,6 +104,7 @@ void validate(const HwConfig& c, const std::string& source) {
   if (c.mem_address_width < 16 || c.mem_address_width > 64) {
     fail(source, "mem_address_width must be between 16 and 64");
   }
+  if (c.dma_latency_buffer_atoms == 0) fail(source, "dma_latency_buffer_atoms must be at least 1");
   if (c.primary_memif_max_burst == 0) fail(source, "primary_memif_max_burst must be at least 1");
   if (c.pdp_throughput == 0 || c.cdp_throughput == 0 || c.sdp_bs_throughput == 0) {
     fail(source, "throughputs of present units must be at least 1");
@@ -108,7 +130,8 @@ HwConfig parse_hw_config(const std::string& json_text, const std::string& source
   if (!j.is_object()) fail(source, "expected a JSON object");
   HwConfig c;
   if (j.contains("base")) {
-    if (!j["base"].is_string()) fail(source, "\"base\" must be the name of a built-in configuration");
+    if (!j["base"].is_string())
+      fail(source, "\"base\" must be the name of a built-in configuration");
     const std::string base = j["base"].get<std::string>();
     const char* text = find_builtin(base);
     if (text == nullptr) fail(source, fmt::format("unknown base configuration '{}'", base));
@@ -127,11 +150,13 @@ HwConfig parse_hw_config(const std::string& json_text, const std::string& source
     }
     if (p == nullptr) fail(source, fmt::format("unknown key \"{}\"", key));
     if (std::holds_alternative<bool HwConfig::*>(p->member)) {
-      if (!value.is_boolean()) fail(source, fmt::format("\"{}\" must be true or false ({})", key, p->description));
+      if (!value.is_boolean())
+        fail(source, fmt::format("\"{}\" must be true or false ({})", key, p->description));
       c.*std::get<bool HwConfig::*>(p->member) = value.get<bool>();
     } else {
       if (!value.is_number_unsigned()) {
-        fail(source, fmt::format("\"{}\" must be a non-negative integer ({})", key, p->description));
+        fail(source,
+             fmt::format("\"{}\" must be a non-negative integer ({})", key, p->description));
       }
       c.*std::get<unsigned HwConfig::*>(p->member) = value.get<unsigned>();
     }
@@ -146,8 +171,9 @@ HwConfig load_hw_config(const std::string& name_or_path) {
   if (!in) {
     std::string names;
     for (const auto& n : builtin_hw_configs()) names += (names.empty() ? "" : ", ") + n;
-    throw std::runtime_error(fmt::format(
-        "unknown configuration '{}' (built-in: {}; or a path to a JSON file)", name_or_path, names));
+    throw std::runtime_error(
+        fmt::format("unknown configuration '{}' (built-in: {}; or a path to a JSON file)",
+                    name_or_path, names));
   }
   std::stringstream ss;
   ss << in.rdbuf();

@@ -50,6 +50,15 @@ struct HwConfig {
   unsigned primary_memif_max_burst = 1;  // memory atoms per request
   unsigned primary_memif_width = 64;     // bits per cycle
   unsigned mem_address_width = 32;
+
+  // Timing of the model (cycles), beyond NVDLA's spec defines.
+  unsigned dram_write_latency = 24;         // write request to write acknowledge
+  unsigned csb_access_cycles = 1;           // one CSB register read or write
+  unsigned op_start_latency = 8;            // OP_ENABLE to the first DMA request
+  unsigned sdp_pipeline_latency = 12;       // SDP input atom to output atom
+  unsigned pdp_pipeline_latency = 16;       // PDP input line to pooled output
+  unsigned cdp_pipeline_latency = 40;       // CDP input atom to normalized output
+  unsigned dma_latency_buffer_atoms = 128;  // read data an RDMA may have in flight or buffered
 };
 
 // The configurations built into octasim (sim/configs/*.json), by name.

@@ -18,8 +18,8 @@ bool MemoryImage::contains(std::uint64_t addr, std::uint64_t size) const {
 void MemoryImage::check_range(std::uint64_t addr, std::uint64_t size) const {
   if (!contains(addr, size)) {
     throw std::out_of_range(
-        fmt::format("memory range [0x{:x}, 0x{:x}) is outside the address space [0, 0x{:x})",
-                    addr, addr + size, limit_));
+        fmt::format("memory range [0x{:x}, 0x{:x}) is outside the address space [0, 0x{:x})", addr,
+                    addr + size, limit_));
   }
 }
 

@@ -141,7 +141,9 @@ bool RegisterFile::op_enabled(std::string_view unit, unsigned group) const {
   return u.op_enable_addr != 0 && (storage_[slot(u.op_enable_addr, group)] & 1u) != 0;
 }
 
-unsigned RegisterFile::consumer(std::string_view unit) const { return unit_of(unit).consumer; }
+unsigned RegisterFile::consumer(std::string_view unit) const {
+  return unit_of(unit).consumer;
+}
 
 void RegisterFile::set_running(std::string_view unit, unsigned group) {
   unit_of(unit).state[group & 1u] = GroupState::kRunning;
@@ -154,7 +156,9 @@ void RegisterFile::op_done(std::string_view unit, unsigned group) {
   u.consumer = (group & 1u) ^ 1u;
 }
 
-void RegisterFile::raise_interrupt(unsigned status_bit) { intr_status_ |= 1u << status_bit; }
+void RegisterFile::raise_interrupt(unsigned status_bit) {
+  intr_status_ |= 1u << status_bit;
+}
 
 const LutTables& RegisterFile::lut(std::string_view unit) const {
   return unit == "SDP" ? luts_[0].tables : luts_[1].tables;

@@ -1,0 +1,42 @@
+#include "sim/core/dram.hpp"
+
+#include <algorithm>
+
+namespace octasim {
+
+Dram::Dram(const sc_core::sc_module_name& name, const HwConfig& hw, MemoryImage& image,
+           const sc_core::sc_time& clock_period)
+    : sc_core::sc_module(name),
+      image_(image),
+      period_(clock_period),
+      bytes_per_cycle_(hw.primary_memif_width / 8),
+      read_latency_(hw.primary_memif_latency),
+      write_latency_(hw.dram_write_latency) {
+  socket.register_b_transport(this, &Dram::b_transport);
+}
+
+void Dram::b_transport(int /*initiator*/, tlm::tlm_generic_payload& trans,
+                       sc_core::sc_time& delay) {
+  const std::uint64_t addr = trans.get_address();
+  const unsigned len = trans.get_data_length();
+  if (!image_.contains(addr, len)) {
+    trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return;
+  }
+  const sc_core::sc_time requested = sc_core::sc_time_stamp() + delay;
+  const sc_core::sc_time start = std::max(requested, bus_free_);
+  const std::uint64_t transfer = (len + bytes_per_cycle_ - 1) / bytes_per_cycle_;
+  bus_free_ = start + period_ * static_cast<double>(transfer);
+  busy_cycles_ += transfer;
+  if (trans.is_read()) {
+    image_.read(addr, trans.get_data_ptr(), len);
+    bytes_read_ += len;
+    delay = bus_free_ + period_ * static_cast<double>(read_latency_) - sc_core::sc_time_stamp();
+  } else {
+    bytes_written_ += len;
+    delay = bus_free_ + period_ * static_cast<double>(write_latency_) - sc_core::sc_time_stamp();
+  }
+  trans.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+}  // namespace octasim

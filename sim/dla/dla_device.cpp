@@ -1,0 +1,108 @@
+#include "sim/dla/dla_device.hpp"
+
+#include "octasim/regs/nvdla.hpp"
+
+namespace octasim::dla {
+namespace {
+
+// Where an engine's RDMA reads and WDMA writes first (for the DMA transactions' addresses).
+std::pair<std::uint64_t, std::uint64_t> dma_bases(const Engine& e, const RegRead& regs) {
+  if (e.name == "SDP") {
+    return {read_address(regs, regs::SDP_RDMA::D_SRC_BASE_ADDR_HIGH::kAddr,
+                         regs::SDP_RDMA::D_SRC_BASE_ADDR_LOW::kAddr),
+            read_address(regs, regs::SDP::D_DST_BASE_ADDR_HIGH::kAddr,
+                         regs::SDP::D_DST_BASE_ADDR_LOW::kAddr)};
+  }
+  if (e.name == "PDP") {
+    return {read_address(regs, regs::PDP_RDMA::D_SRC_BASE_ADDR_HIGH::kAddr,
+                         regs::PDP_RDMA::D_SRC_BASE_ADDR_LOW::kAddr),
+            read_address(regs, regs::PDP::D_DST_BASE_ADDR_HIGH::kAddr,
+                         regs::PDP::D_DST_BASE_ADDR_LOW::kAddr)};
+  }
+  return {read_address(regs, regs::CDP_RDMA::D_SRC_BASE_ADDR_HIGH::kAddr,
+                       regs::CDP_RDMA::D_SRC_BASE_ADDR_LOW::kAddr),
+          read_address(regs, regs::CDP::D_DST_BASE_ADDR_HIGH::kAddr,
+                       regs::CDP::D_DST_BASE_ADDR_LOW::kAddr)};
+}
+
+}  // namespace
+
+DlaDevice::DlaDevice(const sc_core::sc_module_name& name, HwConfig hw)
+    : sc_core::sc_module(name),
+      hw_(std::move(hw)),
+      period_(1, sc_core::SC_NS),
+      memory_(hw_.mem_address_width),
+      dram_("dram", hw_, memory_, period_) {
+  for (std::size_t i = 0; i < engines().size(); ++i) {
+    const std::string unit(engines()[i].name);
+    modules_[i] = std::make_unique<StreamEngine>(unit.c_str(), hw_, period_);
+    modules_[i]->rdma_socket.bind(dram_.socket);
+    modules_[i]->wdma_socket.bind(dram_.socket);
+  }
+}
+
+void DlaDevice::csb_write(std::uint32_t addr, std::uint32_t value) {
+  sc_core::wait(period_ * static_cast<double>(hw_.csb_access_cycles));
+  regs_.csb_write(addr, value);
+  start_ready_engines();
+}
+
+std::uint32_t DlaDevice::csb_read(std::uint32_t addr) {
+  sc_core::wait(period_ * static_cast<double>(hw_.csb_access_cycles));
+  return regs_.csb_read(addr);
+}
+
+bool DlaDevice::wait_interrupt(unsigned status_bit, std::uint64_t timeout_cycles) {
+  const sc_core::sc_time deadline =
+      sc_core::sc_time_stamp() + period_ * static_cast<double>(timeout_cycles);
+  while ((regs_.interrupt_status() >> status_bit & 1u) == 0) {
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    if (now >= deadline) return false;
+    sc_core::wait(deadline - now, interrupt_ev_);
+  }
+  return true;
+}
+
+void DlaDevice::wait_cycles(std::uint64_t cycles) {
+  sc_core::wait(period_ * static_cast<double>(cycles));
+}
+
+std::uint64_t DlaDevice::cycle() const {
+  return static_cast<std::uint64_t>(sc_core::sc_time_stamp() / period_ + 0.5);
+}
+
+void DlaDevice::start_ready_engines() {
+  for (std::size_t i = 0; i < engines().size(); ++i) {
+    const Engine& e = engines()[i];
+    if (modules_[i]->busy()) continue;
+    const unsigned group = regs_.consumer(e.core_unit);
+    if (!ready_to_start(e, regs_, group)) continue;
+    const RegRead read = [this, group](std::uint32_t addr) { return regs_.value(addr, group); };
+    overlays_[i] = std::make_unique<OverlayMemory>(memory_);
+    OpResult r = e.run(hw_, read, regs_.lut(e.core_unit), *overlays_[i]);
+    TimingPlan plan = plan_operation(e, r, hw_, read);
+    const auto [read_base, write_base] = dma_bases(e, read);
+    regs_.set_running(e.core_unit, group);
+    const std::size_t layer = layers_.size();
+    layers_.push_back({std::string(e.name), group, cycle(), 0, std::move(r)});
+    modules_[i]->start(std::move(plan), read_base, write_base,
+                       [this, i, group, layer] { finish(i, group, layer); });
+  }
+}
+
+void DlaDevice::finish(std::size_t engine_index, unsigned group, std::size_t layer) {
+  const Engine& e = engines()[engine_index];
+  overlays_[engine_index]->commit();
+  overlays_[engine_index].reset();
+  LayerTiming& l = layers_[layer];
+  l.end_cycle = cycle();
+  for (const auto& [addr, value] : l.result.status) regs_.set_value(addr, group, value);
+  const bool rdma = e.uses_rdma(regs_, group);
+  regs_.op_done(e.core_unit, group);
+  if (rdma) regs_.op_done(e.rdma_unit, group);
+  regs_.raise_interrupt(e.done_status_bit0 + group);
+  interrupt_ev_.notify(sc_core::SC_ZERO_TIME);
+  start_ready_engines();  // the other register group may be waiting
+}
+
+}  // namespace octasim::dla

@@ -1,0 +1,69 @@
+// The cycle-level DLA: the CSB register file, the DRAM behind TLM-2.0, and the SDP, PDP and CDP
+// engines as SystemC modules. Register writes that complete a group's programming start the
+// engine; its functional result is computed at start (into an overlay) and becomes visible in
+// DRAM, with its status registers and interrupt, when the engine's last write is acknowledged.
+// The trace player drives it from a SystemC thread through the trace::Device interface.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "sim/core/dram.hpp"
+#include "sim/core/hw_config.hpp"
+#include "sim/core/memory_image.hpp"
+#include "sim/core/overlay_memory.hpp"
+#include "sim/core/register_file.hpp"
+#include "sim/dla/engines.hpp"
+#include "sim/dla/stream_engine.hpp"
+#include "sim/trace/player.hpp"
+
+namespace octasim::dla {
+
+struct LayerTiming {
+  std::string engine;
+  unsigned group;
+  std::uint64_t start_cycle;
+  std::uint64_t end_cycle;
+  OpResult result;
+};
+
+class DlaDevice final : public sc_core::sc_module, public trace::Device {
+ public:
+  DlaDevice(const sc_core::sc_module_name& name, HwConfig hw);
+  DlaDevice(const DlaDevice&) = delete;
+  DlaDevice& operator=(const DlaDevice&) = delete;
+
+  // trace::Device — call from a SystemC thread.
+  void csb_write(std::uint32_t addr, std::uint32_t value) override;
+  [[nodiscard]] std::uint32_t csb_read(std::uint32_t addr) override;
+  [[nodiscard]] MemoryImage& memory() override { return memory_; }
+  [[nodiscard]] bool wait_interrupt(unsigned status_bit, std::uint64_t timeout_cycles) override;
+  void wait_cycles(std::uint64_t cycles) override;
+  [[nodiscard]] std::uint64_t cycle() const override;
+
+  [[nodiscard]] const HwConfig& config() const { return hw_; }
+  [[nodiscard]] const std::vector<LayerTiming>& layers() const { return layers_; }
+  [[nodiscard]] const StreamEngine& engine(std::size_t i) const { return *modules_[i]; }
+  [[nodiscard]] const Dram& dram() const { return dram_; }
+  [[nodiscard]] const sc_core::sc_time& clock_period() const { return period_; }
+
+ private:
+  void start_ready_engines();
+  void finish(std::size_t engine_index, unsigned group, std::size_t layer);
+
+  HwConfig hw_;
+  sc_core::sc_time period_;
+  MemoryImage memory_;
+  RegisterFile regs_;
+  Dram dram_;
+  std::array<std::unique_ptr<StreamEngine>, 3> modules_;
+  std::array<std::unique_ptr<OverlayMemory>, 3> overlays_;
+  sc_core::sc_event interrupt_ev_;
+  std::vector<LayerTiming> layers_;
+};
+
+}  // namespace octasim::dla

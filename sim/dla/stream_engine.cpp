@@ -1,0 +1,138 @@
+#include "sim/dla/stream_engine.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace octasim::dla {
+namespace {
+constexpr std::size_t kWriteQueueSteps = 2;  // lines of results the WDMA can hold
+}
+
+StreamEngine::StreamEngine(const sc_core::sc_module_name& name, const HwConfig& hw,
+                           const sc_core::sc_time& clock_period)
+    : sc_core::sc_module(name), hw_(hw), period_(clock_period) {
+  SC_HAS_PROCESS(StreamEngine);
+  SC_THREAD(rdma_thread);
+  SC_THREAD(core_thread);
+  SC_THREAD(wdma_thread);
+}
+
+void StreamEngine::start(TimingPlan plan, std::uint64_t read_base, std::uint64_t write_base,
+                         std::function<void()> on_done) {
+  if (busy_) throw std::logic_error(std::string(name()) + " started while busy");
+  plan_ = std::move(plan);
+  read_addr_ = read_base;
+  write_addr_ = write_base;
+  on_done_ = std::move(on_done);
+  busy_ = true;
+  steps_written_ = 0;
+  started_at_ = sc_core::sc_time_stamp();
+  ++stats_.operations;
+  stats_.elements += plan_.elements;
+  start_ev_.notify(cycles(hw_.op_start_latency));
+}
+
+sc_core::sc_time StreamEngine::transfer(tlm_utils::simple_initiator_socket<StreamEngine>& socket,
+                                        tlm::tlm_command cmd, std::uint64_t addr,
+                                        std::uint32_t bytes, std::uint32_t& requests) {
+  const std::uint32_t request_bytes = hw_.memory_atomic_size * hw_.primary_memif_max_burst;
+  requests = (bytes + request_bytes - 1) / request_bytes;
+  if (bytes == 0) return sc_core::SC_ZERO_TIME;
+  if (scratch_.size() < bytes) scratch_.resize(bytes);
+  tlm::tlm_generic_payload trans;
+  trans.set_command(cmd);
+  trans.set_address(addr);
+  trans.set_data_ptr(scratch_.data());
+  trans.set_data_length(bytes);
+  trans.set_streaming_width(bytes);
+  trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  socket->b_transport(trans, delay);
+  // An address outside DRAM still costs its time; the functional model reported the error.
+  return sc_core::sc_time_stamp() + delay;
+}
+
+void StreamEngine::rdma_thread() {
+  for (;;) {
+    sc_core::wait(start_ev_);
+    std::uint64_t offset = 0;
+    for (std::size_t i = 0; i < plan_.steps.size(); ++i) {
+      const Step& s = plan_.steps[i];
+      if (s.new_pass) {
+        while (steps_written_ < i) sc_core::wait(written_ev_);
+      }
+      const std::uint64_t atoms =
+          (s.read_bytes + hw_.memory_atomic_size - 1) / hw_.memory_atomic_size;
+      while (buffered_atoms_ > 0 && buffered_atoms_ + atoms > hw_.dma_latency_buffer_atoms) {
+        sc_core::wait(core_consumed_ev_);
+      }
+      buffered_atoms_ += atoms;
+      std::uint32_t requests = 0;
+      const sc_core::sc_time arrival =
+          transfer(rdma_socket, tlm::TLM_READ_COMMAND, read_addr_ + offset, s.read_bytes, requests);
+      offset += s.read_bytes;
+      stats_.bytes_read += s.read_bytes;
+      to_core_.push_back({i, std::max(arrival, sc_core::sc_time_stamp())});
+      to_core_ev_.notify(sc_core::SC_ZERO_TIME);
+      if (requests > 0) sc_core::wait(cycles(requests));  // one request per cycle
+    }
+  }
+}
+
+void StreamEngine::core_thread() {
+  for (;;) {
+    while (to_core_.empty()) sc_core::wait(to_core_ev_);
+    const InFlight in = to_core_.front();
+    to_core_.pop_front();
+    const Step& s = plan_.steps[in.step];
+    if (in.ready > sc_core::sc_time_stamp()) {
+      stats_.read_stall_cycles += to_cycles(in.ready - sc_core::sc_time_stamp());
+      sc_core::wait(in.ready - sc_core::sc_time_stamp());
+    }
+    if (s.compute_cycles > 0) sc_core::wait(cycles(s.compute_cycles));
+    stats_.busy_cycles += s.compute_cycles;
+    buffered_atoms_ -= std::min<std::uint64_t>(
+        buffered_atoms_, (s.read_bytes + hw_.memory_atomic_size - 1) / hw_.memory_atomic_size);
+    core_consumed_ev_.notify(sc_core::SC_ZERO_TIME);
+    const sc_core::sc_time blocked_at = sc_core::sc_time_stamp();
+    while (to_wdma_.size() >= kWriteQueueSteps) sc_core::wait(wdma_consumed_ev_);
+    stats_.write_stall_cycles += to_cycles(sc_core::sc_time_stamp() - blocked_at);
+    to_wdma_.push_back({in.step, sc_core::sc_time_stamp() + cycles(plan_.pipeline_latency)});
+    to_wdma_ev_.notify(sc_core::SC_ZERO_TIME);
+  }
+}
+
+void StreamEngine::wdma_thread() {
+  std::uint64_t offset = 0;
+  sc_core::sc_time last_ack = sc_core::SC_ZERO_TIME;
+  for (;;) {
+    while (to_wdma_.empty()) sc_core::wait(to_wdma_ev_);
+    const InFlight out = to_wdma_.front();
+    const Step& s = plan_.steps[out.step];
+    if (out.ready > sc_core::sc_time_stamp()) sc_core::wait(out.ready - sc_core::sc_time_stamp());
+    if (out.step == 0) offset = 0;
+    std::uint32_t requests = 0;
+    const sc_core::sc_time ack = transfer(wdma_socket, tlm::TLM_WRITE_COMMAND, write_addr_ + offset,
+                                          s.write_bytes, requests);
+    offset += s.write_bytes;
+    stats_.bytes_written += s.write_bytes;
+    last_ack = std::max(last_ack, ack);
+    if (requests > 0) sc_core::wait(cycles(requests));
+    to_wdma_.pop_front();
+    wdma_consumed_ev_.notify(sc_core::SC_ZERO_TIME);
+    if (last_ack > sc_core::sc_time_stamp() && out.step + 1 == plan_.steps.size()) {
+      sc_core::wait(last_ack - sc_core::sc_time_stamp());
+    }
+    steps_written_ = out.step + 1;
+    written_ev_.notify(sc_core::SC_ZERO_TIME);
+    if (steps_written_ == plan_.steps.size()) {
+      stats_.active_cycles += to_cycles(sc_core::sc_time_stamp() - started_at_);
+      busy_ = false;
+      last_ack = sc_core::SC_ZERO_TIME;
+      auto done = std::move(on_done_);
+      if (done) done();
+    }
+  }
+}
+
+}  // namespace octasim::dla

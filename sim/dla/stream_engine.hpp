@@ -1,0 +1,92 @@
+// One DLA post-processing engine (SDP, PDP or CDP) at cycle level: its RDMA, datapath and WDMA
+// as three SystemC threads joined by bounded buffers, so DMA latency, bus bandwidth shared with
+// the other clients, datapath throughput and back-pressure all shape its timing. It replays a
+// TimingPlan: per step, the RDMA requests the step's bytes (one request per cycle, at most
+// `primary_memif_max_burst` atoms each) while its latency buffer has room; the datapath starts
+// a step once its data has arrived and spends the step's compute cycles; the WDMA writes the
+// results after the pipeline latency. The engine finishes when the last write is acknowledged.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <tlm_utils/simple_initiator_socket.h>
+#include <systemc>
+#include <tlm>
+
+#include "sim/core/hw_config.hpp"
+#include "sim/dla/timing_plan.hpp"
+
+namespace octasim::dla {
+
+struct EngineStats {
+  std::uint64_t operations = 0;
+  std::uint64_t busy_cycles = 0;         // datapath computing
+  std::uint64_t read_stall_cycles = 0;   // datapath waiting for RDMA data
+  std::uint64_t write_stall_cycles = 0;  // datapath waiting for room towards the WDMA
+  std::uint64_t active_cycles = 0;       // OP start to completion, summed over operations
+  std::uint64_t bytes_read = 0;
+  std::uint64_t bytes_written = 0;
+  std::uint64_t elements = 0;
+};
+
+class StreamEngine final : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_initiator_socket<StreamEngine> rdma_socket{"rdma_socket"};
+  tlm_utils::simple_initiator_socket<StreamEngine> wdma_socket{"wdma_socket"};
+
+  StreamEngine(const sc_core::sc_module_name& name, const HwConfig& hw,
+               const sc_core::sc_time& clock_period);
+  StreamEngine(const StreamEngine&) = delete;
+  StreamEngine& operator=(const StreamEngine&) = delete;
+
+  // Starts an operation; `on_done` runs (in simulation context) when its last write is
+  // acknowledged. The engine must be idle.
+  void start(TimingPlan plan, std::uint64_t read_base, std::uint64_t write_base,
+             std::function<void()> on_done);
+  [[nodiscard]] bool busy() const { return busy_; }
+  [[nodiscard]] const EngineStats& stats() const { return stats_; }
+
+ private:
+  struct InFlight {
+    std::size_t step;
+    sc_core::sc_time ready;  // data arrived (RDMA->core) or result available (core->WDMA)
+  };
+
+  void rdma_thread();
+  void core_thread();
+  void wdma_thread();
+  sc_core::sc_time transfer(tlm_utils::simple_initiator_socket<StreamEngine>& socket,
+                            tlm::tlm_command cmd, std::uint64_t addr, std::uint32_t bytes,
+                            std::uint32_t& requests);
+  [[nodiscard]] sc_core::sc_time cycles(std::uint64_t n) const {
+    return period_ * static_cast<double>(n);
+  }
+  [[nodiscard]] std::uint64_t to_cycles(const sc_core::sc_time& t) const {
+    return static_cast<std::uint64_t>(t / period_ + 0.5);
+  }
+
+  const HwConfig& hw_;
+  sc_core::sc_time period_;
+  TimingPlan plan_;
+  std::uint64_t read_addr_ = 0, write_addr_ = 0;
+  std::function<void()> on_done_;
+  bool busy_ = false;
+  sc_core::sc_time started_at_;
+
+  sc_core::sc_event start_ev_;
+  std::deque<InFlight> to_core_;
+  std::uint64_t buffered_atoms_ = 0;
+  sc_core::sc_event to_core_ev_, core_consumed_ev_;
+  std::deque<InFlight> to_wdma_;
+  sc_core::sc_event to_wdma_ev_, wdma_consumed_ev_;
+  std::size_t steps_written_ = 0;
+  sc_core::sc_event written_ev_;
+  std::vector<std::uint8_t> scratch_;
+  EngineStats stats_;
+};
+
+}  // namespace octasim::dla

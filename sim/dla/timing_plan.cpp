@@ -1,0 +1,111 @@
+#include "sim/dla/timing_plan.hpp"
+
+#include <algorithm>
+
+#include "octasim/regs/nvdla.hpp"
+
+namespace octasim::dla {
+namespace {
+
+unsigned bytes_per_element(std::uint32_t precision_field) {
+  return precision_field == 0 ? 1 : 2;
+}
+
+std::uint32_t ceil_div(std::uint64_t a, std::uint64_t b) {
+  return static_cast<std::uint32_t>((a + b - 1) / b);
+}
+
+// Spreads `total` bytes over `n` steps in proportion to `weights` (exact integer split).
+void distribute(std::vector<Step>& steps, std::uint64_t total, std::uint32_t Step::*field,
+                const std::vector<std::uint64_t>& weights) {
+  std::uint64_t sum = 0;
+  for (auto w : weights) sum += w;
+  if (sum == 0) return;
+  std::uint64_t given = 0, acc = 0;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    acc += weights[i];
+    const std::uint64_t upto = total * acc / sum;
+    steps[i].*field = static_cast<std::uint32_t>(upto - given);
+    given = upto;
+  }
+}
+
+// SDP and CDP: one element per cycle per throughput lane, a step per line of each surface.
+TimingPlan plan_line_stream(const OpResult& op, const HwConfig& hw, unsigned throughput,
+                            unsigned bpe, unsigned pipeline) {
+  TimingPlan p;
+  p.pipeline_latency = pipeline;
+  const unsigned elems_per_atom = hw.memory_atomic_size / bpe;
+  const std::uint32_t surfaces =
+      std::max<std::uint32_t>(1, ceil_div(op.in.channels, elems_per_atom));
+  const std::uint32_t cycles_per_atom = ceil_div(elems_per_atom, throughput);
+  const std::uint32_t width = std::max<std::uint32_t>(1, op.in.width);
+  const std::uint32_t lines = std::max<std::uint32_t>(1, op.in.height) * surfaces;
+  // A long line streams through in pieces no larger than half the RDMA's latency buffer.
+  const std::uint32_t piece = std::max(1u, std::min(width, hw.dma_latency_buffer_atoms / 2));
+  std::vector<std::uint64_t> weights;
+  for (std::uint32_t line = 0; line < lines; ++line) {
+    for (std::uint32_t x = 0; x < width; x += piece) {
+      const std::uint32_t n = std::min(piece, width - x);
+      p.steps.push_back(Step{0, n * cycles_per_atom, 0, false});
+      weights.push_back(n);
+    }
+  }
+  distribute(p.steps, op.bytes_read, &Step::read_bytes, weights);
+  distribute(p.steps, op.bytes_written, &Step::write_bytes, weights);
+  p.elements = std::uint64_t{width} * lines * elems_per_atom;
+  return p;
+}
+
+// PDP: per input line of each surface the datapath both consumes the input atoms and produces
+// the width-pooled atoms, one atom per cycles_per_atom each way; split widths run as separate
+// passes (the pipeline drains and refills between them).
+TimingPlan plan_pdp(const OpResult& op, const HwConfig& hw, const RegRead& regs) {
+  using Mode = regs::PDP::D_OPERATION_MODE_CFG;
+  using Fmt = regs::PDP::D_DATA_FORMAT;
+  TimingPlan p;
+  p.pipeline_latency = hw.pdp_pipeline_latency;
+  const unsigned bpe = bytes_per_element(Fmt::INPUT_DATA.get(regs(Fmt::kAddr)));
+  const unsigned elems_per_atom = hw.memory_atomic_size / bpe;
+  const std::uint32_t cycles_per_atom = ceil_div(elems_per_atom, hw.pdp_throughput);
+  const std::uint32_t surfaces =
+      std::max<std::uint32_t>(1, ceil_div(op.in.channels, elems_per_atom));
+  const std::uint32_t splits = Mode::SPLIT_NUM.get(regs(Mode::kAddr)) + 1;
+  const std::uint32_t in_w = std::max<std::uint32_t>(1, op.in.width);
+  const std::uint32_t out_w = std::max<std::uint32_t>(1, op.out.width);
+  const std::uint32_t height = std::max<std::uint32_t>(1, op.in.height);
+  std::vector<std::uint64_t> read_w, write_w;
+  for (std::uint32_t s = 0; s < splits; ++s) {
+    const std::uint32_t split_in = ceil_div(in_w, splits);
+    const std::uint32_t split_out = ceil_div(out_w, splits);
+    for (std::uint32_t line = 0; line < height * surfaces; ++line) {
+      p.steps.push_back(
+          Step{0, std::max(split_in, split_out) * cycles_per_atom, 0, s > 0 && line == 0});
+      read_w.push_back(split_in);
+      write_w.push_back(split_out);
+    }
+  }
+  distribute(p.steps, op.bytes_read, &Step::read_bytes, read_w);
+  distribute(p.steps, op.bytes_written, &Step::write_bytes, write_w);
+  p.elements = std::uint64_t{in_w} * height * surfaces * elems_per_atom;
+  return p;
+}
+
+}  // namespace
+
+TimingPlan plan_operation(const Engine& engine, const OpResult& op, const HwConfig& hw,
+                          const RegRead& regs) {
+  if (engine.name == "PDP") return plan_pdp(op, hw, regs);
+  if (engine.name == "CDP") {
+    using Fmt = regs::CDP::D_DATA_FORMAT;
+    return plan_line_stream(op, hw, hw.cdp_throughput,
+                            bytes_per_element(Fmt::INPUT_DATA_TYPE.get(regs(Fmt::kAddr))),
+                            hw.cdp_pipeline_latency);
+  }
+  using Fmt = regs::SDP::D_DATA_FORMAT;
+  return plan_line_stream(op, hw, hw.sdp_bs_throughput,
+                          bytes_per_element(Fmt::PROC_PRECISION.get(regs(Fmt::kAddr))),
+                          hw.sdp_pipeline_latency);
+}
+
+}  // namespace octasim::dla

@@ -1,0 +1,32 @@
+// How an engine's operation streams through its hardware: the sequence of steps (one input
+// line of one surface each) with the bytes its RDMA reads, the cycles its datapath needs at the
+// configured throughput, and the bytes its WDMA writes. The cycle-level engine replays a plan
+// against the memory system; the plan itself holds no timing beyond the datapath's own.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/core/hw_config.hpp"
+#include "sim/dla/engines.hpp"
+
+namespace octasim::dla {
+
+struct Step {
+  std::uint32_t read_bytes = 0;
+  std::uint32_t compute_cycles = 0;
+  std::uint32_t write_bytes = 0;
+  bool new_pass = false;  // the pipeline drains before this step (PDP split widths)
+};
+
+struct TimingPlan {
+  std::vector<Step> steps;
+  std::uint32_t pipeline_latency = 0;  // datapath depth: input step to output step
+  std::uint64_t elements = 0;          // input elements the datapath processed
+};
+
+// Builds the plan for `engine` executing group `group` whose functional result is `op`.
+[[nodiscard]] TimingPlan plan_operation(const Engine& engine, const OpResult& op,
+                                        const HwConfig& hw, const RegRead& regs);
+
+}  // namespace octasim::dla
