@@ -35,7 +35,9 @@ test-sanitize: deps
 	ctest --test-dir $(BUILD_SAN) --output-on-failure -j $(JOBS)
 
 bench: build
-	$(BUILD)/bench/octasim_bench
+	@for b in $$(find $(BUILD)/bench -maxdepth 1 -type f -perm -u+x -name 'octasim_bench*' | sort); do \
+	  echo "== $$b"; "$$b" || exit 1; \
+	done
 
 format:
 	git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
