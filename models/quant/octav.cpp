@@ -93,15 +93,20 @@ class BandWorkspace {
     Cache& c = cache();
     if (magnitudes <= kKeepElements) {
       arena_.swap(c.arena);
+      std::swap(capacity_, c.capacity);
       bands_.swap(c.bands);
     }
-    if (arena_.size() < magnitudes) arena_.resize(magnitudes);
+    if (capacity_ < magnitudes) {  // uninitialised: pages are touched only where written
+      arena_.reset(new std::uint32_t[magnitudes]);
+      capacity_ = magnitudes;
+    }
     if (bands_.size() < bands) bands_.resize(bands);
   }
   ~BandWorkspace() {
     Cache& c = cache();
-    if (arena_.size() <= kKeepElements && arena_.size() >= c.arena.size()) {
+    if (capacity_ <= kKeepElements && capacity_ >= c.capacity) {
       c.arena.swap(arena_);
+      std::swap(c.capacity, capacity_);
       c.bands.swap(bands_);
     }
   }
@@ -110,19 +115,21 @@ class BandWorkspace {
   BandWorkspace(BandWorkspace&&) = delete;
   BandWorkspace& operator=(BandWorkspace&&) = delete;
 
-  [[nodiscard]] std::uint32_t* arena() { return arena_.data(); }
+  [[nodiscard]] std::uint32_t* arena() { return arena_.get(); }
   [[nodiscard]] Band* band(std::size_t i) { return &bands_[i]; }
 
  private:
   struct Cache {
-    std::vector<std::uint32_t> arena;
+    std::unique_ptr<std::uint32_t[]> arena;
+    std::size_t capacity = 0;
     std::vector<Band> bands;
   };
   static Cache& cache() {
     thread_local Cache c;
     return c;
   }
-  std::vector<std::uint32_t> arena_;
+  std::unique_ptr<std::uint32_t[]> arena_;
+  std::size_t capacity_ = 0;
   std::vector<Band> bands_;
 };
 
