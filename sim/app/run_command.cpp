@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 #include <systemc>
 
+#include "firmware/regmap/regmap.hpp"
 #include "sim/app/commands.hpp"
 #include "sim/core/hw_config.hpp"
 #include "sim/dla/dla_device.hpp"
@@ -20,6 +21,18 @@ void print_layer(const std::string& engine, unsigned group, const dla::OpResult&
   fmt::print("  {} group {}: in {}x{}x{} -> out {}x{}x{}, read {} B, wrote {} B\n", engine, group,
              r.in.width, r.in.height, r.in.channels, r.out.width, r.out.height, r.out.channels,
              r.bytes_read, r.bytes_written);
+}
+
+// The statistics registers the layer set to a non-zero value, by NVDLA name.
+void print_counters(const dla::OpResult& r) {
+  std::string line;
+  for (const auto& [addr, value] : r.status) {
+    if (value == 0) continue;
+    const regs::RegisterInfo* info = regs::find_register(addr);
+    line += fmt::format("{}{}.{}={}", line.empty() ? "" : ", ", info ? info->unit : "?",
+                        info ? info->name : "?", value);
+  }
+  if (!line.empty()) fmt::print("    counters: {}\n", line);
 }
 
 // Plays the trace on the cycle-level device inside one SystemC simulation.
@@ -45,8 +58,9 @@ trace::PlayResult play_cycle_level(const trace::Trace& t, const HwConfig& hw,
   fmt::print("\nlayers (cycle-level, {}):\n", hw.name);
   for (const auto& l : device.layers()) {
     print_layer(l.engine, l.group, l.result);
-    fmt::print("    cycles {}..{} ({} cycles)\n", l.start_cycle, l.end_cycle,
-               l.end_cycle - l.start_cycle);
+    fmt::print("    cycles {}..{} ({} cycles), read stall {}, write stall {}\n", l.start_cycle,
+               l.end_cycle, l.end_cycle - l.start_cycle, l.read_stall_cycles, l.write_stall_cycles);
+    print_counters(l.result);
   }
   fmt::print("units:\n");
   for (std::size_t i = 0; i < dla::engines().size(); ++i) {
@@ -69,7 +83,10 @@ trace::PlayResult play_functional(const trace::Trace& t, const HwConfig& hw,
   dla::FunctionalDevice device(hw);
   trace::PlayResult result = trace::play(t, device, po);
   fmt::print("\nlayers (functional, {}):\n", hw.name);
-  for (const auto& l : device.layers()) print_layer(l.engine, l.group, l.result);
+  for (const auto& l : device.layers()) {
+    print_layer(l.engine, l.group, l.result);
+    print_counters(l.result);
+  }
   return result;
 }
 

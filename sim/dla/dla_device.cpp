@@ -25,6 +25,39 @@ std::pair<std::uint64_t, std::uint64_t> dma_bases(const Engine& e, const RegRead
                        regs::CDP::D_DST_BASE_ADDR_LOW::kAddr)};
 }
 
+// The DMA stall counters NVDLA's C-model leaves at zero, filled from the simulated timing:
+// (RDMA perf enable, its DMA_EN field, read stall register, core perf enable, its field,
+// write stall register).
+struct StallRegisters {
+  std::uint32_t rdma_enable;
+  regs::Field rdma_enable_field;
+  std::uint32_t read_stall;
+  std::uint32_t core_enable;
+  regs::Field core_enable_field;
+  std::uint32_t write_stall;
+};
+
+StallRegisters stall_registers(const Engine& e) {
+  if (e.name == "SDP") {
+    return {
+        regs::SDP_RDMA::D_PERF_ENABLE::kAddr,           regs::SDP_RDMA::D_PERF_ENABLE::PERF_DMA_EN,
+        regs::SDP_RDMA::D_PERF_MRDMA_READ_STALL::kAddr, regs::SDP::D_PERF_ENABLE::kAddr,
+        regs::SDP::D_PERF_ENABLE::PERF_DMA_EN,          regs::SDP::D_PERF_WDMA_WRITE_STALL::kAddr};
+  }
+  if (e.name == "PDP") {
+    return {regs::PDP_RDMA::D_PERF_ENABLE::kAddr,     regs::PDP_RDMA::D_PERF_ENABLE::DMA_EN,
+            regs::PDP_RDMA::D_PERF_READ_STALL::kAddr, regs::PDP::D_PERF_ENABLE::kAddr,
+            regs::PDP::D_PERF_ENABLE::DMA_EN,         regs::PDP::D_PERF_WRITE_STALL::kAddr};
+  }
+  return {regs::CDP_RDMA::D_PERF_ENABLE::kAddr,     regs::CDP_RDMA::D_PERF_ENABLE::DMA_EN,
+          regs::CDP_RDMA::D_PERF_READ_STALL::kAddr, regs::CDP::D_PERF_ENABLE::kAddr,
+          regs::CDP::D_PERF_ENABLE::DMA_EN,         regs::CDP::D_PERF_WRITE_STALL::kAddr};
+}
+
+std::uint32_t saturate32(std::uint64_t v) {
+  return v > 0xffffffffu ? 0xffffffffu : static_cast<std::uint32_t>(v);
+}
+
 }  // namespace
 
 DlaDevice::DlaDevice(const sc_core::sc_module_name& name, HwConfig hw)
@@ -84,7 +117,7 @@ void DlaDevice::start_ready_engines() {
     const auto [read_base, write_base] = dma_bases(e, read);
     regs_.set_running(e.core_unit, group);
     const std::size_t layer = layers_.size();
-    layers_.push_back({std::string(e.name), group, cycle(), 0, std::move(r)});
+    layers_.push_back({std::string(e.name), group, cycle(), 0, std::move(r), modules_[i]->stats()});
     modules_[i]->start(std::move(plan), read_base, write_base,
                        [this, i, group, layer] { finish(i, group, layer); });
   }
@@ -97,6 +130,16 @@ void DlaDevice::finish(std::size_t engine_index, unsigned group, std::size_t lay
   LayerTiming& l = layers_[layer];
   l.end_cycle = cycle();
   for (const auto& [addr, value] : l.result.status) regs_.set_value(addr, group, value);
+  const EngineStats& now = modules_[engine_index]->stats();
+  l.read_stall_cycles = now.read_stall_cycles - l.at_start.read_stall_cycles;
+  l.write_stall_cycles = now.write_stall_cycles - l.at_start.write_stall_cycles;
+  const StallRegisters sr = stall_registers(e);
+  if (sr.rdma_enable_field.get(regs_.value(sr.rdma_enable, group)) != 0) {
+    regs_.set_value(sr.read_stall, group, saturate32(l.read_stall_cycles));
+  }
+  if (sr.core_enable_field.get(regs_.value(sr.core_enable, group)) != 0) {
+    regs_.set_value(sr.write_stall, group, saturate32(l.write_stall_cycles));
+  }
   const bool rdma = e.uses_rdma(regs_, group);
   regs_.op_done(e.core_unit, group);
   if (rdma) regs_.op_done(e.rdma_unit, group);

@@ -29,6 +29,9 @@ struct LayerTiming {
   std::uint64_t start_cycle;
   std::uint64_t end_cycle;
   OpResult result;
+  EngineStats at_start;  // the engine's counters when the layer started (for per-layer deltas)
+  std::uint64_t read_stall_cycles = 0;
+  std::uint64_t write_stall_cycles = 0;
 };
 
 class DlaDevice final : public sc_core::sc_module, public trace::Device {
