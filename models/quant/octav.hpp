@@ -18,6 +18,12 @@
 //   the order the elements are visited in;
 // - the update is three IEEE double operations: num = k * S, den = N0 * 2^-2B + k * N1,
 //   s = num / den, with k = 3 (signed) or 12 (unsigned); den == 0 (no nonzero element) gives 0.
+// Why exact rather than a double accumulator: a double sum depends on the order of the adds,
+// so a unit streaming in its own order (or in lanes) could not match bit for bit, and the
+// faster software paths (bands, columns) would not match the plain pass either. Hardware gets
+// the same value from any exact accumulator: a fixed-point register wide enough for the input
+// format (FP16: 40 bits + log2(N); FP32: per-exponent mantissa sums as here, or a 320-bit
+// register) followed by one round-to-nearest-even to double.
 #pragma once
 
 #include <cstddef>
