@@ -1,5 +1,7 @@
 #include "sim/dla/dla_device.hpp"
 
+#include <stdexcept>
+
 #include "octasim/regs/nvdla.hpp"
 
 namespace octasim::dla {
@@ -72,6 +74,13 @@ DlaDevice::DlaDevice(const sc_core::sc_module_name& name, HwConfig hw)
     modules_[i]->rdma_socket.bind(dram_.socket);
     modules_[i]->wdma_socket.bind(dram_.socket);
   }
+}
+
+void DlaDevice::reset() {
+  for (const auto& m : modules_) {
+    if (m->busy()) throw std::logic_error("DlaDevice::reset while an engine is busy");
+  }
+  regs_ = RegisterFile();
 }
 
 void DlaDevice::csb_write(std::uint32_t addr, std::uint32_t value) {

@@ -48,6 +48,10 @@ class DlaDevice final : public sc_core::sc_module, public trace::Device {
   void wait_cycles(std::uint64_t cycles) override;
   [[nodiscard]] std::uint64_t cycle() const override;
 
+  // Resets the registers (groups, pointers, interrupt status, LUTs) as NVDLA's reset does;
+  // memory keeps its contents. Only while every engine is idle.
+  void reset();
+
   [[nodiscard]] const HwConfig& config() const { return hw_; }
   [[nodiscard]] const std::vector<LayerTiming>& layers() const { return layers_; }
   [[nodiscard]] const StreamEngine& engine(std::size_t i) const { return *modules_[i]; }

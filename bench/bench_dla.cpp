@@ -1,0 +1,102 @@
+// Simulation speed of the cycle-level DLA: simulated cycles per host second on NVDLA's largest
+// sdp/pdp/cdp traces. One SystemC elaboration serves every benchmark (SystemC elaborates once
+// per process): each iteration plays the trace once more on the same device, in a player
+// thread that pauses the kernel when it is done.
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#include <cstdint>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <string>
+
+#include <benchmark/benchmark.h>
+#include <systemc>
+
+#include "sim/core/hw_config.hpp"
+#include "sim/dla/dla_device.hpp"
+#include "sim/trace/player.hpp"
+#include "sim/trace/trace.hpp"
+
+namespace {
+
+using namespace octasim;
+
+dla::DlaDevice* g_device = nullptr;
+dla::DlaDevice* g_device_full = nullptr;
+
+std::string trace_path(const std::string& name) {
+  return std::string(OCTASIM_NVDLA_TRACES) + "/" + name + "/" + name + ".cfg";
+}
+
+void BM_Trace(benchmark::State& state, const std::string& name, bool full) {
+  trace::Trace t;
+  try {
+    t = trace::parse_trace_file(trace_path(name));
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  dla::DlaDevice& device = full ? *g_device_full : *g_device;
+  std::uint64_t simulated = 0;
+  for (auto _ : state) {
+    trace::PlayResult result;
+    std::exception_ptr error;
+    device.reset();  // a trace assumes a freshly reset device (register groups start at 0)
+    const std::uint64_t before = device.cycle();
+    sc_core::sc_spawn(
+        [&] {
+          try {
+            result = trace::play(t, device, trace::PlayerOptions{});
+          } catch (...) {
+            error = std::current_exception();
+          }
+          sc_core::sc_pause();
+        },
+        "player");
+    sc_core::sc_start();
+    if (error) {
+      try {
+        std::rethrow_exception(error);
+      } catch (const std::exception& e) {
+        state.SkipWithError(e.what());
+      }
+      return;
+    }
+    if (!result.all_passed()) {
+      state.SkipWithError("a check of the trace failed");
+      return;
+    }
+    simulated += device.cycle() - before;
+  }
+  state.counters["sim_cycles"] =
+      benchmark::Counter(static_cast<double>(simulated), benchmark::Counter::kAvgIterations);
+  state.counters["sim_cycles_per_s"] =
+      benchmark::Counter(static_cast<double>(simulated), benchmark::Counter::kIsRate);
+}
+
+}  // namespace
+
+int sc_main(int argc, char** argv) {
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  auto device = std::make_unique<dla::DlaDevice>("dla", load_hw_config("nv_small"));
+  auto device_full =
+      std::make_unique<dla::DlaDevice>("dla_full", load_hw_config("nv_small_256_full"));
+  g_device = device.get();
+  g_device_full = device_full.get();
+  for (const char* name : {"sdp_8192x1x1_pass_through_int8_0", "sdp_1x8192x1_pass_through_int8_0",
+                           "cdp_33x17x34_lrn5_int8_0", "pdp_28x28x8_2x2_max_int8_0"}) {
+    benchmark::RegisterBenchmark(name, BM_Trace, std::string(name), false)
+        ->Unit(benchmark::kMillisecond)
+        ->MinTime(0.5)
+        ->UseRealTime();
+  }
+  benchmark::RegisterBenchmark("sdp_3x3x33_ew_le_lin_int8 (nv_small_256_full)", BM_Trace,
+                               std::string("sdp_3x3x33_ew_le_lin_int8"), true)
+      ->Unit(benchmark::kMillisecond)
+      ->MinTime(0.5)
+      ->UseRealTime();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
