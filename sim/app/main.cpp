@@ -4,9 +4,9 @@
 #include <cstdlib>
 #include <exception>
 
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
-#include <systemc> // declares sc_main, which sc_elab_and_sim calls
+#include <CLI/CLI.hpp>
+#include <systemc>  // declares sc_main, which sc_elab_and_sim calls
 
 #include "octasim/version.hpp"
 #include "sim/app/commands.hpp"
@@ -15,17 +15,17 @@
 // own. SystemC reads the switch before sc_main runs, so octasim has its own
 // main() (the linker prefers it to libsystemc's), which sets it and then enters
 // SystemC the usual way.
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 1);
   return sc_core::sc_elab_and_sim(argc, argv);
 }
 
-int sc_main(int argc, char **argv) {
+int sc_main(int argc, char** argv) {
   using namespace octasim::app;
-  CLI::App app{"octasim — cycle-level simulator of a quantization-aware DNN "
-               "accelerator"};
-  app.set_version_flag("--version",
-                       fmt::format("octasim {}", octasim::kVersion));
+  CLI::App app{
+      "octasim — cycle-level simulator of a quantization-aware DNN "
+      "accelerator"};
+  app.set_version_flag("--version", fmt::format("octasim {}", octasim::kVersion));
   app.require_subcommand(0, 1);
 
   CvtOptions cvt;
@@ -40,31 +40,27 @@ int sc_main(int argc, char **argv) {
 
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp &e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
-  } catch (const CLI::CallForAllHelp &e) {
+  } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
-  } catch (const CLI::CallForVersion &e) {
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
-  } catch (const CLI::ParseError &e) {
+  } catch (const CLI::ParseError& e) {
     fmt::print(stderr, "octasim: error: {} (see octasim --help)\n", e.what());
     return 2;
   }
 
   try {
-    if (app.got_subcommand("cvt"))
-      return run_cvt(cvt);
-    if (app.got_subcommand("clip"))
-      return run_clip(clip);
-    if (app.got_subcommand("run"))
-      return run_trace(run);
-    if (app.got_subcommand("numerics"))
-      return run_numerics();
+    if (app.got_subcommand("cvt")) return run_cvt(cvt);
+    if (app.got_subcommand("clip")) return run_clip(clip);
+    if (app.got_subcommand("run")) return run_trace(run);
+    if (app.got_subcommand("numerics")) return run_numerics();
     return run_demo(demo);
-  } catch (const UsageError &e) {
+  } catch (const UsageError& e) {
     fmt::print(stderr, "octasim: error: {}\n", e.what());
     return 2;
-  } catch (const std::exception &e) {
+  } catch (const std::exception& e) {
     fmt::print(stderr, "octasim: internal error: {}\n", e.what());
     return 3;
   }
