@@ -216,7 +216,8 @@ int run_clip(const ClipOptions& opts) {
     return 0;
   }
 
-  fmt::print("{}: {} {} ({} elements)\n", opts.file, t.dtype, shape_text(t.shape), t.values.size());
+  fmt::print("{}: {} {} ({} element{})\n", opts.file, t.dtype, shape_text(t.shape), t.values.size(),
+             t.values.size() == 1 ? "" : "s");
   fmt::print("method {}, {}-bit {}, {} ({} group{})\n", opts.method, opts.bits,
              opts.is_unsigned ? "unsigned" : "signed", grouping_text, rows.size(),
              rows.size() == 1 ? "" : "s");
