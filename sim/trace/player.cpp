@@ -20,24 +20,36 @@ namespace {
 
 bool compare(Compare op, std::uint32_t got, std::uint32_t want) {
   switch (op) {
-    case Compare::kEqual: return got == want;
-    case Compare::kGreater: return got > want;
-    case Compare::kLess: return got < want;
-    case Compare::kNotEqual: return got != want;
-    case Compare::kNotGreater: return got <= want;
-    case Compare::kNotLess: return got >= want;
+    case Compare::kEqual:
+      return got == want;
+    case Compare::kGreater:
+      return got > want;
+    case Compare::kLess:
+      return got < want;
+    case Compare::kNotEqual:
+      return got != want;
+    case Compare::kNotGreater:
+      return got <= want;
+    case Compare::kNotLess:
+      return got >= want;
   }
   return false;
 }
 
 const char* compare_name(Compare op) {
   switch (op) {
-    case Compare::kEqual: return "==";
-    case Compare::kGreater: return ">";
-    case Compare::kLess: return "<";
-    case Compare::kNotEqual: return "!=";
-    case Compare::kNotGreater: return "<=";
-    case Compare::kNotLess: return ">=";
+    case Compare::kEqual:
+      return "==";
+    case Compare::kGreater:
+      return ">";
+    case Compare::kLess:
+      return "<";
+    case Compare::kNotEqual:
+      return "!=";
+    case Compare::kNotGreater:
+      return "<=";
+    case Compare::kNotLess:
+      return ">=";
   }
   return "?";
 }
@@ -96,11 +108,16 @@ class Run {
       case Op::kRegReadCheck: {
         const std::uint32_t got = dev_.csb_read(c.reg->addr);
         check(c, fmt::format("reg_read_check NVDLA_{}.{}_0", c.reg->unit, c.reg->name),
-              got == c.value, got == c.value ? "" : fmt::format("got 0x{:08x}, want 0x{:08x}", got, c.value));
+              got == c.value,
+              got == c.value ? "" : fmt::format("got 0x{:08x}, want 0x{:08x}", got, c.value));
         break;
       }
-      case Op::kPoll: poll(c); break;
-      case Op::kMemInit: mem_init(c); break;
+      case Op::kPoll:
+        poll(c);
+        break;
+      case Op::kMemInit:
+        mem_init(c);
+        break;
       case Op::kMemLoad:
         for (const DatPacket& p : read_dat_file(c.path)) {
           dev_.memory().write(c.addr + p.offset, p.payload.data(), p.payload.size());
@@ -117,8 +134,12 @@ class Run {
         notified_.insert(c.sync_id);
         break;
       }
-      case Op::kSyncNotify: notified_.insert(c.sync_id); break;
-      case Op::kSyncWait: require_notified(c); break;
+      case Op::kSyncNotify:
+        notified_.insert(c.sync_id);
+        break;
+      case Op::kSyncWait:
+        require_notified(c);
+        break;
       case Op::kCheckCrc: {
         require_notified(c);
         std::vector<std::uint8_t> bytes(static_cast<std::size_t>(c.size));
@@ -128,7 +149,9 @@ class Run {
               got == c.crc ? "" : fmt::format("crc 0x{:08x}, want 0x{:08x}", got, c.crc));
         break;
       }
-      case Op::kCheckFile: check_file(c); break;
+      case Op::kCheckFile:
+        check_file(c);
+        break;
       case Op::kCheckNothing:
         require_notified(c);
         break;
@@ -142,11 +165,11 @@ class Run {
       const std::uint32_t got = c.field != nullptr ? c.field->field.get(reg) : reg;
       if (compare(c.compare, got, c.value)) return;
       if (dev_.cycle() - start > opt_.timeout_cycles) {
-        fail(c, fmt::format("poll of NVDLA_{}.{}_0{}{} {} 0x{:x} still false after {} cycles "
-                            "(last value 0x{:x})",
-                            c.reg->unit, c.reg->name, c.field ? "." : "",
-                            c.field ? c.field->name : "", compare_name(c.compare), c.value,
-                            opt_.timeout_cycles, got));
+        fail(c,
+             fmt::format("poll of NVDLA_{}.{}_0{}{} {} 0x{:x} still false after {} cycles "
+                         "(last value 0x{:x})",
+                         c.reg->unit, c.reg->name, c.field ? "." : "", c.field ? c.field->name : "",
+                         compare_name(c.compare), c.value, opt_.timeout_cycles, got));
       }
       dev_.wait_cycles(opt_.poll_interval_cycles);
     }
@@ -156,8 +179,12 @@ class Run {
     MemoryImage& mem = dev_.memory();
     mem.check_range(c.addr, c.size);
     switch (c.pattern) {
-      case MemPattern::kAllZero: mem.fill(c.addr, c.size, 0x00); break;
-      case MemPattern::kAllOne: mem.fill(c.addr, c.size, 0xff); break;
+      case MemPattern::kAllZero:
+        mem.fill(c.addr, c.size, 0x00);
+        break;
+      case MemPattern::kAllOne:
+        mem.fill(c.addr, c.size, 0xff);
+        break;
       case MemPattern::kRandom: {
         std::mt19937 rng(c.seed);
         std::vector<std::uint8_t> bytes(static_cast<std::size_t>(c.size));

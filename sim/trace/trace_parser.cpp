@@ -22,18 +22,30 @@ TraceError::TraceError(std::string file, int line, const std::string& message)
 
 const char* op_name(Op op) {
   switch (op) {
-    case Op::kRegWrite: return "reg_write";
-    case Op::kRegRead: return "reg_read";
-    case Op::kRegReadCheck: return "reg_read_check";
-    case Op::kPoll: return "poll";
-    case Op::kMemInit: return "mem_init";
-    case Op::kMemLoad: return "mem_load";
-    case Op::kIntrNotify: return "intr_notify";
-    case Op::kSyncNotify: return "sync_notify";
-    case Op::kSyncWait: return "sync_wait";
-    case Op::kCheckCrc: return "check_crc";
-    case Op::kCheckFile: return "check_file";
-    case Op::kCheckNothing: return "check_nothing";
+    case Op::kRegWrite:
+      return "reg_write";
+    case Op::kRegRead:
+      return "reg_read";
+    case Op::kRegReadCheck:
+      return "reg_read_check";
+    case Op::kPoll:
+      return "poll";
+    case Op::kMemInit:
+      return "mem_init";
+    case Op::kMemLoad:
+      return "mem_load";
+    case Op::kIntrNotify:
+      return "intr_notify";
+    case Op::kSyncNotify:
+      return "sync_notify";
+    case Op::kSyncWait:
+      return "sync_wait";
+    case Op::kCheckCrc:
+      return "check_crc";
+    case Op::kCheckFile:
+      return "check_file";
+    case Op::kCheckNothing:
+      return "check_nothing";
   }
   return "?";
 }
@@ -111,8 +123,8 @@ class LineParser {
         c.reg = reg(args_[args_.size() - 3]);
         c.field = field(c.reg, args_[args_.size() - 2]);
       } else {
-        fail(fmt::format("{} takes (NVDLA_UNIT.REGISTER_0, FIELD, value), got {} arguments",
-                         name_, args_.size()));
+        fail(fmt::format("{} takes (NVDLA_UNIT.REGISTER_0, FIELD, value), got {} arguments", name_,
+                         args_.size()));
       }
       c.value = u32(args_.back(), "expected value");
     } else if (name_ == "mem_init") {
@@ -131,7 +143,8 @@ class LineParser {
       } else if (p == "RANDOM") {
         c.pattern = MemPattern::kRandom;
       } else {
-        fail(fmt::format("unknown mem_init pattern '{}' (expected ALL_ZERO, ALL_ONE or RANDOM)", p));
+        fail(
+            fmt::format("unknown mem_init pattern '{}' (expected ALL_ZERO, ALL_ONE or RANDOM)", p));
       }
       if (args_.size() == 5) {
         if (c.pattern != MemPattern::kRandom) fail("only RANDOM takes a seed");
@@ -273,9 +286,10 @@ class LineParser {
     if (suffix == "not_equal") return Compare::kNotEqual;
     if (suffix == "not_greater" || suffix == "nt_greater") return Compare::kNotGreater;
     if (suffix == "not_less") return Compare::kNotLess;
-    fail(fmt::format("unknown poll comparison in '{}' (expected equal, greater, less, not_equal, "
-                     "not_greater or not_less)",
-                     name_));
+    fail(
+        fmt::format("unknown poll comparison in '{}' (expected equal, greater, less, not_equal, "
+                    "not_greater or not_less)",
+                    name_));
   }
 
   Interrupt interrupt(const std::string& s) const {
@@ -288,9 +302,10 @@ class LineParser {
         if (field_name == status->fields[i].name) return {s, status->fields[i].field.lsb};
       }
     }
-    fail(fmt::format("unknown interrupt '{}' (expected SDP_0, PDP_1, CDP_0, CACC_0, CDMA_DAT_0, "
-                     "CDMA_WT_0, BDMA_0, RUBIK_0 or their _1 forms)",
-                     s));
+    fail(
+        fmt::format("unknown interrupt '{}' (expected SDP_0, PDP_1, CDP_0, CACC_0, CDMA_DAT_0, "
+                    "CDMA_WT_0, BDMA_0, RUBIK_0 or their _1 forms)",
+                    s));
   }
 
   const std::string& file_;
@@ -363,7 +378,8 @@ std::vector<DatPacket> read_dat_file(const std::string& path) {
     while (bytes >> tok) {
       char* e = nullptr;
       const unsigned long v = std::strtoul(tok.c_str(), &e, 16);
-      if (*e != '\0' || v > 0xff || tok.size() < 3 || tok[0] != '0' || (tok[1] != 'x' && tok[1] != 'X')) {
+      if (*e != '\0' || v > 0xff || tok.size() < 3 || tok[0] != '0' ||
+          (tok[1] != 'x' && tok[1] != 'X')) {
         fail(fmt::format("payload byte '{}' is not 0x00..0xff", tok));
       }
       p.payload.push_back(static_cast<std::uint8_t>(v));
