@@ -1,6 +1,4 @@
 #include <cctype>
-#include <cerrno>
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -56,6 +54,56 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
   return s;
+}
+
+bool is_space(char ch) {
+  return std::isspace(static_cast<unsigned char>(ch)) != 0;
+}
+
+// An unsigned number at the start of `s`: 0x/0X and hex digits, or decimal digits (a leading
+// zero does not make it octal: NVDLA traces write hex as 0x.. and everything else in decimal).
+// No sign, no leading space. Returns the characters used, 0 when there is no number or it does
+// not fit in 64 bits.
+std::size_t parse_number(std::string_view s, std::uint64_t& value) {
+  int base = 10;
+  std::size_t i = 0;
+  if (s.size() >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    base = 16;
+    i = 2;
+  }
+  const std::size_t first = i;
+  std::uint64_t v = 0;
+  for (; i < s.size(); ++i) {
+    const char ch = s[i];
+    unsigned d = 0;
+    if (ch >= '0' && ch <= '9') {
+      d = static_cast<unsigned>(ch - '0');
+    } else if (base == 16 && ch >= 'a' && ch <= 'f') {
+      d = static_cast<unsigned>(ch - 'a' + 10);
+    } else if (base == 16 && ch >= 'A' && ch <= 'F') {
+      d = static_cast<unsigned>(ch - 'A' + 10);
+    } else {
+      break;
+    }
+    if (v > (~std::uint64_t{0} - d) / static_cast<unsigned>(base)) return 0;
+    v = v * static_cast<unsigned>(base) + d;
+  }
+  if (i == first) return 0;
+  value = v;
+  return i;
+}
+
+// `line` up to a "//" comment; "//" inside a quoted file name is not one.
+std::string_view strip_comment(std::string_view line) {
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '"') {
+      quoted = !quoted;
+    } else if (!quoted && line[i] == '/' && i + 1 < line.size() && line[i + 1] == '/') {
+      return line.substr(0, i);
+    }
+  }
+  return line;
 }
 
 std::string directory_of(const std::string& path) {
@@ -218,12 +266,10 @@ class LineParser {
   }
 
   std::uint64_t u64(const std::string& s, const char* what) const {
-    if (s.empty() || s[0] == '-') fail(fmt::format("expected {} (a number), got '{}'", what, s));
-    errno = 0;
-    char* end = nullptr;
-    const unsigned long long v = std::strtoull(s.c_str(), &end, 0);
-    if (errno != 0 || end == s.c_str() || *end != '\0') {
-      fail(fmt::format("expected {} (a number), got '{}'", what, s));
+    std::uint64_t v = 0;
+    if (parse_number(s, v) != s.size() || s.empty()) {
+      fail(fmt::format("expected {} (a number: 0x.. hex or decimal, below 2^64), got '{}'", what,
+                       s));
     }
     return v;
   }
@@ -324,9 +370,7 @@ Trace parse_trace(const std::string& text, const std::string& path) {
   std::istringstream in(text);
   std::string raw;
   for (int line_no = 1; std::getline(in, raw); ++line_no) {
-    std::string_view line = raw;
-    if (const auto c = line.find("//"); c != std::string_view::npos) line = line.substr(0, c);
-    line = trim(line);
+    const std::string_view line = trim(strip_comment(raw));
     if (line.empty()) continue;
     t.commands.push_back(LineParser(path, line_no, dir).parse(line));
   }
@@ -341,53 +385,102 @@ Trace parse_trace_file(const std::string& path) {
   return parse_trace(ss.str(), path);
 }
 
+namespace {
+
+const char* const kPacketForm = "expected {offset:0x.., size:N, payload:0x.. 0x..}";
+
+// Errors of a .dat file: "file:line: message".
+class DatLine {
+ public:
+  DatLine(const std::string& path, int line) : path_(path), line_(line) {}
+  [[noreturn]] void fail(const std::string& msg) const { throw TraceError(path_, line_, msg); }
+
+ private:
+  const std::string& path_;
+  int line_;
+};
+
+// One packet's text between its braces: "offset:0x20, size:4, payload:0x00 0x10 0x20 0x30".
+DatPacket parse_packet(std::string_view body, const DatLine& at) {
+  const std::string form = kPacketForm;
+  const auto off_pos = body.find("offset:");
+  const auto size_pos = body.find("size:");
+  const auto pay_pos = body.find("payload:");
+  if (off_pos == std::string_view::npos || size_pos == std::string_view::npos ||
+      pay_pos == std::string_view::npos) {
+    at.fail(form);
+  }
+  // A field's number, then the end of the packet or a comma.
+  const auto number = [&](std::size_t pos, const char* what) {
+    std::string_view rest = body.substr(pos);
+    while (!rest.empty() && is_space(rest.front())) rest.remove_prefix(1);
+    std::uint64_t v = 0;
+    const std::size_t used = parse_number(rest, v);
+    std::string_view after = rest.substr(used);
+    while (!after.empty() && is_space(after.front())) after.remove_prefix(1);
+    if (used == 0 || (!after.empty() && after.front() != ',')) {
+      at.fail(fmt::format("bad {} '{}' (a number: 0x.. hex or decimal, below 2^64): {}", what,
+                          trim(rest.substr(0, rest.find(','))), form));
+    }
+    return v;
+  };
+  const std::uint64_t offset = number(off_pos + 7, "offset");
+  const std::uint64_t size = number(size_pos + 5, "size");
+  DatPacket p{offset, {}};
+  std::string_view payload = body.substr(pay_pos + 8);
+  payload = payload.substr(0, payload.find(','));
+  std::istringstream bytes{std::string(payload)};
+  std::string tok;
+  while (bytes >> tok) {
+    std::uint64_t v = 0;
+    if (tok.size() < 3 || tok[0] != '0' || (tok[1] != 'x' && tok[1] != 'X') ||
+        parse_number(tok, v) != tok.size() || v > 0xff) {
+      at.fail(fmt::format("payload byte '{}' is not 0x00..0xff", tok));
+    }
+    p.payload.push_back(static_cast<std::uint8_t>(v));
+  }
+  if (p.payload.size() != size) {
+    at.fail(
+        fmt::format("packet says size:{} but carries {} payload bytes", size, p.payload.size()));
+  }
+  return p;
+}
+
+}  // namespace
+
+// NVDLA's memory surface file: "{", packets "{offset:.., size:.., payload:..}" joined by commas,
+// "}". A packet lies on one line; a line may hold several, and "//" starts a comment.
 std::vector<DatPacket> read_dat_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw TraceError(path, 0, "cannot open data file");
   std::vector<DatPacket> packets;
   std::string raw;
   for (int line_no = 1; std::getline(in, raw); ++line_no) {
-    std::string_view line = trim(raw);
-    if (line.empty() || line == "{" || line == "}" || line == "," || line.rfind("//", 0) == 0) {
-      continue;
-    }
-    const auto fail = [&](const std::string& msg) { throw TraceError(path, line_no, msg); };
-    const std::string form = "expected {offset:0x.., size:N, payload:0x.. 0x..}";
-    const auto open = line.find('{');
-    const auto close = line.find('}');
-    if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
-      fail(form);
-    }
-    const std::string body(line.substr(open + 1, close - open - 1));
-    const auto off_pos = body.find("offset:");
-    const auto size_pos = body.find("size:");
-    const auto pay_pos = body.find("payload:");
-    if (off_pos == std::string::npos || size_pos == std::string::npos ||
-        pay_pos == std::string::npos) {
-      fail(form);
-    }
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long offset = std::strtoull(body.c_str() + off_pos + 7, &end, 0);
-    if (errno != 0 || end == body.c_str() + off_pos + 7) fail("bad offset: " + form);
-    const unsigned long long size = std::strtoull(body.c_str() + size_pos + 5, &end, 0);
-    if (errno != 0 || end == body.c_str() + size_pos + 5) fail("bad size: " + form);
-    DatPacket p{offset, {}};
-    std::istringstream bytes(body.substr(pay_pos + 8));
-    std::string tok;
-    while (bytes >> tok) {
-      char* e = nullptr;
-      const unsigned long v = std::strtoul(tok.c_str(), &e, 16);
-      if (*e != '\0' || v > 0xff || tok.size() < 3 || tok[0] != '0' ||
-          (tok[1] != 'x' && tok[1] != 'X')) {
-        fail(fmt::format("payload byte '{}' is not 0x00..0xff", tok));
+    const DatLine at(path, line_no);
+    std::string_view line = raw;
+    for (;;) {
+      while (!line.empty() && (is_space(line.front()) || line.front() == ',')) {
+        line.remove_prefix(1);
       }
-      p.payload.push_back(static_cast<std::uint8_t>(v));
+      if (line.empty() || line.rfind("//", 0) == 0) break;
+      if (line.front() == '}') {  // the file's closing brace
+        line.remove_prefix(1);
+        continue;
+      }
+      const std::string form = kPacketForm;
+      if (line.front() != '{') at.fail(fmt::format("{}, got '{}'", form, line));
+      const std::string_view inner = trim(line.substr(1));
+      if (inner.empty() || inner.front() == '{' || inner.rfind("//", 0) == 0) {
+        line.remove_prefix(1);  // the file's opening brace
+        continue;
+      }
+      const auto close = line.find('}');
+      if (close == std::string_view::npos) at.fail(form + " on one line");
+      const std::string_view body = line.substr(1, close - 1);
+      if (body.find('{') != std::string_view::npos) at.fail(form + " on one line");
+      packets.push_back(parse_packet(body, at));
+      line.remove_prefix(close + 1);
     }
-    if (p.payload.size() != size) {
-      fail(fmt::format("packet says size:{} but carries {} payload bytes", size, p.payload.size()));
-    }
-    packets.push_back(std::move(p));
   }
   return packets;
 }

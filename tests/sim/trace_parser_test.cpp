@@ -71,6 +71,16 @@ TEST(TraceParser, RegWriteHexAndDecimal) {
       << "register name without _0";
 }
 
+// NVDLA traces write hex as 0x.. and everything else in decimal: a leading zero is not octal.
+TEST(TraceParser, LeadingZeroIsDecimalNotOctal) {
+  TempDir dir;
+  EXPECT_EQ(parse_one(dir, "reg_write(NVDLA_SDP.D_DATA_CUBE_WIDTH_0, 010);").value, 10u);
+  EXPECT_EQ(parse_one(dir, "reg_write(NVDLA_SDP.D_DATA_CUBE_WIDTH_0, 09);").value, 9u);
+  EXPECT_EQ(parse_one(dir, "reg_write(NVDLA_SDP.D_DATA_CUBE_WIDTH_0, 0);").value, 0u);
+  EXPECT_EQ(parse_one(dir, "mem_init(pri_mem, 0x0, 18446744073709551615, ALL_ZERO);").size,
+            ~std::uint64_t{0});
+}
+
 TEST(TraceParser, WhitespaceVariantsCommentsAndLineNumbers) {
   TempDir dir;
   const std::string text =
@@ -315,6 +325,9 @@ TEST(TraceParser, BadNumbers) {
   expect_trace_error(dir, "mem_init(pri_mem, 0x0, 0x1ffffffffffffffff, ALL_ZERO);", 1, "size");
   expect_trace_error(dir, "check_crc(s, 1, 0x0, 0x10, 0x1ffffffff);", 1, "32 bits");
   expect_trace_error(dir, "mem_init(pri_mem, 0x0, 0x10, RANDOM, -3);", 1, "seed");
+  expect_trace_error(dir, "mem_init(pri_mem, 0x0, 18446744073709551616, ALL_ZERO);", 1, "size");
+  expect_trace_error(dir, "mem_init(pri_mem, 0x-10, 0x10, ALL_ZERO);", 1, "address");
+  expect_trace_error(dir, "mem_init(pri_mem, +16, 0x10, ALL_ZERO);", 1, "address");
 }
 
 TEST(TraceParser, BadMemoryPatternAndIdentifiers) {
@@ -335,16 +348,15 @@ TEST(TraceParser, DataFileMustBeQuotedAndExist) {
   expect_trace_error(dir, "check_file(s, 1, 0x0, 0x10, \"golden.dat\");", 1, "not found");
 }
 
-// Known bug: parse_trace strips "//" comments before splitting arguments, so a quoted path
-// containing "//" (a valid POSIX path) is cut: the line then has no closing parenthesis.
+// "//" inside a quoted file name (a valid POSIX path) does not start a comment.
 TEST(TraceParser, DoubleSlashInsideQuotedPathIsNotAComment) {
-  OCTASIM_KNOWN_BUG()
-      << "known bug: parse_trace treats \"//\" inside a quoted file name as the start "
-         "of a comment";
   TempDir dir;
   dir.write("sub/in.dat", "{offset:0x0, size:1, payload:0x01}\n");
   const Command c = parse_one(dir, "mem_load(pri_mem, 0x0, \"sub//in.dat\");");
   EXPECT_TRUE(std::filesystem::equivalent(c.path, dir.path() / "sub" / "in.dat"));
+  const Command d =
+      parse_one(dir, "mem_load(pri_mem, 0x0, \"sub//in.dat\"); // load \"in.dat\" // twice");
+  EXPECT_TRUE(std::filesystem::equivalent(d.path, dir.path() / "sub" / "in.dat"));
 }
 
 TEST(TraceParser, FirstErrorWins) {
@@ -406,19 +418,18 @@ TEST(DatFile, MalformedPackets) {
   expect_dat_error(dir, "offset 0 size 1\n", 1, "expected {offset");
 }
 
-// Known bug: read_dat_file parses offset with strtoull, which accepts a minus sign and wraps:
-// "offset:-0x10" becomes 0xfffffffffffffff0, and mem_load then writes at base - 0x10.
+// A negative offset is an error, not a wrap to 2^64 - 16 (strtoull accepted the minus sign).
 TEST(DatFile, NegativeOffsetIsAnError) {
-  OCTASIM_KNOWN_BUG() << "known bug: read_dat_file accepts offset:-0x10 (wraps to 2^64-16)";
   TempDir dir;
   expect_dat_error(dir, "{offset:-0x10, size:1, payload:0x01}\n", 1, "offset");
+  expect_dat_error(dir, "{offset:0x0, size:-1, payload:0x01}\n", 1, "size");
+  expect_dat_error(dir, "{offset:0x10000000000000000, size:1, payload:0x01}\n", 1, "offset");
+  expect_dat_error(dir, "{offset:0x0 0x8, size:1, payload:0x01}\n", 1, "offset");
 }
 
-// Known bug: read_dat_file reads only the first {...} on a line and ignores the rest, so a
-// second packet (or any trailing text) on the same line is silently dropped.
+// Every packet of a line is read (NVDLA's guide only keeps one packet from spanning lines); a
+// second packet on the line is not silently dropped.
 TEST(DatFile, SecondPacketOnALineIsNotDropped) {
-  OCTASIM_KNOWN_BUG()
-      << "known bug: read_dat_file silently ignores text after the first '}' of a line";
   TempDir dir;
   const std::string path = dir.write(
       "two.dat", "{offset:0x0, size:1, payload:0x01}, {offset:0x8, size:1, payload:0x02}\n");
@@ -428,6 +439,23 @@ TEST(DatFile, SecondPacketOnALineIsNotDropped) {
   } catch (const TraceError& e) {
     EXPECT_NE(std::string(e.what()).find(path + ":1:"), std::string::npos) << e.what();
   }
+}
+
+TEST(DatFile, SeveralPacketsBracesAndCommentsOnOneLine) {
+  TempDir dir;
+  const std::string path = dir.write(
+      "many.dat",
+      "{ {offset:0x0, size:1, payload:0x01},{offset:010, size:2, payload:0x02 0x03} // c {x}\n"
+      "{offset:0x20, size:1, payload:0xaa} }\n");
+  const std::vector<DatPacket> p = read_dat_file(path);
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_EQ(p[0].offset, 0x0u);
+  EXPECT_EQ(p[1].offset, 10u) << "decimal, not octal";
+  EXPECT_EQ(p[1].payload, (std::vector<std::uint8_t>{0x02, 0x03}));
+  EXPECT_EQ(p[2].offset, 0x20u);
+  expect_dat_error(dir, "{offset:0x0, size:1, payload:0x01} junk\n", 1, "'junk'");
+  expect_dat_error(dir, "{\n{offset:0x0, size:1, payload:0x01} {offset:0x1, size:1}\n", 2,
+                   "expected {offset");
 }
 
 TEST(DatFile, MissingFileNamesIt) {
