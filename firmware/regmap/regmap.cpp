@@ -20,10 +20,24 @@ std::uint32_t RegisterInfo::defined_mask() const {
   return m;
 }
 
-const RegisterInfo* find_register(std::string_view unit, std::string_view name) {
-  if (name.size() > 2 && name.substr(name.size() - 2) == "_0") name.remove_suffix(2);
+namespace {
+
+const RegisterInfo* find_exact(std::string_view unit, std::string_view name) {
   for (const RegisterInfo& r : nvdla_registers()) {
     if (unit == r.unit && name == r.name) return &r;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+const RegisterInfo* find_register(std::string_view unit, std::string_view name) {
+  // The exact name first (D_CVT_SCALE, or D_DATAIN_SIZE_0, whose own name ends in "_0"), then
+  // the trace spelling without its "_0" suffix (D_CVT_SCALE_0, D_DATAIN_SIZE_0_0). No unit has
+  // both X and X_0, so the order never picks between two registers.
+  if (const RegisterInfo* r = find_exact(unit, name)) return r;
+  if (name.size() > 2 && name.substr(name.size() - 2) == "_0") {
+    return find_exact(unit, name.substr(0, name.size() - 2));
   }
   return nullptr;
 }

@@ -40,13 +40,9 @@ TEST(Regmap, RegisterWhoseOwnNameEndsInZeroTakesTheTraceSuffix) {
   EXPECT_EQ(r1->addr, 0x3020u);
 }
 
-// Known bug (doubtful behaviour): regmap.hpp says `name` "may carry" the "_0" suffix, i.e. the
-// bare name works too. For registers whose own name ends in "_0" the suffix is stripped
-// unconditionally, so the bare name is not found, while the bare "_1" sibling is.
+// regmap.hpp says `name` "may carry" the "_0" suffix, i.e. the bare name works too — also for
+// registers whose own name ends in "_0" (the exact name is tried before stripping the suffix).
 TEST(Regmap, BareNameEndingInZeroIsFound) {
-  OCTASIM_KNOWN_BUG()
-      << "known bug: find_register(\"CDMA\", \"D_DATAIN_SIZE_0\") strips \"_0\" and "
-         "returns nullptr; the exact name should be tried first";
   const RegisterInfo* r = find_register("CDMA", "D_DATAIN_SIZE_0");
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->addr, 0x301cu);
