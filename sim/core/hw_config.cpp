@@ -1,6 +1,8 @@
 #include "sim/core/hw_config.hpp"
 
+#include <cstdint>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <variant>
@@ -158,7 +160,12 @@ HwConfig parse_hw_config(const std::string& json_text, const std::string& source
         fail(source,
              fmt::format("\"{}\" must be a non-negative integer ({})", key, p->description));
       }
-      c.*std::get<unsigned HwConfig::*>(p->member) = value.get<unsigned>();
+      const auto v = value.get<std::uint64_t>();
+      if (v > std::numeric_limits<unsigned>::max()) {
+        fail(source, fmt::format("\"{}\" is {}, too large (at most {}; {})", key, v,
+                                 std::numeric_limits<unsigned>::max(), p->description));
+      }
+      c.*std::get<unsigned HwConfig::*>(p->member) = static_cast<unsigned>(v);
     }
   }
   validate(c, source);

@@ -164,11 +164,9 @@ TEST(HwConfig, WrongTypesNameFileAndKey) {
   expect_error([] { (void)parse_hw_config(R"({"base": 3})", "g.json"); }, {"g.json", "base"});
 }
 
-// Known bug: hw_config.cpp parse_hw_config checks is_number_unsigned() and then
-// value.get<unsigned>(), which silently truncates integers above UINT_MAX (2^32 + 64 -> 64).
+// An integer above UINT_MAX is an error naming file and key, not truncated (2^32 + 64 used to
+// load as 64).
 TEST(HwConfig, IntegerTooLargeForItsKeyIsAnError) {
-  OCTASIM_KNOWN_BUG() << "known bug: parse_hw_config truncates integers > UINT_MAX "
-                         "(\"primary_memif_latency\": 4294967360 loads as 64)";
   expect_error(
       [] { (void)parse_hw_config(R"({"primary_memif_latency": 4294967360})", "big.json"); },
       {"big.json", "primary_memif_latency"});
