@@ -91,6 +91,10 @@ void RegisterFile::csb_write(std::uint32_t addr, std::uint32_t value) {
   }
   if (r.access == regs::Access::kRo) return;  // NVDLA ignores writes to read-only registers
   const unsigned group = r.is_dual() ? u.producer : 0;
+  // hwarch.rst, ping-pong synchronization: once a group's enable bit is set, writes to that
+  // group are dropped silently until the hardware completes it — D_OP_ENABLE included (the
+  // CPU cannot clear it). The other group, S_ registers and the LUT port stay writable.
+  if (r.is_dual() && group_enabled(u, group)) return;
   std::uint32_t& stored = storage_[slot(addr, group)];
   const std::uint32_t mask = r.writable_mask();
   stored = (stored & ~mask) | (value & mask);
@@ -136,9 +140,12 @@ void RegisterFile::set_value(std::uint32_t addr, unsigned group, std::uint32_t v
   storage_[slot(addr, r.is_dual() ? group : 0)] = value;
 }
 
+bool RegisterFile::group_enabled(const Unit& u, unsigned group) const {
+  return u.op_enable_addr != kNone && (storage_[slot(u.op_enable_addr, group)] & 1u) != 0;
+}
+
 bool RegisterFile::op_enabled(std::string_view unit, unsigned group) const {
-  const Unit& u = unit_of(unit);
-  return u.op_enable_addr != 0 && (storage_[slot(u.op_enable_addr, group)] & 1u) != 0;
+  return group_enabled(unit_of(unit), group);
 }
 
 unsigned RegisterFile::consumer(std::string_view unit) const {
@@ -151,7 +158,7 @@ void RegisterFile::set_running(std::string_view unit, unsigned group) {
 
 void RegisterFile::op_done(std::string_view unit, unsigned group) {
   Unit& u = unit_of(unit);
-  storage_[slot(u.op_enable_addr, group)] &= ~1u;
+  if (u.op_enable_addr != kNone) storage_[slot(u.op_enable_addr, group)] &= ~1u;
   u.state[group & 1u] = GroupState::kIdle;
   u.consumer = (group & 1u) ^ 1u;
 }

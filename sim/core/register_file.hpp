@@ -54,11 +54,16 @@ class RegisterFile {
   std::function<void(std::string_view unit, unsigned group)> on_op_enable;
 
  private:
+  // A register address no register has (CSB addresses are word-aligned and below 2^18):
+  // marks a unit without S_POINTER, D_OP_ENABLE or S_STATUS. Not 0, which is
+  // CFGROM_HW_VERSION's address.
+  static constexpr std::uint32_t kNone = 0xffffffffu;
+
   struct Unit {
     std::string name;
-    std::uint32_t pointer_addr = 0;    // S_POINTER, 0 when the unit has none
-    std::uint32_t op_enable_addr = 0;  // D_OP_ENABLE
-    std::uint32_t status_addr = 0;     // S_STATUS
+    std::uint32_t pointer_addr = kNone;    // S_POINTER
+    std::uint32_t op_enable_addr = kNone;  // D_OP_ENABLE
+    std::uint32_t status_addr = kNone;     // S_STATUS
     unsigned producer = 0;
     unsigned consumer = 0;
     std::array<GroupState, 2> state{GroupState::kIdle, GroupState::kIdle};
@@ -73,6 +78,7 @@ class RegisterFile {
   [[nodiscard]] Unit& unit_of(std::string_view unit);
   [[nodiscard]] const Unit& unit_of(std::string_view unit) const;
   [[nodiscard]] std::size_t slot(std::uint32_t addr, unsigned group) const;
+  [[nodiscard]] bool group_enabled(const Unit& u, unsigned group) const;
   std::uint16_t* lut_entry(LutPort& port);
 
   std::vector<std::uint32_t> storage_;  // [group][addr / 4]

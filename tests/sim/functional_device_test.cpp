@@ -40,9 +40,10 @@ constexpr std::uint32_t kCdpOpEnable = 0xd048;
 constexpr std::uint32_t kCdpRdmaOpEnable = 0xc008;
 
 // A 1x1x1 INT8 SDP layer in `group` that copies one byte from `src` to `dst`: BS, BN, EW
-// bypassed, every operand DMA disabled, output convertor scale 1 (offset 0, shift 0).
+// bypassed, every operand DMA disabled, output convertor scale 1 (offset 0, shift 0). A unit's
+// registers are written before its D_OP_ENABLE: writes to an enabled group are dropped.
 void program_sdp_copy(FunctionalDevice& dev, unsigned group, std::uint32_t src, std::uint32_t dst,
-                      bool enable_rdma = true) {
+                      bool enable_rdma = true, bool enable_core = true) {
   dev.csb_write(kSdpPointer, group);
   dev.csb_write(kSdpRdmaPointer, group);
   dev.csb_write(kSdpRdmaSrcLow, src);
@@ -54,7 +55,7 @@ void program_sdp_copy(FunctionalDevice& dev, unsigned group, std::uint32_t src, 
   dev.csb_write(kSdpBnCfg, 1);
   dev.csb_write(kSdpEwCfg, 1);
   dev.csb_write(kSdpCvtScale, 1);
-  dev.csb_write(kSdpOpEnable, 1);
+  if (enable_core) dev.csb_write(kSdpOpEnable, 1);
   if (enable_rdma) dev.csb_write(kSdpRdmaOpEnable, 1);
 }
 
@@ -90,18 +91,21 @@ const Engine& engine(std::string_view name) {
   throw std::logic_error("no engine");
 }
 
+// Each case configures the group before enabling it: writes to an enabled group are dropped.
 TEST(Engines, SdpNeedsItsRdmaUnlessFlying) {
   RegisterFile rf;
   const Engine& sdp = engine("SDP");
   EXPECT_FALSE(ready_to_start(sdp, rf, 0));
   rf.csb_write(kSdpOpEnable, 1);
   EXPECT_FALSE(ready_to_start(sdp, rf, 0)) << "flying mode off: input comes through SDP_RDMA";
-  rf.csb_write(kSdpFeatureModeCfg, 1);  // FLYING_MODE ON: input from CACC
-  EXPECT_TRUE(ready_to_start(sdp, rf, 0));
-  rf.csb_write(kSdpFeatureModeCfg, 0);
   rf.csb_write(kSdpRdmaOpEnable, 1);
   EXPECT_TRUE(ready_to_start(sdp, rf, 0));
   EXPECT_FALSE(ready_to_start(sdp, rf, 1)) << "group 1 was never enabled";
+
+  RegisterFile flying;
+  flying.csb_write(kSdpFeatureModeCfg, 1);  // FLYING_MODE ON: input from CACC
+  flying.csb_write(kSdpOpEnable, 1);
+  EXPECT_TRUE(ready_to_start(sdp, flying, 0));
 }
 
 TEST(Engines, PdpNeedsItsRdmaOnlyOffFlying) {
@@ -155,9 +159,10 @@ TEST(FunctionalDevice, SdpLayerStartsOnlyWhenCoreAndRdmaAreEnabled) {
 
 TEST(FunctionalDevice, EnableOrderRdmaFirstAlsoStarts) {
   FunctionalDevice dev(load_hw_config("nv_small"));
+  program_sdp_copy(dev, 0, 0x1000, 0x2000, /*enable_rdma=*/false, /*enable_core=*/false);
   dev.csb_write(kSdpRdmaOpEnable, 1);
   EXPECT_TRUE(dev.layers().empty());
-  program_sdp_copy(dev, 0, 0x1000, 0x2000, /*enable_rdma=*/false);
+  dev.csb_write(kSdpOpEnable, 1);
   EXPECT_EQ(dev.layers().size(), 1u);
 }
 

@@ -140,12 +140,10 @@ TEST(RegisterFile, ReadOnlyRegistersIgnoreCsbWritesButHardwareSetsThem) {
   EXPECT_EQ(rf.csb_read(kSdpDStatus), 1u);
 }
 
-// Known bug: CFGROM has neither S_POINTER nor S_STATUS, so RegisterFile records their address
-// as 0 — which is CFGROM_HW_VERSION's. A write to that read-only register is taken as a
-// S_POINTER write (PRODUCER = bit 0) and a read returns the composed pointer value.
+// CFGROM has neither S_POINTER nor S_STATUS. Address 0 is CFGROM_HW_VERSION, a read-only
+// register, not a stand-in for the missing S_POINTER (as it once was: a write set PRODUCER and
+// a read returned the composed pointer value).
 TEST(RegisterFile, CfgromHwVersionAtAddressZeroIsReadOnly) {
-  OCTASIM_KNOWN_BUG() << "known bug: RegisterFile treats CSB address 0 (CFGROM_HW_VERSION) as the "
-                         "S_POINTER of CFGROM (Unit::pointer_addr defaults to 0)";
   RegisterFile rf;
   const std::uint32_t before = rf.csb_read(kCfgromHwVersion);
   rf.csb_write(kCfgromHwVersion, 0xffffffffu);
@@ -226,14 +224,11 @@ TEST(RegisterFile, UnknownUnitNameThrows) {
   EXPECT_THROW((void)rf.op_enabled("NOPE", 0), CsbError);
 }
 
-// Known bug: hwarch.rst, Ping-pong Synchronization Mechanism: "when the enable bit is set, the
-// hardware layer is ready to execute. At this point, any writes to register groups that have
-// the enable bit set will be dropped silently until the hardware layer completes execution"
-// and "the CPU cannot clear the enable field". RegisterFile::csb_write stores them.
+// hwarch.rst, Ping-pong Synchronization Mechanism: "when the enable bit is set, the hardware
+// layer is ready to execute. At this point, any writes to register groups that have the enable
+// bit set will be dropped silently until the hardware layer completes execution" and "the CPU
+// cannot clear the enable field".
 TEST(RegisterFile, WritesToAnEnabledGroupAreDropped) {
-  OCTASIM_KNOWN_BUG()
-      << "known bug: RegisterFile::csb_write does not drop writes to a register group "
-         "whose D_OP_ENABLE is set (hwarch.rst, ping-pong mechanism)";
   RegisterFile rf;
   rf.csb_write(kSdpDataCubeWidth, 4);
   rf.csb_write(kSdpOpEnable, 1);
@@ -241,6 +236,33 @@ TEST(RegisterFile, WritesToAnEnabledGroupAreDropped) {
   EXPECT_EQ(rf.value(kSdpDataCubeWidth, 0), 4u);
   rf.csb_write(kSdpOpEnable, 0);
   EXPECT_TRUE(rf.op_enabled("SDP", 0));
+}
+
+// Only the enabled group of the enabled unit is locked: the other group (its D_OP_ENABLE
+// included), S_ registers, the LUT port and other units' groups stay writable; op_done unlocks.
+TEST(RegisterFile, OnlyTheEnabledGroupOfThatUnitIsLocked) {
+  RegisterFile rf;
+  rf.csb_write(kSdpOpEnable, 1);  // group 0 of SDP enabled
+  rf.csb_write(kSdpPointer, 1);
+  EXPECT_EQ(rf.csb_read(kSdpPointer), 0x00000001u) << "S_POINTER stays writable";
+  rf.csb_write(kSdpDataCubeWidth, 7);
+  EXPECT_EQ(rf.value(kSdpDataCubeWidth, 1), 7u);
+  rf.csb_write(kSdpOpEnable, 1);
+  EXPECT_TRUE(rf.op_enabled("SDP", 1)) << "the other group's D_OP_ENABLE stays writable";
+  rf.csb_write(kSdpLutInfo, 0x00030201);
+  EXPECT_EQ(rf.csb_read(kSdpLutInfo), 0x00030201u);
+  rf.csb_write(kSdpLutAccessCfg, lut_cfg(0, false, true));
+  rf.csb_write(kSdpLutAccessData, 0x1234);
+  EXPECT_EQ(rf.lut("SDP").le[0], 0x1234);
+  rf.csb_write(kSdpRdmaDataCubeWidth, 5);
+  EXPECT_EQ(rf.value(kSdpRdmaDataCubeWidth, 0), 5u) << "SDP_RDMA has its own enable";
+
+  rf.csb_write(kSdpPointer, 0);
+  rf.csb_write(kSdpDataCubeWidth, 9);
+  EXPECT_EQ(rf.value(kSdpDataCubeWidth, 0), 0u);
+  rf.op_done("SDP", 0);
+  rf.csb_write(kSdpDataCubeWidth, 9);
+  EXPECT_EQ(rf.value(kSdpDataCubeWidth, 0), 9u) << "writable again once the group completed";
 }
 
 TEST(RegisterFile, IntrSetSetsOnlyDefinedStatusBitsAndReadsZero) {
