@@ -10,9 +10,16 @@ void FunctionalDevice::csb_write(std::uint32_t addr, std::uint32_t value) {
   start_ready_engines();
 }
 
-bool FunctionalDevice::wait_interrupt(unsigned status_bit, std::uint64_t /*timeout_cycles*/) {
-  // Everything that can happen has happened: operations complete inside csb_write.
-  return (regs_.interrupt_status() >> status_bit & 1u) != 0;
+bool FunctionalDevice::wait_interrupt(unsigned status_bit, std::uint64_t timeout_cycles) {
+  // Everything that can happen has happened: operations complete inside csb_write. An
+  // interrupt that is not there now never comes, so the wait times out.
+  if ((regs_.interrupt_status() >> status_bit & 1u) != 0) return true;
+  wait_cycles(timeout_cycles);
+  return false;
+}
+
+void FunctionalDevice::wait_cycles(std::uint64_t cycles) {
+  cycle_ = cycles > ~std::uint64_t{0} - cycle_ ? ~std::uint64_t{0} : cycle_ + cycles;
 }
 
 void FunctionalDevice::start_ready_engines() {
@@ -21,11 +28,16 @@ void FunctionalDevice::start_ready_engines() {
     for (const Engine& e : engines()) {
       const unsigned group = regs_.consumer(e.core_unit);
       if (!ready_to_start(e, regs_, group)) continue;
+      // The hardware starts the group (a pending group becomes running), as on DlaDevice; the
+      // operation then completes at once.
+      const bool rdma = e.uses_rdma(regs_, group);
+      regs_.set_running(e.core_unit, group);
+      if (rdma) regs_.set_running(e.rdma_unit, group);
       const RegRead read = [this, group](std::uint32_t addr) { return regs_.value(addr, group); };
       OpResult r = e.run(hw_, read, regs_.lut(e.core_unit), memory_);
       for (const auto& [addr, value] : r.status) regs_.set_value(addr, group, value);
       regs_.op_done(e.core_unit, group);
-      if (e.uses_rdma(regs_, group)) regs_.op_done(e.rdma_unit, group);
+      if (rdma) regs_.op_done(e.rdma_unit, group);
       regs_.raise_interrupt(e.done_status_bit0 + group);
       layers_.push_back({std::string(e.name), group, std::move(r)});
       progress = true;

@@ -1,6 +1,9 @@
 // A zero-time DLA: register writes that start an engine run its functional operation at once
 // and raise its interrupt. It answers "is the arithmetic right?" fast, with no timing
 // (`octasim run --functional`); the cycle-level device answers "how long does it take?".
+// Operations and CSB accesses take no time; only waiting does: wait_cycles advances the cycle
+// counter, and an interrupt wait that cannot succeed (nothing is running) uses up its whole
+// timeout. So the player's polls and interrupt waits end, as on the cycle-level device.
 #pragma once
 
 #include <string>
@@ -28,8 +31,8 @@ class FunctionalDevice final : public trace::Device {
   [[nodiscard]] std::uint32_t csb_read(std::uint32_t addr) override { return regs_.csb_read(addr); }
   [[nodiscard]] MemoryImage& memory() override { return memory_; }
   [[nodiscard]] bool wait_interrupt(unsigned status_bit, std::uint64_t timeout_cycles) override;
-  void wait_cycles(std::uint64_t /*cycles*/) override {}
-  [[nodiscard]] std::uint64_t cycle() const override { return 0; }
+  void wait_cycles(std::uint64_t cycles) override;
+  [[nodiscard]] std::uint64_t cycle() const override { return cycle_; }
 
   [[nodiscard]] const std::vector<LayerRecord>& layers() const { return layers_; }
   [[nodiscard]] RegisterFile& registers() { return regs_; }
@@ -41,6 +44,7 @@ class FunctionalDevice final : public trace::Device {
   MemoryImage memory_;
   RegisterFile regs_;
   std::vector<LayerRecord> layers_;
+  std::uint64_t cycle_ = 0;  // cycles spent waiting
 };
 
 }  // namespace octasim::dla

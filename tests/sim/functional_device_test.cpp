@@ -221,13 +221,10 @@ TEST(FunctionalDevice, IntrNotifyWithoutAnOperationFailsWithoutHanging) {
   }
 }
 
-// Known bug: FunctionalDevice::wait_cycles does nothing and cycle() is always 0, while
-// player.cpp's poll() bounds its loop only by device cycles. A poll that never holds therefore
-// loops forever on the functional device (`octasim run` hangs) instead of failing after
-// --timeout-cycles. Not run: it would hang the suite.
+// player.cpp's poll() bounds its loop by device cycles: the functional device's wait_cycles
+// advances its cycle count, so a poll that never holds fails after --timeout-cycles instead of
+// looping forever (it used to: wait_cycles did nothing and cycle() stayed 0).
 TEST(FunctionalDevice, PollThatNeverHoldsFailsInsteadOfHanging) {
-  GTEST_SKIP() << "known bug: poll on FunctionalDevice never times out (wait_cycles is a no-op, "
-                  "cycle() stays 0): infinite loop";
   TempDir dir;
   FunctionalDevice dev(load_hw_config("nv_small"));
   const std::string path = (dir.path() / "t.cfg").string();
@@ -235,6 +232,23 @@ TEST(FunctionalDevice, PollThatNeverHoldsFailsInsteadOfHanging) {
   trace::PlayerOptions o;
   o.timeout_cycles = 1000;
   EXPECT_THROW((void)trace::play(t, dev, o), trace::TraceError);
+}
+
+// Operations and CSB accesses take no time; waiting does, so waits are bounded.
+TEST(FunctionalDevice, OnlyWaitingAdvancesTheCycleCount) {
+  FunctionalDevice dev(load_hw_config("nv_small"));
+  const std::uint8_t in = 0x33;
+  dev.memory().write(0x1000, &in, 1);
+  program_sdp_copy(dev, 0, 0x1000, 0x2000);
+  EXPECT_EQ(dev.cycle(), 0u);
+  EXPECT_TRUE(dev.wait_interrupt(0, 1000));
+  EXPECT_EQ(dev.cycle(), 0u) << "the interrupt is already there";
+  EXPECT_FALSE(dev.wait_interrupt(2, 1000));
+  EXPECT_EQ(dev.cycle(), 1000u) << "a wait that cannot succeed uses up its timeout";
+  dev.wait_cycles(16);
+  EXPECT_EQ(dev.cycle(), 1016u);
+  dev.wait_cycles(~std::uint64_t{0});
+  EXPECT_EQ(dev.cycle(), ~std::uint64_t{0}) << "saturates";
 }
 
 TEST(FunctionalDevice, MemorySpaceFollowsTheConfiguration) {
