@@ -1,6 +1,8 @@
 #include "sim/trace/player.hpp"
 
 #include <algorithm>
+#include <cstddef>
+#include <map>
 #include <random>
 #include <set>
 #include <vector>
@@ -119,9 +121,7 @@ class Run {
         mem_init(c);
         break;
       case Op::kMemLoad:
-        for (const DatPacket& p : read_dat_file(c.path)) {
-          dev_.memory().write(c.addr + p.offset, p.payload.data(), p.payload.size());
-        }
+        mem_load(c);
         break;
       case Op::kIntrNotify: {
         result_.compute_start_cycle = last_write_cycle_;
@@ -140,15 +140,9 @@ class Run {
       case Op::kSyncWait:
         require_notified(c);
         break;
-      case Op::kCheckCrc: {
-        require_notified(c);
-        std::vector<std::uint8_t> bytes(static_cast<std::size_t>(c.size));
-        dev_.memory().read(c.addr, bytes.data(), bytes.size());
-        const std::uint32_t got = models::crc32(bytes.data(), bytes.size());
-        check(c, fmt::format("check_crc 0x{:x}+0x{:x}", c.addr, c.size), got == c.crc,
-              got == c.crc ? "" : fmt::format("crc 0x{:08x}, want 0x{:08x}", got, c.crc));
+      case Op::kCheckCrc:
+        check_crc(c);
         break;
-      }
       case Op::kCheckFile:
         check_file(c);
         break;
@@ -171,7 +165,7 @@ class Run {
                          c.reg->unit, c.reg->name, c.field ? "." : "", c.field ? c.field->name : "",
                          compare_name(c.compare), c.value, opt_.timeout_cycles, got));
       }
-      dev_.wait_cycles(opt_.poll_interval_cycles);
+      dev_.wait_cycles(std::max<std::uint64_t>(opt_.poll_interval_cycles, 1));
     }
   }
 
@@ -187,36 +181,97 @@ class Run {
         break;
       case MemPattern::kRandom: {
         std::mt19937 rng(c.seed);
-        std::vector<std::uint8_t> bytes(static_cast<std::size_t>(c.size));
-        for (auto& b : bytes) b = static_cast<std::uint8_t>(rng());
-        mem.write(c.addr, bytes.data(), bytes.size());
+        std::vector<std::uint8_t> bytes(static_cast<std::size_t>(std::min(c.size, kChunk)));
+        for (std::uint64_t done = 0; done < c.size;) {
+          const std::size_t n = static_cast<std::size_t>(std::min(c.size - done, kChunk));
+          for (std::size_t i = 0; i < n; ++i) bytes[i] = static_cast<std::uint8_t>(rng());
+          mem.write(c.addr + done, bytes.data(), n);
+          done += n;
+        }
         break;
       }
     }
   }
 
+  void mem_load(const Command& c) {
+    MemoryImage& mem = dev_.memory();
+    for (const DatPacket& p : read_dat_file(c.path)) {
+      if (p.offset > ~std::uint64_t{0} - c.addr) {
+        fail(c, fmt::format("mem_load address 0x{:x} + packet offset 0x{:x} is past 2^64, outside "
+                            "the address space [0, 0x{:x})",
+                            c.addr, p.offset, mem.address_space_size()));
+      }
+      mem.write(c.addr + p.offset, p.payload.data(), p.payload.size());
+    }
+  }
+
+  void check_crc(const Command& c) {
+    require_notified(c);
+    const MemoryImage& mem = dev_.memory();
+    mem.check_range(c.addr, c.size);
+    // Streams through memory: a large region costs time, not a buffer of its size.
+    models::Crc32 crc;
+    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(std::min(c.size, kChunk)));
+    for (std::uint64_t done = 0; done < c.size;) {
+      const std::size_t n = static_cast<std::size_t>(std::min(c.size - done, kChunk));
+      mem.read(c.addr + done, bytes.data(), n);
+      crc.update(bytes.data(), n);
+      done += n;
+    }
+    const std::uint32_t got = crc.value();
+    check(c, fmt::format("check_crc 0x{:x}+0x{:x}", c.addr, c.size), got == c.crc,
+          got == c.crc ? "" : fmt::format("crc 0x{:08x}, want 0x{:08x}", got, c.crc));
+  }
+
+  // The golden image is zero where no packet lies; a later packet overwrites an earlier one.
+  // Compared chunk by chunk, so a large region needs no buffer of its size.
   void check_file(const Command& c) {
     require_notified(c);
-    std::vector<std::uint8_t> want(static_cast<std::size_t>(c.size), 0);
-    for (const DatPacket& p : read_dat_file(c.path)) {
-      if (p.offset + p.payload.size() > want.size()) {
+    const MemoryImage& mem = dev_.memory();
+    mem.check_range(c.addr, c.size);
+    const std::vector<DatPacket> packets = read_dat_file(c.path);
+    // Chunk index -> the packets overlapping that chunk, in file order.
+    std::map<std::uint64_t, std::vector<std::size_t>> by_chunk;
+    for (std::size_t i = 0; i < packets.size(); ++i) {
+      const DatPacket& p = packets[i];
+      if (p.offset > c.size || p.payload.size() > c.size - p.offset) {
         fail(c, fmt::format("golden packet at offset 0x{:x} lies outside the checked size 0x{:x}",
                             p.offset, c.size));
       }
-      std::copy(p.payload.begin(), p.payload.end(), want.begin() + static_cast<long>(p.offset));
+      if (p.payload.empty()) continue;
+      const std::uint64_t last = p.offset + p.payload.size() - 1;
+      for (std::uint64_t k = p.offset / kChunk; k <= last / kChunk; ++k) by_chunk[k].push_back(i);
     }
-    std::vector<std::uint8_t> got(want.size());
-    dev_.memory().read(c.addr, got.data(), got.size());
-    const auto mismatch = std::mismatch(got.begin(), got.end(), want.begin());
-    const bool pass = mismatch.first == got.end();
+    const std::size_t buffer = static_cast<std::size_t>(std::min(c.size, kChunk));
+    std::vector<std::uint8_t> got(buffer), want(buffer);
     std::string detail;
-    if (!pass) {
-      const auto off = static_cast<std::uint64_t>(mismatch.first - got.begin());
-      detail = fmt::format("first mismatch at 0x{:x} (offset 0x{:x}): got 0x{:02x}, want 0x{:02x}",
-                           c.addr + off, off, *mismatch.first, *mismatch.second);
+    for (std::uint64_t lo = 0; lo < c.size && detail.empty(); lo += kChunk) {
+      const std::size_t n = static_cast<std::size_t>(std::min(c.size - lo, kChunk));
+      std::fill_n(want.begin(), n, std::uint8_t{0});
+      if (const auto it = by_chunk.find(lo / kChunk); it != by_chunk.end()) {
+        for (const std::size_t i : it->second) {
+          const DatPacket& p = packets[i];
+          const std::uint64_t from = std::max(p.offset, lo);
+          const std::uint64_t to = std::min(p.offset + p.payload.size(), lo + n);
+          std::copy(p.payload.begin() + static_cast<std::ptrdiff_t>(from - p.offset),
+                    p.payload.begin() + static_cast<std::ptrdiff_t>(to - p.offset),
+                    want.begin() + static_cast<std::ptrdiff_t>(from - lo));
+        }
+      }
+      mem.read(c.addr + lo, got.data(), n);
+      const auto end = got.begin() + static_cast<std::ptrdiff_t>(n);
+      const auto mismatch = std::mismatch(got.begin(), end, want.begin());
+      if (mismatch.first != end) {
+        const std::uint64_t off = lo + static_cast<std::uint64_t>(mismatch.first - got.begin());
+        detail =
+            fmt::format("first mismatch at 0x{:x} (offset 0x{:x}): got 0x{:02x}, want 0x{:02x}",
+                        c.addr + off, off, *mismatch.first, *mismatch.second);
+      }
     }
-    check(c, fmt::format("check_file 0x{:x}+0x{:x}", c.addr, c.size), pass, detail);
+    check(c, fmt::format("check_file 0x{:x}+0x{:x}", c.addr, c.size), detail.empty(), detail);
   }
+
+  static constexpr std::uint64_t kChunk = std::uint64_t{1} << 20;
 
   const Trace& trace_;
   Device& dev_;

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <map>
+#include <random>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -271,6 +272,18 @@ TEST(Player, PollThatNeverHoldsTimesOutWithFileLineAndLastValue) {
   }
 }
 
+// A poll interval of 0 still lets time pass between reads, so the poll still times out.
+TEST(Player, PollWithZeroIntervalStillTimesOut) {
+  TempDir dir;
+  PlayerOptions o;
+  o.timeout_cycles = 100;
+  o.poll_interval_cycles = 0;
+  FakeDevice dev;
+  expect_play_error(dir, "poll_reg_equal(NVDLA_SDP.D_DATA_CUBE_WIDTH_0, 4);", dev, 1, "100 cycles",
+                    o);
+  EXPECT_LE(dev.reads, 102);
+}
+
 TEST(Player, IntrNotifyWaitsClearsAndRecordsCycles) {
   TempDir dir;
   FakeDevice dev;
@@ -491,12 +504,9 @@ TEST(Player, MemoryOutsideTheAddressSpaceIsATraceError) {
   }
 }
 
-// Known bug: player.cpp mem_load writes at c.addr + p.offset without checking for 64-bit
-// wrap-around, so a base near 2^64 plus an offset lands at a small, valid address.
+// mem_load base + packet offset past 2^64 is an address-space error, not a wrap-around to a
+// small, valid address.
 TEST(Player, MemLoadAddressWrapAroundIsAnError) {
-  OCTASIM_KNOWN_BUG()
-      << "known bug: mem_load(base 0xffffffffffffff00) + offset 0x100 wraps to 0 and "
-         "is written silently";
   TempDir dir;
   dir.write("in.dat", "{offset:0x100, size:1, payload:0x55}\n");
   FakeDevice dev(32);
@@ -505,17 +515,80 @@ TEST(Player, MemLoadAddressWrapAroundIsAnError) {
   EXPECT_EQ(mem(dev, 0, 1), std::vector<std::uint8_t>{0});
 }
 
-// Known bug: check_crc and check_file allocate a host buffer of `size` bytes before the range
-// check, so a size outside the address space (e.g. 1 TiB under a 32-bit space) raises
-// std::bad_alloc (a TraceError saying "std::bad_alloc", not the range) or, under
-// AddressSanitizer, aborts the process. Not run: it would crash the sanitizer build.
+// check_crc checks the range before touching memory: a size outside the address space (1 TiB
+// under a 32-bit space) is a range error, not a host allocation of that size (which used to
+// raise std::bad_alloc, or abort under AddressSanitizer).
 TEST(Player, HugeCheckSizeIsARangeErrorNotAnAllocation) {
-  GTEST_SKIP() << "known bug: check_crc/check_file allocate `size` bytes before checking the "
-                  "range (bad_alloc, or an ASan abort)";
   TempDir dir;
   FakeDevice dev(32);
   expect_play_error(dir, "sync_notify(x, s);\ncheck_crc(s, 1, 0x0, 0x10000000000, 0x0);", dev, 2,
                     "address space");
+}
+
+TEST(Player, HugeCheckFileOrMemInitSizeIsARangeError) {
+  TempDir dir;
+  dir.write("golden.dat", "{offset:0x0, size:1, payload:0x00}\n");
+  FakeDevice dev(32);
+  expect_play_error(dir,
+                    "sync_notify(x, s);\ncheck_file(s, 1, 0x0, 0x10000000000, \"golden.dat\");",
+                    dev, 2, "address space");
+  expect_play_error(dir, "mem_init(pri_mem, 0x0, 0x10000000000, RANDOM, 1);", dev, 1,
+                    "address space");
+  EXPECT_EQ(dev.memory().mapped_bytes(), 0u);
+}
+
+// Regions larger than the player's internal chunk (1 MiB) are generated, hashed and compared
+// piecewise; the results are those of the whole region at once.
+TEST(Player, LargeRegionsAcrossChunkBoundaries) {
+  TempDir dir;
+  constexpr std::uint64_t kBase = 0x10000000;
+  constexpr std::size_t kSize = 0x280000;  // 2.5 MiB
+  {
+    FakeDevice dev;
+    (void)run(dir, "mem_init(pri_mem, 0x10000000, 0x280000, RANDOM, 5);", dev);
+    std::mt19937 rng(5);
+    std::vector<std::uint8_t> want(kSize);
+    for (auto& b : want) b = static_cast<std::uint8_t>(rng());
+    const std::vector<std::uint8_t> got = mem(dev, kBase, kSize);
+    ASSERT_EQ(got, want);
+    char text[256];
+    std::snprintf(text, sizeof text, "sync_notify(x, s);\ncheck_crc(s, 1, 0x%llx, 0x%zx, 0x%08x);",
+                  static_cast<unsigned long long>(kBase), kSize, reference_crc32(want));
+    const Played p = run(dir, text, dev);
+    ASSERT_EQ(p.result.checks.size(), 1u);
+    EXPECT_TRUE(p.result.checks[0].pass) << p.result.checks[0].detail;
+  }
+  // Packets straddling the 1 MiB boundary; a later packet overwrites an earlier one.
+  dir.write("in.dat",
+            "{offset:0xffffe, size:4, payload:0x01 0x02 0x03 0x04}\n"
+            "{offset:0x100000, size:1, payload:0x09}\n"
+            "{offset:0x27ffff, size:1, payload:0x0a}\n");
+  dir.write("reversed.dat",
+            "{offset:0x100000, size:1, payload:0x09}\n"
+            "{offset:0xffffe, size:4, payload:0x01 0x02 0x03 0x04}\n"
+            "{offset:0x27ffff, size:1, payload:0x0a}\n");
+  dir.write("last.dat",
+            "{offset:0xffffe, size:4, payload:0x01 0x02 0x09 0x04}\n"
+            "{offset:0x27ffff, size:1, payload:0x0b}\n");
+  FakeDevice dev;
+  const Played p = run(dir,
+                       "mem_load(pri_mem, 0x10000000, \"in.dat\");\n"
+                       "sync_notify(x, s);\n"
+                       "check_file(s, 1, 0x10000000, 0x280000, \"in.dat\");\n"
+                       "check_file(s, 1, 0x10000000, 0x280000, \"reversed.dat\");\n"
+                       "check_file(s, 1, 0x10000000, 0x280000, \"last.dat\");\n",
+                       dev);
+  EXPECT_EQ(mem(dev, kBase + 0xffffe, 4), (std::vector<std::uint8_t>{0x01, 0x02, 0x09, 0x04}));
+  ASSERT_EQ(p.result.checks.size(), 3u);
+  EXPECT_TRUE(p.result.checks[0].pass) << p.result.checks[0].detail;
+  EXPECT_FALSE(p.result.checks[1].pass);
+  EXPECT_NE(p.result.checks[1].detail.find("offset 0x100000)"), std::string::npos)
+      << p.result.checks[1].detail;
+  EXPECT_FALSE(p.result.checks[2].pass);
+  EXPECT_NE(p.result.checks[2].detail.find("offset 0x27ffff)"), std::string::npos)
+      << p.result.checks[2].detail;
+  EXPECT_NE(p.result.checks[2].detail.find("got 0x0a, want 0x0b"), std::string::npos)
+      << p.result.checks[2].detail;
 }
 
 TEST(Player, DeviceErrorsBecomeTraceErrorsNamingTheLine) {
