@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -58,13 +57,4 @@ inline std::uint32_t reference_crc32(const std::vector<std::uint8_t>& bytes) {
   return crc ^ 0xFFFFFFFFu;
 }
 
-// Tests of known bugs skip unless OCTASIM_RUN_KNOWN_BUGS is set (to check a fix).
-inline bool skip_known_bugs() {
-  return std::getenv("OCTASIM_RUN_KNOWN_BUGS") == nullptr;
-}
-
 }  // namespace octasim::test
-
-// Skips the rest of a test that shows a known bug: OCTASIM_KNOWN_BUG() << "known bug: ...";
-#define OCTASIM_KNOWN_BUG() \
-  if (::octasim::test::skip_known_bugs()) GTEST_SKIP()
