@@ -14,13 +14,6 @@ namespace C = regs::CDP;
 namespace CR = regs::CDP_RDMA;
 using models::LutTableId;
 
-std::uint32_t low32(std::uint64_t a) {
-  return static_cast<std::uint32_t>(a);
-}
-std::uint32_t high32(std::uint64_t a) {
-  return static_cast<std::uint32_t>(a >> 32);
-}
-
 void signed_range(const char* what, std::int64_t v, unsigned bits) {
   const std::int64_t max = (std::int64_t{1} << (bits - 1)) - 1;
   if (v < -max - 1 || v > max) {

@@ -12,13 +12,6 @@ namespace {
 namespace P = regs::PDP;
 namespace PR = regs::PDP_RDMA;
 
-std::uint32_t low32(std::uint64_t a) {
-  return static_cast<std::uint32_t>(a);
-}
-std::uint32_t high32(std::uint64_t a) {
-  return static_cast<std::uint32_t>(a >> 32);
-}
-
 void check_layer(const PdpLayer& l, unsigned group, unsigned atom_bytes) {
   if (group > 1) throw FirmwareError(fmt::format("PDP: register group {} is not 0 or 1", group));
   check_surface(l.src, l.precision, atom_bytes, "PDP input");

@@ -10,13 +10,6 @@ namespace {
 namespace S = regs::SDP;
 namespace RD = regs::SDP_RDMA;
 
-std::uint32_t low32(std::uint64_t a) {
-  return static_cast<std::uint32_t>(a);
-}
-std::uint32_t high32(std::uint64_t a) {
-  return static_cast<std::uint32_t>(a >> 32);
-}
-
 void check_layer(const SdpLayer& l, unsigned group, unsigned atom_bytes) {
   if (group > 1) throw FirmwareError(fmt::format("SDP: register group {} is not 0 or 1", group));
   check_surface(l.src, l.precision, atom_bytes, "SDP input");

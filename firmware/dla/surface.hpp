@@ -42,6 +42,14 @@ struct FeatureSurface {
                                            unsigned atom_bytes, std::uint32_t w, std::uint32_t h,
                                            std::uint32_t c);
 
+// The halves of a 64-bit DMA address for NVDLA's *_ADDR_LOW / *_ADDR_HIGH register pairs.
+[[nodiscard]] inline std::uint32_t low32(std::uint64_t a) {
+  return static_cast<std::uint32_t>(a);
+}
+[[nodiscard]] inline std::uint32_t high32(std::uint64_t a) {
+  return static_cast<std::uint32_t>(a >> 32);
+}
+
 // Throws FirmwareError naming `what` (e.g. "SDP input") when the surface cannot be programmed:
 // an empty or too large cube (NVDLA's cube registers hold 13 bits: 1..8192), strides smaller
 // than a packed layout (lines or surfaces that overlap), or an address not aligned to the atom.
