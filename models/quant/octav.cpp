@@ -453,7 +453,15 @@ struct GroupRun {
   Band* band = nullptr;  // set while the band is valid
 };
 
-GroupRun start_from_stats(const GroupStats& st, const OctavOptions& o) {
+// SplitMix64: a fixed, portable generator for the kRandom initial guess.
+std::uint64_t splitmix64(std::uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+GroupRun start_from_stats(const GroupStats& st, const OctavOptions& o, std::size_t group) {
   GroupRun run;
   run.max_bits = st.max_bits;
   if (st.max_bits == 0) {  // no nonzero element
@@ -475,15 +483,25 @@ GroupRun start_from_stats(const GroupStats& st, const OctavOptions& o) {
     case OctavInit::kValue:
       run.s = o.initial_value;
       break;
+    case OctavInit::kRandom: {
+      const std::uint64_t u = splitmix64(o.seed ^ splitmix64(group)) >> 11;  // 53 bits
+      run.s = (1.0 - std::ldexp(static_cast<double>(u), -53)) *
+              static_cast<double>(float_of(st.max_bits));  // in (0, max]
+      break;
+    }
   }
   return run;
 }
+
+// `group` numbers the group for the random initial guess and error messages (kNoGroup: a
+// lone group, numbered 0 and not named in messages).
+constexpr std::size_t kNoGroup = static_cast<std::size_t>(-1);
 
 GroupRun start_group(const float* x, std::size_t n, const OctavOptions& o, std::size_t group) {
   return start_from_stats(o.sign == Signedness::kSigned
                               ? group_stats<Signedness::kSigned>(x, n, group)
                               : group_stats<Signedness::kUnsigned>(x, n, group),
-                          o);
+                          o, group == kNoGroup ? 0 : group);
 }
 
 // Bands only pay off for large groups. The first full pass keeps the magnitudes from
@@ -721,7 +739,7 @@ std::vector<ClipResult> octav_columns(const ColumnView& v, const OctavOptions& o
   std::vector<GroupRun> runs(cols);
   BandWorkspace ws(cols * rows, cols);
   for (std::size_t c = 0; c < cols; ++c) {
-    runs[c] = start_from_stats(stats[c], o);
+    runs[c] = start_from_stats(stats[c], o, c);
     runs[c].band = ws.band(c);
     runs[c].band->storage = ws.arena() + c * rows;
     runs[c].band->size = 0;
@@ -811,7 +829,7 @@ double octav_update(const OctavReductions& r, int bits, Signedness sign) {
 
 ClipResult octav(const float* x, std::size_t n, const OctavOptions& opts) {
   check_options(opts);
-  GroupRun run = start_group(x, n, opts, static_cast<std::size_t>(-1));
+  GroupRun run = start_group(x, n, opts, kNoGroup);
   if (n >= kSmallGroup && run.active) {
     BandWorkspace ws(n + kBlock, 1);
     run.spare = ws.band(0);
@@ -843,8 +861,7 @@ std::vector<ClipResult> octav(const GroupedTensor& t, const OctavOptions& opts) 
   std::size_t offset = 0;
   std::size_t next_band = 0;
   for (std::size_t g = 0; g < groups; ++g) {
-    runs[g] = start_group(t.group_data(g), t.group_size(g), opts,
-                          groups > 1 ? g : static_cast<std::size_t>(-1));
+    runs[g] = start_group(t.group_data(g), t.group_size(g), opts, groups > 1 ? g : kNoGroup);
     if (t.group_size(g) >= kSmallGroup) {
       runs[g].spare = ws.band(next_band++);
       runs[g].spare->storage = ws.arena() + offset;

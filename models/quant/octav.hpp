@@ -60,6 +60,9 @@ enum class OctavInit : std::uint8_t {
   kHalfMax,  // s_0 = max magnitude / 2 (default)
   kZero,     // s_0 = 0: the first iterate is the mean nonzero magnitude
   kValue,    // s_0 = OctavOptions::initial_value
+  // The patent's own choice, a random s_0: uniform in (0, max magnitude], drawn from
+  // OctavOptions::seed and the group's index (so reproducible, and independent per group).
+  kRandom,
 };
 
 struct OctavOptions {
@@ -67,6 +70,7 @@ struct OctavOptions {
   Signedness sign = Signedness::kSigned;
   OctavInit init = OctavInit::kHalfMax;
   double initial_value = 0.0;
+  std::uint64_t seed = 0;  // kRandom
   // Converged when |s_{n+1} - s_n| <= tolerance * s_{n+1} (relative change of one update).
   double tolerance = 1e-4;
   int max_iterations = 10;

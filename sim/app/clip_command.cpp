@@ -61,12 +61,14 @@ models::OctavOptions octav_options(const ClipOptions& o) {
     oo.init = models::OctavInit::kHalfMax;
   } else if (o.init == "zero") {
     oo.init = models::OctavInit::kZero;
+  } else if (o.init == "random") {
+    oo.init = models::OctavInit::kRandom;  // seed 0: reproducible
   } else {
     char* end = nullptr;
     const double v = std::strtod(o.init.c_str(), &end);
     if (o.init.empty() || *end != '\0' || !(v >= 0.0) || !std::isfinite(v)) {
       throw UsageError(fmt::format(
-          "--init '{}': expected half-max, zero or a finite clipping scalar >= 0", o.init));
+          "--init '{}': expected half-max, zero, random or a finite clipping scalar >= 0", o.init));
     }
     oo.init = models::OctavInit::kValue;
     oo.initial_value = v;
@@ -101,7 +103,7 @@ void add_clip_command(CLI::App& app, ClipOptions& opts) {
   ch->excludes(vec);
   cmd->add_flag("--json", opts.json, "print JSON");
   cmd->add_option("--shape", opts.shape, "shape of a raw float32 file, e.g. 64,3,3,3");
-  cmd->add_option("--init", opts.init, "OCTAV initial guess: half-max, zero or a value")
+  cmd->add_option("--init", opts.init, "OCTAV initial guess: half-max, zero, random or a value")
       ->capture_default_str();
   cmd->add_option("--tol", opts.tolerance, "OCTAV relative tolerance")
       ->capture_default_str()

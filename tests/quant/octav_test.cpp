@@ -280,6 +280,21 @@ TEST(Octav, InsensitiveToTheInitialGuess) {
   }
   o.init = OctavInit::kZero;
   EXPECT_NEAR(octav(x.data(), x.size(), o).clip, base, 1e-9 * base);
+  // The patent's random start: reproducible for a seed, different starts for different seeds,
+  // the same answer.
+  o.init = OctavInit::kRandom;
+  o.max_iterations = 1;
+  std::vector<double> firsts;
+  for (const std::uint64_t seed : {0u, 1u, 2u, 3u}) {
+    o.seed = seed;
+    o.max_iterations = 1;
+    firsts.push_back(octav(x.data(), x.size(), o).clip);
+    EXPECT_EQ(octav(x.data(), x.size(), o).clip, firsts.back());
+    o.max_iterations = 200;
+    EXPECT_NEAR(octav(x.data(), x.size(), o).clip, base, 1e-9 * base) << seed;
+  }
+  EXPECT_NE(firsts[0], firsts[1]);
+  EXPECT_NE(firsts[1], firsts[2]);
 }
 
 TEST(Octav, ReportsIterationsAndNonConvergence) {
