@@ -315,6 +315,25 @@ TEST(Octav, ReportsIterationsAndNonConvergence) {
   EXPECT_GT(full.iterations, 1);
 }
 
+// The default start (half the largest magnitude) converges within the default 10 iterations on
+// light- and heavy-tailed data at every usual bit width.
+TEST(Octav, DefaultsConvergeWithinTenIterations) {
+  std::mt19937_64 rng(17);
+  std::student_t_distribution<double> t3(3.0);
+  std::vector<float> student(20000);
+  for (auto& v : student) v = static_cast<float>(t3(rng));
+  const std::vector<float> data[] = {gaussian(20000, 15), laplace(20000, 16), student};
+  for (const auto& x : data) {
+    for (const int bits : {2, 3, 4, 6, 8}) {
+      OctavOptions o;
+      o.bits = bits;
+      const ClipResult r = octav(x.data(), x.size(), o);
+      EXPECT_TRUE(r.converged) << "B=" << bits << " after " << r.iterations;
+      EXPECT_LE(r.iterations, 10);
+    }
+  }
+}
+
 // octav() (bands, grouped iteration) against the recursion written out with octav_reduce and
 // octav_update: same scalar bits, same iteration count, same convergence flag.
 TEST(Octav, FastPathEqualsThePlainRecursionBitForBit) {
