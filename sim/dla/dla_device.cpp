@@ -125,6 +125,7 @@ void DlaDevice::start_ready_engines() {
     TimingPlan plan = plan_operation(e, r, hw_, read);
     const auto [read_base, write_base] = dma_bases(e, read);
     regs_.set_running(e.core_unit, group);
+    if (e.uses_rdma(regs_, group)) regs_.set_running(e.rdma_unit, group);
     const std::size_t layer = layers_.size();
     layers_.push_back({std::string(e.name), group, cycle(), 0, std::move(r), modules_[i]->stats()});
     modules_[i]->start(std::move(plan), read_base, write_base,
