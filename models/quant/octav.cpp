@@ -7,11 +7,11 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-#include <functional>
-#include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "models/quant/exact_sum.hpp"
 
@@ -67,8 +67,8 @@ struct Band {
   std::uint32_t lo = 0;
   std::uint32_t hi = 0;
   // The band's magnitudes: storage[0, size). storage has room for the whole group (plus a
-  // block), carved from one uninitialised arena per octav() call: pages never written cost
-  // nothing, and a full pass writes without checks.
+  // block), carved from the per-thread workspace's uninitialised arena: pages never written
+  // cost nothing, and a full pass writes without checks.
   std::uint32_t* storage = nullptr;
   std::size_t size = 0;
   std::uint64_t nonzero_below = 0;  // 0 < m <= lo
@@ -724,9 +724,7 @@ void column_pass(const ColumnView& v, const std::vector<char>& full,
     Band& b = *runs[c].band;
     b.size = filled[c];
     b.count_above = above_hi[c];
-    b.nonzero_below = 0;  // set by the caller, which knows the column's nonzero count
-    (void)above_lo[c];
-    b.nonzero_below = above_lo[c];  // stash: the caller turns it into nonzero - above_lo
+    b.nonzero_below = above_lo[c];  // the caller, which knows the nonzero count, subtracts
   }
 }
 
@@ -793,7 +791,6 @@ std::vector<ClipResult> octav_columns(const ColumnView& v, const OctavOptions& o
       if (advance(run, red, o)) any = true;
     }
   }
-  (void)rows;
   std::vector<ClipResult> out(cols);
   for (std::size_t c = 0; c < cols; ++c) out[c] = runs[c].result;
   return out;
