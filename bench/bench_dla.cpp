@@ -1,8 +1,7 @@
 // Simulation speed of the cycle-level DLA: simulated cycles per host second on NVDLA's largest
 // sdp/pdp/cdp traces. One SystemC elaboration serves every benchmark (SystemC elaborates once
-// per process): each iteration plays the trace once more on the same device, in a player
-// thread that pauses the kernel when it is done.
-#define SC_INCLUDE_DYNAMIC_PROCESSES
+// per process): each iteration resets the device's registers and plays the trace once more,
+// driving the kernel from sc_main as `octasim run` does.
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
@@ -39,27 +38,13 @@ void BM_Trace(benchmark::State& state, const std::string& name, bool full) {
   dla::DlaDevice& device = full ? *g_device_full : *g_device;
   std::uint64_t simulated = 0;
   for (auto _ : state) {
-    trace::PlayResult result;
-    std::exception_ptr error;
     device.reset();  // a trace assumes a freshly reset device (register groups start at 0)
     const std::uint64_t before = device.cycle();
-    sc_core::sc_spawn(
-        [&] {
-          try {
-            result = trace::play(t, device, trace::PlayerOptions{});
-          } catch (...) {
-            error = std::current_exception();
-          }
-          sc_core::sc_pause();
-        },
-        "player");
-    sc_core::sc_start();
-    if (error) {
-      try {
-        std::rethrow_exception(error);
-      } catch (const std::exception& e) {
-        state.SkipWithError(e.what());
-      }
+    trace::PlayResult result;
+    try {
+      result = trace::play(t, device, trace::PlayerOptions{});
+    } catch (const std::exception& e) {
+      state.SkipWithError(e.what());
       return;
     }
     if (!result.all_passed()) {

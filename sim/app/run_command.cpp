@@ -1,5 +1,4 @@
 // `octasim run TRACE.cfg`: play an NVDLA trace on the device and report every check.
-#define SC_INCLUDE_DYNAMIC_PROCESSES
 #include <exception>
 #include <string>
 
@@ -40,21 +39,7 @@ trace::PlayResult play_cycle_level(const trace::Trace& t, const HwConfig& hw,
                                    const trace::PlayerOptions& po) {
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   dla::DlaDevice device("dla", hw);
-  trace::PlayResult result;
-  std::exception_ptr error;
-  sc_core::sc_spawn(
-      [&] {
-        try {
-          result = trace::play(t, device, po);
-        } catch (...) {
-          error = std::current_exception();
-        }
-        sc_core::sc_stop();
-      },
-      "player");
-  sc_core::sc_start();
-  if (error) std::rethrow_exception(error);
-
+  trace::PlayResult result = trace::play(t, device, po);
   fmt::print("\nlayers (cycle-level, {}):\n", hw.name);
   for (const auto& l : device.layers()) {
     print_layer(l.engine, l.group, l.result);

@@ -83,30 +83,36 @@ void DlaDevice::reset() {
   regs_ = RegisterFile();
 }
 
+// The player drives the device from sc_main, between kernel runs: each access or wait runs
+// the simulation for the time it takes (sc_start), so no player code — and no exception it
+// throws — ever runs on a SystemC thread's stack.
+void DlaDevice::run_for(std::uint64_t cycles) {
+  if (cycles > 0) sc_core::sc_start(period_ * static_cast<double>(cycles));
+}
+
 void DlaDevice::csb_write(std::uint32_t addr, std::uint32_t value) {
-  sc_core::wait(period_ * static_cast<double>(hw_.csb_access_cycles));
+  run_for(hw_.csb_access_cycles);
   regs_.csb_write(addr, value);
   start_ready_engines();
 }
 
 std::uint32_t DlaDevice::csb_read(std::uint32_t addr) {
-  sc_core::wait(period_ * static_cast<double>(hw_.csb_access_cycles));
+  run_for(hw_.csb_access_cycles);
   return regs_.csb_read(addr);
 }
 
 bool DlaDevice::wait_interrupt(unsigned status_bit, std::uint64_t timeout_cycles) {
-  const sc_core::sc_time deadline =
-      sc_core::sc_time_stamp() + period_ * static_cast<double>(timeout_cycles);
-  while ((regs_.interrupt_status() >> status_bit & 1u) == 0) {
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
-    if (now >= deadline) return false;
-    sc_core::wait(deadline - now, interrupt_ev_);
+  const std::uint64_t deadline = cycle() + timeout_cycles;
+  waiting_for_interrupt_ = true;
+  while ((regs_.interrupt_status() >> status_bit & 1u) == 0 && cycle() < deadline) {
+    run_for(deadline - cycle());  // finish() pauses the kernel when an interrupt is raised
   }
-  return true;
+  waiting_for_interrupt_ = false;
+  return (regs_.interrupt_status() >> status_bit & 1u) != 0;
 }
 
 void DlaDevice::wait_cycles(std::uint64_t cycles) {
-  sc_core::wait(period_ * static_cast<double>(cycles));
+  run_for(cycles);
 }
 
 std::uint64_t DlaDevice::cycle() const {
@@ -154,7 +160,7 @@ void DlaDevice::finish(std::size_t engine_index, unsigned group, std::size_t lay
   regs_.op_done(e.core_unit, group);
   if (rdma) regs_.op_done(e.rdma_unit, group);
   regs_.raise_interrupt(e.done_status_bit0 + group);
-  interrupt_ev_.notify(sc_core::SC_ZERO_TIME);
+  if (waiting_for_interrupt_) sc_core::sc_pause();
   start_ready_engines();  // the other register group may be waiting
 }
 

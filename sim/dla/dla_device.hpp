@@ -2,7 +2,8 @@
 // engines as SystemC modules. Register writes that complete a group's programming start the
 // engine; its functional result is computed at start (into an overlay) and becomes visible in
 // DRAM, with its status registers and interrupt, when the engine's last write is acknowledged.
-// The trace player drives it from a SystemC thread through the trace::Device interface.
+// The trace player drives it from sc_main (not from a SystemC thread) through the
+// trace::Device interface: every access or wait runs the kernel for the time it takes.
 #pragma once
 
 #include <array>
@@ -40,7 +41,7 @@ class DlaDevice final : public sc_core::sc_module, public trace::Device {
   DlaDevice(const DlaDevice&) = delete;
   DlaDevice& operator=(const DlaDevice&) = delete;
 
-  // trace::Device — call from a SystemC thread.
+  // trace::Device — call from sc_main, outside the kernel (after elaboration).
   void csb_write(std::uint32_t addr, std::uint32_t value) override;
   [[nodiscard]] std::uint32_t csb_read(std::uint32_t addr) override;
   [[nodiscard]] MemoryImage& memory() override { return memory_; }
@@ -59,6 +60,7 @@ class DlaDevice final : public sc_core::sc_module, public trace::Device {
   [[nodiscard]] const sc_core::sc_time& clock_period() const { return period_; }
 
  private:
+  void run_for(std::uint64_t cycles);
   void start_ready_engines();
   void finish(std::size_t engine_index, unsigned group, std::size_t layer);
 
@@ -69,7 +71,7 @@ class DlaDevice final : public sc_core::sc_module, public trace::Device {
   Dram dram_;
   std::array<std::unique_ptr<StreamEngine>, 3> modules_;
   std::array<std::unique_ptr<OverlayMemory>, 3> overlays_;
-  sc_core::sc_event interrupt_ev_;
+  bool waiting_for_interrupt_ = false;
   std::vector<LayerTiming> layers_;
 };
 
