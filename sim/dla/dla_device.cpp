@@ -130,8 +130,7 @@ void DlaDevice::start_ready_engines() {
     OpResult r = e.run(hw_, read, regs_.lut(e.core_unit), *overlays_[i]);
     TimingPlan plan = plan_operation(e, r, hw_, read);
     const auto [read_base, write_base] = dma_bases(e, read);
-    regs_.set_running(e.core_unit, group);
-    if (e.uses_rdma(regs_, group)) regs_.set_running(e.rdma_unit, group);
+    start_group(e, regs_, group);
     const std::size_t layer = layers_.size();
     layers_.push_back({std::string(e.name), group, cycle(), 0, std::move(r), modules_[i]->stats()});
     modules_[i]->start(std::move(plan), read_base, write_base,
@@ -145,7 +144,6 @@ void DlaDevice::finish(std::size_t engine_index, unsigned group, std::size_t lay
   overlays_[engine_index].reset();
   LayerTiming& l = layers_[layer];
   l.end_cycle = cycle();
-  for (const auto& [addr, value] : l.result.status) regs_.set_value(addr, group, value);
   const EngineStats& now = modules_[engine_index]->stats();
   l.read_stall_cycles = now.read_stall_cycles - l.at_start.read_stall_cycles;
   l.write_stall_cycles = now.write_stall_cycles - l.at_start.write_stall_cycles;
@@ -156,10 +154,7 @@ void DlaDevice::finish(std::size_t engine_index, unsigned group, std::size_t lay
   if (sr.core_enable_field.get(regs_.value(sr.core_enable, group)) != 0) {
     regs_.set_value(sr.write_stall, group, saturate32(l.write_stall_cycles));
   }
-  const bool rdma = e.uses_rdma(regs_, group);
-  regs_.op_done(e.core_unit, group);
-  if (rdma) regs_.op_done(e.rdma_unit, group);
-  regs_.raise_interrupt(e.done_status_bit0 + group);
+  complete_group(e, regs_, group, l.result);
   if (waiting_for_interrupt_) sc_core::sc_pause();
   start_ready_engines();  // the other register group may be waiting
 }

@@ -35,6 +35,20 @@ const std::array<Engine, 3>& engines() {
   return table;
 }
 
+void start_group(const Engine& engine, RegisterFile& regs, unsigned group) {
+  regs.set_running(engine.core_unit, group);
+  if (engine.uses_rdma(regs, group)) regs.set_running(engine.rdma_unit, group);
+}
+
+void complete_group(const Engine& engine, RegisterFile& regs, unsigned group,
+                    const OpResult& result) {
+  for (const auto& [addr, value] : result.status) regs.set_value(addr, group, value);
+  const bool rdma = engine.uses_rdma(regs, group);
+  regs.op_done(engine.core_unit, group);
+  if (rdma) regs.op_done(engine.rdma_unit, group);
+  regs.raise_interrupt(engine.done_status_bit0 + group);
+}
+
 bool ready_to_start(const Engine& engine, const RegisterFile& regs, unsigned group) {
   if (!regs.op_enabled(engine.core_unit, group)) return false;
   return !engine.uses_rdma(regs, group) || regs.op_enabled(engine.rdma_unit, group);

@@ -29,4 +29,13 @@ struct Engine {
 // True when `engine` has group `group` enabled on every unit it needs.
 [[nodiscard]] bool ready_to_start(const Engine& engine, const RegisterFile& regs, unsigned group);
 
+// The hardware starts `group`: the core unit's group (and its RDMA's, when it reads memory)
+// becomes running.
+void start_group(const Engine& engine, RegisterFile& regs, unsigned group);
+
+// `group` has finished with `result`: its status registers are set, its D_OP_ENABLEs cleared
+// (core and, when used, RDMA), the consumer pointers move on and its interrupt is raised.
+void complete_group(const Engine& engine, RegisterFile& regs, unsigned group,
+                    const OpResult& result);
+
 }  // namespace octasim::dla

@@ -30,15 +30,10 @@ void FunctionalDevice::start_ready_engines() {
       if (!ready_to_start(e, regs_, group)) continue;
       // The hardware starts the group (a pending group becomes running), as on DlaDevice; the
       // operation then completes at once.
-      const bool rdma = e.uses_rdma(regs_, group);
-      regs_.set_running(e.core_unit, group);
-      if (rdma) regs_.set_running(e.rdma_unit, group);
+      start_group(e, regs_, group);
       const RegRead read = [this, group](std::uint32_t addr) { return regs_.value(addr, group); };
       OpResult r = e.run(hw_, read, regs_.lut(e.core_unit), memory_);
-      for (const auto& [addr, value] : r.status) regs_.set_value(addr, group, value);
-      regs_.op_done(e.core_unit, group);
-      if (rdma) regs_.op_done(e.rdma_unit, group);
-      regs_.raise_interrupt(e.done_status_bit0 + group);
+      complete_group(e, regs_, group, r);
       layers_.push_back({std::string(e.name), group, std::move(r)});
       progress = true;
     }
