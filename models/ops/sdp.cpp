@@ -83,13 +83,20 @@ bool y_mul_from_memory(const SdpYConfig& y) {
   return !y.bypass && !y.mul_bypass && y.mul_src == SdpOperandSource::kMemory;
 }
 
-void check_supported(const SdpConfig& cfg) {
+void check_supported(const SdpConfig& cfg, const ConvCube* flying) {
   if (cfg.width == 0 || cfg.height == 0 || cfg.channels == 0) {
     throw std::runtime_error("SDP: empty data cube");
   }
-  if (cfg.flying) {
-    throw std::runtime_error(
-        "SDP flying mode (input from CACC) is not supported by the memory-to-memory layer");
+  if (cfg.flying && flying == nullptr) {
+    throw std::runtime_error("SDP flying mode needs the convolution core's output");
+  }
+  if (cfg.flying && (flying->width != cfg.width || flying->height != cfg.height ||
+                     flying->channels < cfg.channels)) {
+    throw std::runtime_error("SDP data cube " + std::to_string(cfg.width) + "x" +
+                             std::to_string(cfg.height) + "x" + std::to_string(cfg.channels) +
+                             " differs from the CACC output " + std::to_string(flying->width) +
+                             "x" + std::to_string(flying->height) + "x" +
+                             std::to_string(flying->channels));
   }
   if (cfg.output_to_pdp) {
     throw std::runtime_error(
@@ -101,7 +108,7 @@ void check_supported(const SdpConfig& cfg) {
       cfg.out_precision == SdpPrecision::kFp16) {
     throw std::runtime_error("SDP FP16 pipeline is not supported");
   }
-  if (bytes_of(cfg.in_precision) != bytes_of(cfg.proc_precision) ||
+  if ((!cfg.flying && bytes_of(cfg.in_precision) != bytes_of(cfg.proc_precision)) ||
       bytes_of(cfg.out_precision) != bytes_of(cfg.proc_precision)) {
     throw std::runtime_error(std::string("SDP precision conversion ") +
                              precision_name(cfg.in_precision) + " -> " +
@@ -117,6 +124,11 @@ void check_supported(const SdpConfig& cfg) {
 }
 
 }  // namespace
+
+bool sdp_operands_from_memory(const SdpConfig& cfg) {
+  return x_alu_from_memory(cfg.bs) || x_mul_from_memory(cfg.bs) || x_alu_from_memory(cfg.bn) ||
+         x_mul_from_memory(cfg.bn) || y_alu_from_memory(cfg.ew) || y_mul_from_memory(cfg.ew);
+}
 
 SdpDatapath::SdpDatapath(const SdpConfig& cfg)
     : bs_(cfg.bs),
@@ -200,8 +212,8 @@ void SdpDatapath::process_atom(const std::int32_t* in, const SdpOperands* ops, s
   for (std::size_t i = 0; i < n; ++i) out[i] = process(in[i], ops[i], stats);
 }
 
-SdpLayerResult run_sdp_layer(const SdpConfig& cfg, Memory& mem) {
-  check_supported(cfg);
+SdpLayerResult run_sdp_layer(const SdpConfig& cfg, Memory& mem, const ConvCube* flying) {
+  check_supported(cfg, flying);
   SdpLayerResult result;
   const SdpDatapath dp(cfg);
 
@@ -254,8 +266,10 @@ SdpLayerResult run_sdp_layer(const SdpConfig& cfg, Memory& mem) {
                                         ? cfg.src_base + std::uint64_t{s} * atom
                                         : sdp_atom_address(cfg.src_base, cfg.src_line_stride,
                                                            cfg.src_surface_stride, atom, 0, h, s);
-      mem.read(in_addr, in_line.data(), in_line.size());
-      result.bytes_read += in_line.size();
+      if (!cfg.flying) {
+        mem.read(in_addr, in_line.data(), in_line.size());
+        result.bytes_read += in_line.size();
+      }
       for (OperandStream& st : streams) {
         if (!st.used() || st.surface->mode != SdpDataMode::kPerElement) continue;
         const std::uint64_t addr = st.surface->base +
@@ -266,7 +280,12 @@ SdpLayerResult run_sdp_layer(const SdpConfig& cfg, Memory& mem) {
 
       for (std::uint32_t w = 0; w < width; ++w) {
         for (unsigned i = 0; i < epa; ++i) {
-          in_vals[i] = load_signed(&in_line[(std::size_t{w} * epa + i) * in_bytes], in_bytes);
+          if (cfg.flying) {
+            const std::uint32_t c = s * epa + i;
+            in_vals[i] = c < flying->channels ? flying->at(w, h, c) : 0;
+          } else {
+            in_vals[i] = load_signed(&in_line[(std::size_t{w} * epa + i) * in_bytes], in_bytes);
+          }
           std::int16_t vals[3][2] = {};
           for (unsigned k = 0; k < 3; ++k) {
             const OperandStream& st = streams[k];

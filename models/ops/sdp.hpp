@@ -9,14 +9,16 @@
 // them atom by atom as data streams in; the layer walker (run_sdp_layer) is the zero-time
 // memory-to-memory version of the same thing.
 //
-// Supported: INT8/INT16 pipelines (in == proc == out precision class), memory input, memory
-// output, per-channel/per-element operands, EW with convertors and the LUT, EQL compare mode.
-// FP16, flying input, output to PDP, batch and Winograd are rejected by the decoder.
+// Supported: INT8/INT16 pipelines (in == proc == out precision class), memory input or flying
+// input from the convolution core (CACC INT32), memory output, per-channel/per-element
+// operands, EW with convertors and the LUT, EQL compare mode. FP16, output to PDP, batch and
+// Winograd are rejected by the decoder.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "models/ops/conv.hpp"
 #include "models/ops/memory.hpp"
 #include "models/ops/sdp_lut.hpp"
 #include "models/precision/convertor.hpp"
@@ -133,6 +135,9 @@ struct SdpConfig {
   }
 };
 
+// Whether any BS/BN/EW stage takes an operand from memory (a B/N/E RDMA stream).
+[[nodiscard]] bool sdp_operands_from_memory(const SdpConfig& cfg);
+
 // One element's memory operands as the B/N/E RDMAs deliver them (sign-extended). The datapath
 // uses each only when the stage takes that operand from memory.
 struct SdpOperands {
@@ -197,9 +202,11 @@ struct SdpLayerResult {
          std::uint64_t{w} * atom_bytes;
 }
 
-// Runs one memory-to-memory SDP layer: reads the input and operand surfaces, writes the output
-// surface (every element of every atom, padding channels included, as the hardware does).
-// Throws std::runtime_error for configurations outside the supported set above.
-[[nodiscard]] SdpLayerResult run_sdp_layer(const SdpConfig& cfg, Memory& mem);
+// Runs one SDP layer: reads the input (MRDMA, or in flying mode the convolution core's INT32
+// output `flying`) and operand surfaces, writes the output surface (every element of every
+// atom, padding channels included, as the hardware does). Throws std::runtime_error for
+// configurations outside the supported set above.
+[[nodiscard]] SdpLayerResult run_sdp_layer(const SdpConfig& cfg, Memory& mem,
+                                           const ConvCube* flying = nullptr);
 
 }  // namespace octasim::models::ops

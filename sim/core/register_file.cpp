@@ -25,6 +25,10 @@ RegisterFile::RegisterFile() {
     if (name == "D_OP_ENABLE") units_[idx].op_enable_addr = r.addr;
     if (name == "S_STATUS") units_[idx].status_addr = r.addr;
   }
+  // The convolution buffer is flushed (initialised) at reset; octasim models it as done by the
+  // time software can read the status.
+  storage_[slot(regs::CDMA::S_CBUF_FLUSH_STATUS::kAddr, 0)] =
+      regs::CDMA::S_CBUF_FLUSH_STATUS::FLUSH_DONE.set(0, 1);
   luts_.push_back({regs::SDP::S_LUT_ACCESS_CFG::kAddr, regs::SDP::S_LUT_ACCESS_DATA::kAddr, {}});
   luts_.push_back({regs::CDP::S_LUT_ACCESS_CFG::kAddr, regs::CDP::S_LUT_ACCESS_DATA::kAddr, {}});
 }
@@ -138,6 +142,32 @@ std::uint32_t RegisterFile::value(std::uint32_t addr, unsigned group) const {
 void RegisterFile::set_value(std::uint32_t addr, unsigned group, std::uint32_t value) {
   const regs::RegisterInfo& r = info(addr);
   storage_[slot(addr, r.is_dual() ? group : 0)] = value;
+}
+
+RegisterFile::Groups RegisterFile::consumers() const {
+  Groups g(units_.size());
+  for (std::size_t i = 0; i < units_.size(); ++i)
+    g[i] = static_cast<std::uint8_t>(units_[i].consumer);
+  return g;
+}
+
+unsigned RegisterFile::group_at(std::uint32_t addr, const Groups& groups) const {
+  const std::size_t word = addr / 4;
+  if (word >= unit_index_.size() || unit_index_[word] < 0) return 0;
+  return groups[static_cast<std::size_t>(unit_index_[word])];
+}
+
+std::uint32_t RegisterFile::value(std::uint32_t addr, const Groups& groups) const {
+  return value(addr, group_at(addr, groups));
+}
+
+void RegisterFile::set_value(std::uint32_t addr, const Groups& groups, std::uint32_t value) {
+  set_value(addr, group_at(addr, groups), value);
+}
+
+unsigned RegisterFile::group_of(std::string_view unit, const Groups& groups) const {
+  const Unit& u = unit_of(unit);
+  return groups[static_cast<std::size_t>(&u - units_.data())];
 }
 
 bool RegisterFile::group_enabled(const Unit& u, unsigned group) const {

@@ -41,6 +41,15 @@ class RegisterFile {
   // Hardware-owned status/statistics registers (bypasses read-only protection).
   void set_value(std::uint32_t addr, unsigned group, std::uint32_t value);
   [[nodiscard]] bool op_enabled(std::string_view unit, unsigned group) const;
+
+  // The group every unit's hardware executes next (indexed by unit), taken when an operation
+  // that spans several units starts (CDMA..CACC and SDP may sit in different groups), so the
+  // operation reads its registers and writes its status in the groups it ran.
+  using Groups = std::vector<std::uint8_t>;
+  [[nodiscard]] Groups consumers() const;
+  [[nodiscard]] std::uint32_t value(std::uint32_t addr, const Groups& groups) const;
+  void set_value(std::uint32_t addr, const Groups& groups, std::uint32_t value);
+  [[nodiscard]] unsigned group_of(std::string_view unit, const Groups& groups) const;
   // The group the unit's hardware executes next (S_POINTER.CONSUMER).
   [[nodiscard]] unsigned consumer(std::string_view unit) const;
   void set_running(std::string_view unit, unsigned group);
@@ -78,6 +87,7 @@ class RegisterFile {
   [[nodiscard]] Unit& unit_of(std::string_view unit);
   [[nodiscard]] const Unit& unit_of(std::string_view unit) const;
   [[nodiscard]] std::size_t slot(std::uint32_t addr, unsigned group) const;
+  [[nodiscard]] unsigned group_at(std::uint32_t addr, const Groups& groups) const;
   [[nodiscard]] bool group_enabled(const Unit& u, unsigned group) const;
   std::uint16_t* lut_entry(LutPort& port);
 

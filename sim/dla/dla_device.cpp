@@ -9,6 +9,12 @@ namespace {
 
 // Where an engine's RDMA reads and WDMA writes first (for the DMA transactions' addresses).
 std::pair<std::uint64_t, std::uint64_t> dma_bases(const Engine& e, const RegRead& regs) {
+  if (e.name == "CONV") {
+    return {read_address(regs, regs::CDMA::D_DAIN_ADDR_HIGH_0::kAddr,
+                         regs::CDMA::D_DAIN_ADDR_LOW_0::kAddr),
+            read_address(regs, regs::SDP::D_DST_BASE_ADDR_HIGH::kAddr,
+                         regs::SDP::D_DST_BASE_ADDR_LOW::kAddr)};
+  }
   if (e.name == "SDP") {
     return {read_address(regs, regs::SDP_RDMA::D_SRC_BASE_ADDR_HIGH::kAddr,
                          regs::SDP_RDMA::D_SRC_BASE_ADDR_LOW::kAddr),
@@ -40,6 +46,11 @@ struct StallRegisters {
 };
 
 StallRegisters stall_registers(const Engine& e) {
+  if (e.name == "CONV") {
+    return {regs::CDMA::D_PERF_ENABLE::kAddr,         regs::CDMA::D_PERF_ENABLE::DMA_EN,
+            regs::CDMA::D_PERF_DAT_READ_STALL::kAddr, regs::SDP::D_PERF_ENABLE::kAddr,
+            regs::SDP::D_PERF_ENABLE::PERF_DMA_EN,    regs::SDP::D_PERF_WDMA_WRITE_STALL::kAddr};
+  }
   if (e.name == "SDP") {
     return {
         regs::SDP_RDMA::D_PERF_ENABLE::kAddr,           regs::SDP_RDMA::D_PERF_ENABLE::PERF_DMA_EN,
@@ -119,27 +130,44 @@ std::uint64_t DlaDevice::cycle() const {
   return static_cast<std::uint64_t>(sc_core::sc_time_stamp() / period_ + 0.5);
 }
 
+bool DlaDevice::units_free(const UnitList& units) const {
+  for (std::size_t i = 0; i < modules_.size(); ++i) {
+    if (!modules_[i]->busy()) continue;
+    for (std::string_view busy : running_[i].units) {
+      for (std::string_view u : units) {
+        if (u == busy) return false;
+      }
+    }
+  }
+  return true;
+}
+
 void DlaDevice::start_ready_engines() {
   for (std::size_t i = 0; i < engines().size(); ++i) {
     const Engine& e = engines()[i];
     if (modules_[i]->busy()) continue;
-    const unsigned group = regs_.consumer(e.core_unit);
-    if (!ready_to_start(e, regs_, group)) continue;
-    const RegRead read = [this, group](std::uint32_t addr) { return regs_.value(addr, group); };
+    RegisterFile::Groups groups = regs_.consumers();
+    if (!ready_to_start(e, regs_, groups)) continue;
+    const RegRead read = group_reader(regs_, groups);
+    const UnitList units = e.units(read);
+    if (!units_free(units)) continue;  // a shared unit (SDP) is busy in another engine
     overlays_[i] = std::make_unique<OverlayMemory>(memory_);
-    OpResult r = e.run(hw_, read, regs_.lut(e.core_unit), *overlays_[i]);
+    OpResult r = e.run(hw_, read, regs_.lut(e.lut_unit), *overlays_[i]);
     TimingPlan plan = plan_operation(e, r, hw_, read);
     const auto [read_base, write_base] = dma_bases(e, read);
-    start_group(e, regs_, group);
+    start_group(e, regs_, groups);
     const std::size_t layer = layers_.size();
+    const unsigned group = regs_.group_of(units.names[0], groups);
     layers_.push_back({std::string(e.name), group, cycle(), 0, std::move(r), modules_[i]->stats()});
+    running_[i] = {std::move(groups), units};
     modules_[i]->start(std::move(plan), read_base, write_base,
-                       [this, i, group, layer] { finish(i, group, layer); });
+                       [this, i, layer] { finish(i, layer); });
   }
 }
 
-void DlaDevice::finish(std::size_t engine_index, unsigned group, std::size_t layer) {
+void DlaDevice::finish(std::size_t engine_index, std::size_t layer) {
   const Engine& e = engines()[engine_index];
+  const RegisterFile::Groups& groups = running_[engine_index].groups;
   overlays_[engine_index]->commit();
   overlays_[engine_index].reset();
   LayerTiming& l = layers_[layer];
@@ -148,13 +176,13 @@ void DlaDevice::finish(std::size_t engine_index, unsigned group, std::size_t lay
   l.read_stall_cycles = now.read_stall_cycles - l.at_start.read_stall_cycles;
   l.write_stall_cycles = now.write_stall_cycles - l.at_start.write_stall_cycles;
   const StallRegisters sr = stall_registers(e);
-  if (sr.rdma_enable_field.get(regs_.value(sr.rdma_enable, group)) != 0) {
-    regs_.set_value(sr.read_stall, group, saturate32(l.read_stall_cycles));
+  if (sr.rdma_enable_field.get(regs_.value(sr.rdma_enable, groups)) != 0) {
+    regs_.set_value(sr.read_stall, groups, saturate32(l.read_stall_cycles));
   }
-  if (sr.core_enable_field.get(regs_.value(sr.core_enable, group)) != 0) {
-    regs_.set_value(sr.write_stall, group, saturate32(l.write_stall_cycles));
+  if (sr.core_enable_field.get(regs_.value(sr.core_enable, groups)) != 0) {
+    regs_.set_value(sr.write_stall, groups, saturate32(l.write_stall_cycles));
   }
-  complete_group(e, regs_, group, l.result);
+  complete_group(e, regs_, groups, l.result);
   if (waiting_for_interrupt_) sc_core::sc_pause();
   start_ready_engines();  // the other register group may be waiting
 }

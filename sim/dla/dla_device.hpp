@@ -61,16 +61,24 @@ class DlaDevice final : public sc_core::sc_module, public trace::Device {
 
  private:
   void run_for(std::uint64_t cycles);
+  // What a busy engine is executing: the register groups and units it took at start.
+  struct Running {
+    RegisterFile::Groups groups;
+    UnitList units;
+  };
+
   void start_ready_engines();
-  void finish(std::size_t engine_index, unsigned group, std::size_t layer);
+  [[nodiscard]] bool units_free(const UnitList& units) const;
+  void finish(std::size_t engine_index, std::size_t layer);
 
   HwConfig hw_;
   sc_core::sc_time period_;
   MemoryImage memory_;
   RegisterFile regs_;
   Dram dram_;
-  std::array<std::unique_ptr<StreamEngine>, 3> modules_;
-  std::array<std::unique_ptr<OverlayMemory>, 3> overlays_;
+  std::array<std::unique_ptr<StreamEngine>, 4> modules_;
+  std::array<std::unique_ptr<OverlayMemory>, 4> overlays_;
+  std::array<Running, 4> running_;
   bool waiting_for_interrupt_ = false;
   std::vector<LayerTiming> layers_;
 };

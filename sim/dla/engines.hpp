@@ -1,10 +1,12 @@
-// The DLA's post-processing engines as the device sequences them: which register units make up
-// an engine (core + its RDMA), when a programmed group may start, which interrupt it raises,
-// and the functional operation that computes its result. The functional device and the
-// cycle-level device share this table.
+// The DLA's engines as the device sequences them: which register units make up an operation
+// (the convolution pipeline CDMA..CACC with SDP in flying mode; SDP, PDP, CDP with their RDMAs),
+// when a programmed operation may start, which interrupts it raises, and the functional
+// operation that computes its result. The functional device and the cycle-level device share
+// this table.
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <string_view>
 
 #include "sim/core/register_file.hpp"
@@ -12,30 +14,52 @@
 
 namespace octasim::dla {
 
+// A short list of register unit names (at most the seven of a convolution).
+struct UnitList {
+  std::array<std::string_view, 7> names{};
+  std::size_t size = 0;
+
+  void add(std::string_view unit) { names[size++] = unit; }
+  [[nodiscard]] const std::string_view* begin() const { return names.data(); }
+  [[nodiscard]] const std::string_view* end() const { return names.data() + size; }
+};
+
+struct EngineInterrupt {
+  std::string_view unit;  // whose register group (0/1) selects the bit
+  unsigned status_bit0;   // GLB S_INTR_STATUS bit for group 0; group 1 is the next bit
+};
+
 struct Engine {
-  std::string_view name;       // SDP, PDP, CDP
-  std::string_view core_unit;  // register unit whose D_OP_ENABLE starts the engine
-  std::string_view rdma_unit;  // its read DMA, enabled as well when it reads memory
-  unsigned done_status_bit0;   // GLB S_INTR_STATUS bit of group 0 (group 1 is the next bit)
-  // Whether the engine reads its input through its RDMA (not flying from the previous unit).
-  bool (*uses_rdma)(const RegisterFile& regs, unsigned group);
+  std::string_view name;      // CONV, SDP, CDP, PDP
+  std::string_view lut_unit;  // whose LUT the operation reads (SDP or CDP)
+  // The units taking part in an operation programmed as `regs` reads (the core unit first).
+  UnitList (*units)(const RegRead& regs);
+  // Whether an operation so programmed is this engine's: an SDP group in flying mode runs as
+  // part of the convolution, not on its own.
+  bool (*owns)(const RegRead& regs);
+  std::array<EngineInterrupt, 4> interrupts;
+  std::size_t interrupt_count;
   OpResult (*run)(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
                   models::ops::Memory& mem);
 };
 
-// SDP, PDP and CDP (conv-core engines join them in a later issue).
-[[nodiscard]] const std::array<Engine, 3>& engines();
+// CONV, SDP, CDP, PDP.
+[[nodiscard]] const std::array<Engine, 4>& engines();
 
-// True when `engine` has group `group` enabled on every unit it needs.
-[[nodiscard]] bool ready_to_start(const Engine& engine, const RegisterFile& regs, unsigned group);
+// Reads registers as the hardware executing `groups` sees them.
+[[nodiscard]] RegRead group_reader(const RegisterFile& regs, const RegisterFile::Groups& groups);
 
-// The hardware starts `group`: the core unit's group (and its RDMA's, when it reads memory)
-// becomes running.
-void start_group(const Engine& engine, RegisterFile& regs, unsigned group);
+// True when `engine` owns the operation the units' next groups hold and every unit it needs has
+// that group enabled.
+[[nodiscard]] bool ready_to_start(const Engine& engine, const RegisterFile& regs,
+                                  const RegisterFile::Groups& groups);
 
-// `group` has finished with `result`: its status registers are set, its D_OP_ENABLEs cleared
-// (core and, when used, RDMA), the consumer pointers move on and its interrupt is raised.
-void complete_group(const Engine& engine, RegisterFile& regs, unsigned group,
+// The hardware starts the operation: each unit's group becomes running.
+void start_group(const Engine& engine, RegisterFile& regs, const RegisterFile::Groups& groups);
+
+// The operation has finished with `result`: its status registers are set, the units'
+// D_OP_ENABLEs cleared, their consumer pointers move on and the interrupts are raised.
+void complete_group(const Engine& engine, RegisterFile& regs, const RegisterFile::Groups& groups,
                     const OpResult& result);
 
 }  // namespace octasim::dla

@@ -37,6 +37,8 @@ struct OpResult {
   std::uint32_t lrn_size = 1;                         // CDP local size (3, 5, 7 or 9)
   std::uint64_t bytes_read = 0;     // every DMA read (feature, operands, LUT excluded)
   std::uint64_t bytes_written = 0;  // output surface bytes
+  std::uint64_t weight_bytes = 0;   // convolution: weight bytes CDMA fetched (in bytes_read)
+  std::uint64_t macs = 0;           // convolution: multiply-accumulates of the layer
 };
 
 // Each throws std::runtime_error with one clear line for programming octasim cannot execute:
@@ -51,6 +53,10 @@ struct OpResult {
 // Throws the one-line error for programming that needs a feature `hw` leaves out.
 [[noreturn]] void throw_not_present(const HwConfig& hw, const std::string& feature);
 
+// The convolution pipeline: CDMA/CSC/CMAC/CACC decode, the models/ direct convolution, and the
+// SDP (in flying mode) on its output; status registers of CACC, CDMA and SDP.
+OpResult run_conv(const HwConfig& hw, const RegRead& regs, const LutTables& sdp_lut,
+                  models::ops::Memory& mem);
 OpResult run_sdp(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
                  models::ops::Memory& mem);
 OpResult run_pdp(const HwConfig& hw, const RegRead& regs, models::ops::Memory& mem);

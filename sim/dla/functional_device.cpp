@@ -26,14 +26,15 @@ void FunctionalDevice::start_ready_engines() {
   for (bool progress = true; progress;) {
     progress = false;
     for (const Engine& e : engines()) {
-      const unsigned group = regs_.consumer(e.core_unit);
-      if (!ready_to_start(e, regs_, group)) continue;
-      // The hardware starts the group (a pending group becomes running), as on DlaDevice; the
-      // operation then completes at once.
-      start_group(e, regs_, group);
-      const RegRead read = [this, group](std::uint32_t addr) { return regs_.value(addr, group); };
-      OpResult r = e.run(hw_, read, regs_.lut(e.core_unit), memory_);
-      complete_group(e, regs_, group, r);
+      const RegisterFile::Groups groups = regs_.consumers();
+      if (!ready_to_start(e, regs_, groups)) continue;
+      // The hardware starts the operation (pending groups become running), as on DlaDevice;
+      // it then completes at once.
+      start_group(e, regs_, groups);
+      const RegRead read = group_reader(regs_, groups);
+      OpResult r = e.run(hw_, read, regs_.lut(e.lut_unit), memory_);
+      complete_group(e, regs_, groups, r);
+      const unsigned group = regs_.group_of(e.units(read).names[0], groups);
       layers_.push_back({std::string(e.name), group, std::move(r)});
       progress = true;
     }

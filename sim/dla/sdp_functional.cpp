@@ -165,6 +165,39 @@ void decode_lut(const RegRead& regs, const LutTables& tables, models::ops::SdpLu
   }
 }
 
+models::ops::SdpYConfig decode_ew(const RegRead& regs) {
+  namespace S = R::SDP;
+  models::ops::SdpYConfig ew;
+  using EwCfg = S::D_DP_EW_CFG;
+  const std::uint32_t ew_cfg = regs(EwCfg::kAddr);
+  const std::uint32_t ew_alu_cfg = regs(S::D_DP_EW_ALU_CFG::kAddr);
+  const std::uint32_t ew_mul_cfg = regs(S::D_DP_EW_MUL_CFG::kAddr);
+  ew.bypass = EwCfg::EW_BYPASS.get(ew_cfg) != 0;
+  ew.alu_bypass = EwCfg::EW_ALU_BYPASS.get(ew_cfg) != 0;
+  ew.alu_algo = static_cast<SdpAluAlgo>(EwCfg::EW_ALU_ALGO.get(ew_cfg));
+  ew.mul_bypass = EwCfg::EW_MUL_BYPASS.get(ew_cfg) != 0;
+  ew.mul_prelu = EwCfg::EW_MUL_PRELU.get(ew_cfg) != 0;
+  ew.lut_bypass = EwCfg::EW_LUT_BYPASS.get(ew_cfg) != 0;
+  ew.alu_src = source(S::D_DP_EW_ALU_CFG::EW_ALU_SRC.get(ew_alu_cfg));
+  ew.alu_operand = static_cast<std::int32_t>(regs(S::D_DP_EW_ALU_SRC_VALUE::kAddr));
+  ew.alu_cvt =
+      decode_ew_cvt(regs, S::D_DP_EW_ALU_CFG::EW_ALU_CVT_BYPASS.get(ew_alu_cfg) != 0,
+                    S::D_DP_EW_ALU_CVT_OFFSET_VALUE::kAddr, S::D_DP_EW_ALU_CVT_SCALE_VALUE::kAddr,
+                    S::D_DP_EW_ALU_CVT_TRUNCATE_VALUE::kAddr,
+                    S::D_DP_EW_ALU_CVT_TRUNCATE_VALUE::EW_ALU_CVT_TRUNCATE);
+  ew.mul_src = source(S::D_DP_EW_MUL_CFG::EW_MUL_SRC.get(ew_mul_cfg));
+  ew.mul_operand = static_cast<std::int32_t>(regs(S::D_DP_EW_MUL_SRC_VALUE::kAddr));
+  ew.mul_cvt =
+      decode_ew_cvt(regs, S::D_DP_EW_MUL_CFG::EW_MUL_CVT_BYPASS.get(ew_mul_cfg) != 0,
+                    S::D_DP_EW_MUL_CVT_OFFSET_VALUE::kAddr, S::D_DP_EW_MUL_CVT_SCALE_VALUE::kAddr,
+                    S::D_DP_EW_MUL_CVT_TRUNCATE_VALUE::kAddr,
+                    S::D_DP_EW_MUL_CVT_TRUNCATE_VALUE::EW_MUL_CVT_TRUNCATE);
+  ew.truncate = static_cast<std::uint16_t>(
+      S::D_DP_EW_TRUNCATE_VALUE::EW_TRUNCATE.get(regs(S::D_DP_EW_TRUNCATE_VALUE::kAddr)));
+
+  return ew;
+}
+
 }  // namespace
 
 SdpConfig decode_sdp(const HwConfig& hw, const RegRead& regs, const LutTables& lut) {
@@ -216,32 +249,12 @@ SdpConfig decode_sdp(const HwConfig& hw, const RegRead& regs, const LutTables& l
   c.bs = decode_bs(regs);
   c.bn = decode_bn(regs);
 
-  using EwCfg = S::D_DP_EW_CFG;
-  const std::uint32_t ew_cfg = regs(EwCfg::kAddr);
-  const std::uint32_t ew_alu_cfg = regs(S::D_DP_EW_ALU_CFG::kAddr);
-  const std::uint32_t ew_mul_cfg = regs(S::D_DP_EW_MUL_CFG::kAddr);
-  c.ew.bypass = EwCfg::EW_BYPASS.get(ew_cfg) != 0;
-  c.ew.alu_bypass = EwCfg::EW_ALU_BYPASS.get(ew_cfg) != 0;
-  c.ew.alu_algo = static_cast<SdpAluAlgo>(EwCfg::EW_ALU_ALGO.get(ew_cfg));
-  c.ew.mul_bypass = EwCfg::EW_MUL_BYPASS.get(ew_cfg) != 0;
-  c.ew.mul_prelu = EwCfg::EW_MUL_PRELU.get(ew_cfg) != 0;
-  c.ew.lut_bypass = EwCfg::EW_LUT_BYPASS.get(ew_cfg) != 0;
-  c.ew.alu_src = source(S::D_DP_EW_ALU_CFG::EW_ALU_SRC.get(ew_alu_cfg));
-  c.ew.alu_operand = static_cast<std::int32_t>(regs(S::D_DP_EW_ALU_SRC_VALUE::kAddr));
-  c.ew.alu_cvt =
-      decode_ew_cvt(regs, S::D_DP_EW_ALU_CFG::EW_ALU_CVT_BYPASS.get(ew_alu_cfg) != 0,
-                    S::D_DP_EW_ALU_CVT_OFFSET_VALUE::kAddr, S::D_DP_EW_ALU_CVT_SCALE_VALUE::kAddr,
-                    S::D_DP_EW_ALU_CVT_TRUNCATE_VALUE::kAddr,
-                    S::D_DP_EW_ALU_CVT_TRUNCATE_VALUE::EW_ALU_CVT_TRUNCATE);
-  c.ew.mul_src = source(S::D_DP_EW_MUL_CFG::EW_MUL_SRC.get(ew_mul_cfg));
-  c.ew.mul_operand = static_cast<std::int32_t>(regs(S::D_DP_EW_MUL_SRC_VALUE::kAddr));
-  c.ew.mul_cvt =
-      decode_ew_cvt(regs, S::D_DP_EW_MUL_CFG::EW_MUL_CVT_BYPASS.get(ew_mul_cfg) != 0,
-                    S::D_DP_EW_MUL_CVT_OFFSET_VALUE::kAddr, S::D_DP_EW_MUL_CVT_SCALE_VALUE::kAddr,
-                    S::D_DP_EW_MUL_CVT_TRUNCATE_VALUE::kAddr,
-                    S::D_DP_EW_MUL_CVT_TRUNCATE_VALUE::EW_MUL_CVT_TRUNCATE);
-  c.ew.truncate = static_cast<std::uint16_t>(
-      S::D_DP_EW_TRUNCATE_VALUE::EW_TRUNCATE.get(regs(S::D_DP_EW_TRUNCATE_VALUE::kAddr)));
+  c.ew = decode_ew(regs);
+  // In flying mode SDP_RDMA runs only when a stage takes an operand from memory; its operand
+  // DMAs stay idle otherwise, whatever their DISABLE bits say.
+  if (c.flying && !models::ops::sdp_operands_from_memory(c)) {
+    c.brdma.enabled = c.nrdma.enabled = c.erdma.enabled = false;
+  }
 
   c.cvt.offset = static_cast<std::int32_t>(regs(S::D_CVT_OFFSET::kAddr));
   c.cvt.scale = static_cast<std::int16_t>(
@@ -295,13 +308,10 @@ SdpConfig decode_sdp(const HwConfig& hw, const RegRead& regs, const LutTables& l
   return c;
 }
 
-OpResult run_sdp(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
-                 models::ops::Memory& mem) {
+OpResult sdp_result(const SdpConfig& cfg, const models::ops::SdpLayerResult& layer,
+                    const RegRead& regs) {
   namespace S = R::SDP;
   namespace RD = R::SDP_RDMA;
-  const SdpConfig cfg = decode_sdp(hw, regs, lut);
-  const models::ops::SdpLayerResult layer = models::ops::run_sdp_layer(cfg, mem);
-
   OpResult r;
   r.in = {cfg.width, cfg.height, cfg.channels};
   r.out = r.in;
@@ -336,6 +346,22 @@ OpResult run_sdp(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
     r.status.emplace_back(S::D_STATUS::kAddr, st.unequal ? 1u : 0u);
   }
   return r;
+}
+
+bool sdp_rdma_takes_part(const RegRead& regs) {
+  using Mode = R::SDP::D_FEATURE_MODE_CFG;
+  if (Mode::FLYING_MODE.get(regs(Mode::kAddr)) == Mode::FLYING_MODE_OFF) return true;
+  SdpConfig c;
+  c.bs = decode_bs(regs);
+  c.bn = decode_bn(regs);
+  c.ew = decode_ew(regs);
+  return models::ops::sdp_operands_from_memory(c);
+}
+
+OpResult run_sdp(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
+                 models::ops::Memory& mem) {
+  const SdpConfig cfg = decode_sdp(hw, regs, lut);
+  return sdp_result(cfg, models::ops::run_sdp_layer(cfg, mem), regs);
 }
 
 }  // namespace octasim::dla

@@ -14,4 +14,13 @@ namespace octasim::dla {
 [[nodiscard]] models::ops::SdpConfig decode_sdp(const HwConfig& hw, const RegRead& regs,
                                                 const LutTables& lut);
 
+// Whether SDP_RDMA takes part in the SDP's operation: always when it reads the input from memory;
+// in flying mode only when a BS/BN/EW stage takes an operand from memory.
+[[nodiscard]] bool sdp_rdma_takes_part(const RegRead& regs);
+
+// The OpResult of a finished SDP layer: cube, bytes moved and the status/statistics registers
+// its D_PERF_ENABLE selects.
+[[nodiscard]] OpResult sdp_result(const models::ops::SdpConfig& cfg,
+                                  const models::ops::SdpLayerResult& layer, const RegRead& regs);
+
 }  // namespace octasim::dla

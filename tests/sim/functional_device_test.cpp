@@ -7,6 +7,8 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "sim/dla/engines.hpp"
 #include "sim_test_util.hpp"
@@ -65,24 +67,11 @@ std::uint8_t byte_at(FunctionalDevice& dev, std::uint64_t addr) {
   return b;
 }
 
-TEST(Engines, TableNamesUnitsAndInterruptBits) {
-  const auto& e = engines();
-  ASSERT_EQ(e.size(), 3u);
-  for (const Engine& eng : e) {
-    EXPECT_EQ(eng.core_unit, eng.name);
-    EXPECT_EQ(std::string(eng.rdma_unit), std::string(eng.name) + "_RDMA");
-    // GLB S_INTR_STATUS: SDP_DONE_STATUS0 bit 0, CDP bit 2, PDP bit 4.
-    if (eng.name == "SDP") {
-      EXPECT_EQ(eng.done_status_bit0, 0u);
-    }
-    if (eng.name == "CDP") {
-      EXPECT_EQ(eng.done_status_bit0, 2u);
-    }
-    if (eng.name == "PDP") {
-      EXPECT_EQ(eng.done_status_bit0, 4u);
-    }
-  }
-}
+constexpr std::uint32_t kCdmaOpEnable = 0x3010;
+constexpr std::uint32_t kCscOpEnable = 0x4008;
+constexpr std::uint32_t kCmacAOpEnable = 0x5008;
+constexpr std::uint32_t kCmacBOpEnable = 0x6008;
+constexpr std::uint32_t kCaccOpEnable = 0x7008;
 
 const Engine& engine(std::string_view name) {
   for (const Engine& e : engines()) {
@@ -91,21 +80,67 @@ const Engine& engine(std::string_view name) {
   throw std::logic_error("no engine");
 }
 
+std::vector<std::string> unit_names(const Engine& e, const RegisterFile& rf) {
+  std::vector<std::string> out;
+  for (std::string_view u : e.units(group_reader(rf, rf.consumers()))) out.emplace_back(u);
+  return out;
+}
+
+std::vector<unsigned> interrupt_bits(const Engine& e) {
+  std::vector<unsigned> out;
+  for (std::size_t i = 0; i < e.interrupt_count; ++i) out.push_back(e.interrupts[i].status_bit0);
+  return out;
+}
+
+TEST(Engines, TableNamesUnitsAndInterruptBits) {
+  ASSERT_EQ(engines().size(), 4u);
+  RegisterFile rf;
+  // GLB S_INTR_STATUS (opendla): SDP_DONE_STATUS0 bit 0, CDP 2, PDP 4, CDMA_DAT 16, CDMA_WT 18,
+  // CACC 20.
+  EXPECT_EQ(interrupt_bits(engine("SDP")), (std::vector<unsigned>{0}));
+  EXPECT_EQ(interrupt_bits(engine("CDP")), (std::vector<unsigned>{2}));
+  EXPECT_EQ(interrupt_bits(engine("PDP")), (std::vector<unsigned>{4}));
+  EXPECT_EQ(interrupt_bits(engine("CONV")), (std::vector<unsigned>{16, 18, 20, 0}));
+  EXPECT_EQ(unit_names(engine("CDP"), rf), (std::vector<std::string>{"CDP", "CDP_RDMA"}));
+  EXPECT_EQ(unit_names(engine("SDP"), rf), (std::vector<std::string>{"SDP", "SDP_RDMA"}));
+  rf.csb_write(kSdpFeatureModeCfg, 1);  // flying, every operand from registers: no SDP_RDMA
+  EXPECT_EQ(unit_names(engine("CONV"), rf),
+            (std::vector<std::string>{"CACC", "CDMA", "CSC", "CMAC_A", "CMAC_B", "SDP"}));
+}
+
 // Each case configures the group before enabling it: writes to an enabled group are dropped.
 TEST(Engines, SdpNeedsItsRdmaUnlessFlying) {
   RegisterFile rf;
   const Engine& sdp = engine("SDP");
-  EXPECT_FALSE(ready_to_start(sdp, rf, 0));
+  EXPECT_FALSE(ready_to_start(sdp, rf, rf.consumers()));
   rf.csb_write(kSdpOpEnable, 1);
-  EXPECT_FALSE(ready_to_start(sdp, rf, 0)) << "flying mode off: input comes through SDP_RDMA";
+  EXPECT_FALSE(ready_to_start(sdp, rf, rf.consumers()))
+      << "flying mode off: input comes through SDP_RDMA";
   rf.csb_write(kSdpRdmaOpEnable, 1);
-  EXPECT_TRUE(ready_to_start(sdp, rf, 0));
-  EXPECT_FALSE(ready_to_start(sdp, rf, 1)) << "group 1 was never enabled";
+  EXPECT_TRUE(ready_to_start(sdp, rf, rf.consumers()));
+  RegisterFile::Groups group1 = rf.consumers();
+  for (auto& g : group1) g = 1;
+  EXPECT_FALSE(ready_to_start(sdp, rf, group1)) << "group 1 was never enabled";
 
   RegisterFile flying;
   flying.csb_write(kSdpFeatureModeCfg, 1);  // FLYING_MODE ON: input from CACC
   flying.csb_write(kSdpOpEnable, 1);
-  EXPECT_TRUE(ready_to_start(sdp, flying, 0));
+  EXPECT_FALSE(ready_to_start(sdp, flying, flying.consumers()))
+      << "a flying SDP group runs as part of the convolution";
+}
+
+TEST(Engines, ConvolutionNeedsEveryConvUnitAndAFlyingSdp) {
+  RegisterFile rf;
+  const Engine& conv = engine("CONV");
+  for (std::uint32_t addr :
+       {kCaccOpEnable, kCmacAOpEnable, kCmacBOpEnable, kCscOpEnable, kCdmaOpEnable}) {
+    EXPECT_FALSE(ready_to_start(conv, rf, rf.consumers()));
+    rf.csb_write(addr, 1);
+  }
+  EXPECT_FALSE(ready_to_start(conv, rf, rf.consumers())) << "SDP not enabled";
+  rf.csb_write(kSdpFeatureModeCfg, 1);
+  rf.csb_write(kSdpOpEnable, 1);
+  EXPECT_TRUE(ready_to_start(conv, rf, rf.consumers()));
 }
 
 TEST(Engines, PdpNeedsItsRdmaOnlyOffFlying) {
@@ -113,23 +148,23 @@ TEST(Engines, PdpNeedsItsRdmaOnlyOffFlying) {
   const Engine& pdp = engine("PDP");
   rf.csb_write(kPdpOperationModeCfg, 1u << 4);  // OFF_FLYING: reads memory through PDP_RDMA
   rf.csb_write(kPdpOpEnable, 1);
-  EXPECT_FALSE(ready_to_start(pdp, rf, 0));
+  EXPECT_FALSE(ready_to_start(pdp, rf, rf.consumers()));
   rf.csb_write(kPdpRdmaOpEnable, 1);
-  EXPECT_TRUE(ready_to_start(pdp, rf, 0));
+  EXPECT_TRUE(ready_to_start(pdp, rf, rf.consumers()));
 
   RegisterFile on_flying;
   on_flying.csb_write(kPdpOperationModeCfg, 0);  // ON_FLYING: input from SDP
   on_flying.csb_write(kPdpOpEnable, 1);
-  EXPECT_TRUE(ready_to_start(pdp, on_flying, 0));
+  EXPECT_TRUE(ready_to_start(pdp, on_flying, on_flying.consumers()));
 }
 
 TEST(Engines, CdpAlwaysNeedsItsRdma) {
   RegisterFile rf;
   const Engine& cdp = engine("CDP");
   rf.csb_write(kCdpOpEnable, 1);
-  EXPECT_FALSE(ready_to_start(cdp, rf, 0));
+  EXPECT_FALSE(ready_to_start(cdp, rf, rf.consumers()));
   rf.csb_write(kCdpRdmaOpEnable, 1);
-  EXPECT_TRUE(ready_to_start(cdp, rf, 0));
+  EXPECT_TRUE(ready_to_start(cdp, rf, rf.consumers()));
 }
 
 TEST(FunctionalDevice, SdpLayerStartsOnlyWhenCoreAndRdmaAreEnabled) {

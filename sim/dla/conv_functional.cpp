@@ -1,0 +1,232 @@
+#include "sim/dla/conv_functional.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include <fmt/core.h>
+
+#include "octasim/regs/nvdla.hpp"
+#include "sim/dla/sdp_functional.hpp"
+
+namespace octasim::dla {
+namespace R = octasim::regs;
+using models::ops::ConvPrecision;
+
+namespace {
+
+ConvPrecision decode_precision(const HwConfig& hw, std::uint32_t field, const char* what) {
+  switch (field) {
+    case 0:
+      if (!hw.feature_int8) throw_not_present(hw, "INT8 convolution");
+      return ConvPrecision::kInt8;
+    case 1:
+      if (!hw.feature_int16) throw_not_present(hw, "INT16 convolution");
+      return ConvPrecision::kInt16;
+    case 2:
+      if (!hw.feature_fp16) throw_not_present(hw, "FP16 convolution");
+      return ConvPrecision::kFp16;
+    default:
+      throw std::runtime_error(fmt::format("{}: reserved precision encoding {}", what, field));
+  }
+}
+
+void expect_equal(std::uint32_t got, std::uint32_t want, const char* what, const char* against) {
+  if (got != want) {
+    throw std::runtime_error(fmt::format("convolution: {} is {} but {} says {}", what, got,
+                                         against, want));
+  }
+}
+
+}  // namespace
+
+ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
+  namespace CD = R::CDMA;
+  namespace CS = R::CSC;
+  namespace CA = R::CACC;
+  ConvLayer l;
+
+  const std::uint32_t misc = regs(CD::D_MISC_CFG::kAddr);
+  if (CD::D_MISC_CFG::CONV_MODE.get(misc) != 0) {
+    if (!hw.winograd) throw_not_present(hw, "Winograd convolution");
+    throw std::runtime_error("Winograd convolution (CDMA CONV_MODE=WINOGRAD) is not supported yet");
+  }
+  l.precision = decode_precision(hw, CD::D_MISC_CFG::PROC_PRECISION.get(misc),
+                                 "CDMA PROC_PRECISION");
+  if (decode_precision(hw, CD::D_MISC_CFG::IN_PRECISION.get(misc), "CDMA IN_PRECISION") !=
+      l.precision) {
+    throw std::runtime_error("convolution: CDMA IN_PRECISION differs from PROC_PRECISION "
+                             "(precision conversion in CDMA is not supported)");
+  }
+  if (l.precision == ConvPrecision::kFp16) {
+    throw std::runtime_error("FP16 convolution is not supported yet");
+  }
+  const std::uint32_t csc_misc = regs(CS::D_MISC_CFG::kAddr);
+  const std::uint32_t cacc_misc = regs(CA::D_MISC_CFG::kAddr);
+  expect_equal(CS::D_MISC_CFG::PROC_PRECISION.get(csc_misc),
+               CD::D_MISC_CFG::PROC_PRECISION.get(misc), "CSC PROC_PRECISION", "CDMA");
+  expect_equal(CA::D_MISC_CFG::PROC_PRECISION.get(cacc_misc),
+               CD::D_MISC_CFG::PROC_PRECISION.get(misc), "CACC PROC_PRECISION", "CDMA");
+  for (std::uint32_t m : {csc_misc, cacc_misc}) {
+    if (CS::D_MISC_CFG::CONV_MODE.get(m) != 0) {
+      throw std::runtime_error("convolution: CSC/CACC CONV_MODE is Winograd but CDMA's is direct");
+    }
+  }
+
+  if (CD::D_DATAIN_FORMAT::DATAIN_FORMAT.get(regs(CD::D_DATAIN_FORMAT::kAddr)) != 0) {
+    throw std::runtime_error("image input (CDMA DATAIN_FORMAT=PIXEL) is not supported yet");
+  }
+  if (CD::D_BATCH_NUMBER::BATCHES.get(regs(CD::D_BATCH_NUMBER::kAddr)) != 0) {
+    if (!hw.batch) throw_not_present(hw, "multi-batch convolution");
+    throw std::runtime_error("multi-batch convolution is not supported yet");
+  }
+  if (CD::D_WEIGHT_FORMAT::WEIGHT_FORMAT.get(regs(CD::D_WEIGHT_FORMAT::kAddr)) != 0) {
+    if (!hw.weight_compression) throw_not_present(hw, "compressed weights");
+    throw std::runtime_error("compressed weights are not supported yet");
+  }
+
+  // Input surface.
+  const std::uint32_t size0 = regs(CD::D_DATAIN_SIZE_0::kAddr);
+  l.input.width = CD::D_DATAIN_SIZE_0::DATAIN_WIDTH.get(size0) + 1;
+  l.input.height = CD::D_DATAIN_SIZE_0::DATAIN_HEIGHT.get(size0) + 1;
+  l.input.channels =
+      CD::D_DATAIN_SIZE_1::DATAIN_CHANNEL.get(regs(CD::D_DATAIN_SIZE_1::kAddr)) + 1;
+  l.input.base = read_address(regs, CD::D_DAIN_ADDR_HIGH_0::kAddr, CD::D_DAIN_ADDR_LOW_0::kAddr);
+  l.input.line_stride = regs(CD::D_LINE_STRIDE::kAddr);
+  l.input.surface_stride = regs(CD::D_SURF_STRIDE::kAddr);
+  l.input.atom_bytes = hw.memory_atomic_size;
+
+  const std::uint32_t csc_in0 = regs(CS::D_DATAIN_SIZE_EXT_0::kAddr);
+  expect_equal(CS::D_DATAIN_SIZE_EXT_0::DATAIN_WIDTH_EXT.get(csc_in0) + 1, l.input.width,
+               "CSC DATAIN_WIDTH_EXT", "CDMA DATAIN_WIDTH");
+  expect_equal(CS::D_DATAIN_SIZE_EXT_0::DATAIN_HEIGHT_EXT.get(csc_in0) + 1, l.input.height,
+               "CSC DATAIN_HEIGHT_EXT", "CDMA DATAIN_HEIGHT");
+  expect_equal(
+      CS::D_DATAIN_SIZE_EXT_1::DATAIN_CHANNEL_EXT.get(regs(CS::D_DATAIN_SIZE_EXT_1::kAddr)) + 1,
+      l.input.channels, "CSC DATAIN_CHANNEL_EXT", "CDMA DATAIN_CHANNEL");
+
+  // Weights.
+  const std::uint32_t wsize0 = regs(CS::D_WEIGHT_SIZE_EXT_0::kAddr);
+  const std::uint32_t wsize1 = regs(CS::D_WEIGHT_SIZE_EXT_1::kAddr);
+  l.kernel_width = CS::D_WEIGHT_SIZE_EXT_0::WEIGHT_WIDTH_EXT.get(wsize0) + 1;
+  l.kernel_height = CS::D_WEIGHT_SIZE_EXT_0::WEIGHT_HEIGHT_EXT.get(wsize0) + 1;
+  l.kernels = CS::D_WEIGHT_SIZE_EXT_1::WEIGHT_KERNEL.get(wsize1) + 1;
+  expect_equal(CS::D_WEIGHT_SIZE_EXT_1::WEIGHT_CHANNEL_EXT.get(wsize1) + 1, l.input.channels,
+               "CSC WEIGHT_CHANNEL_EXT", "the input channel count");
+  const unsigned bpe = models::ops::conv_element_bytes(l.precision);
+  expect_equal(CD::D_WEIGHT_SIZE_0::BYTE_PER_KERNEL.get(regs(CD::D_WEIGHT_SIZE_0::kAddr)) + 1,
+               l.kernel_width * l.kernel_height * l.input.channels * bpe,
+               "CDMA BYTE_PER_KERNEL", "CSC's kernel size");
+  expect_equal(CD::D_WEIGHT_SIZE_1::WEIGHT_KERNEL.get(regs(CD::D_WEIGHT_SIZE_1::kAddr)) + 1,
+               l.kernels, "CDMA WEIGHT_KERNEL", "CSC WEIGHT_KERNEL");
+  l.weight_base = read_address(regs, CD::D_WEIGHT_ADDR_HIGH::kAddr, CD::D_WEIGHT_ADDR_LOW::kAddr);
+  l.weight_bytes = regs(CD::D_WEIGHT_BYTES::kAddr);
+  const std::uint64_t packed =
+      std::uint64_t{l.kernels} * l.kernel_width * l.kernel_height * l.input.channels * bpe;
+  if (l.weight_bytes < packed) {
+    throw std::runtime_error(fmt::format(
+        "convolution: CDMA WEIGHT_BYTES is {} but {} kernels of {}x{}x{} need {}", l.weight_bytes,
+        l.kernels, l.kernel_width, l.kernel_height, l.input.channels, packed));
+  }
+
+  // Geometry: CSC sequences the convolution; CDMA's right/bottom padding bounds the output.
+  models::ops::ConvParams& p = l.params;
+  p.precision = l.precision;
+  const std::uint32_t stride = regs(CS::D_CONV_STRIDE_EXT::kAddr);
+  p.stride_x = CS::D_CONV_STRIDE_EXT::CONV_X_STRIDE_EXT.get(stride) + 1;
+  p.stride_y = CS::D_CONV_STRIDE_EXT::CONV_Y_STRIDE_EXT.get(stride) + 1;
+  const std::uint32_t cdma_stride = regs(CD::D_CONV_STRIDE::kAddr);
+  expect_equal(CD::D_CONV_STRIDE::CONV_X_STRIDE.get(cdma_stride) + 1, p.stride_x,
+               "CDMA CONV_X_STRIDE", "CSC");
+  expect_equal(CD::D_CONV_STRIDE::CONV_Y_STRIDE.get(cdma_stride) + 1, p.stride_y,
+               "CDMA CONV_Y_STRIDE", "CSC");
+  const std::uint32_t dil = regs(CS::D_DILATION_EXT::kAddr);
+  p.dilation_x = CS::D_DILATION_EXT::X_DILATION_EXT.get(dil) + 1;
+  p.dilation_y = CS::D_DILATION_EXT::Y_DILATION_EXT.get(dil) + 1;
+  const std::uint32_t pad = regs(CS::D_ZERO_PADDING::kAddr);
+  p.pad_left = CS::D_ZERO_PADDING::PAD_LEFT.get(pad);
+  p.pad_top = CS::D_ZERO_PADDING::PAD_TOP.get(pad);
+  const std::uint32_t cdma_pad = regs(CD::D_ZERO_PADDING::kAddr);
+  expect_equal(CD::D_ZERO_PADDING::PAD_LEFT.get(cdma_pad), p.pad_left, "CDMA PAD_LEFT", "CSC");
+  expect_equal(CD::D_ZERO_PADDING::PAD_TOP.get(cdma_pad), p.pad_top, "CDMA PAD_TOP", "CSC");
+  l.pad_right = CD::D_ZERO_PADDING::PAD_RIGHT.get(cdma_pad);
+  l.pad_bottom = CD::D_ZERO_PADDING::PAD_BOTTOM.get(cdma_pad);
+  // PADDING_VALUE is 16 bits; the data path takes the element's width of it (INT8: the low
+  // byte, sign-extended) — what NVDLA's dc traces' CRCs require.
+  const std::uint32_t pad_value =
+      CS::D_ZERO_PADDING_VALUE::PAD_VALUE.get(regs(CS::D_ZERO_PADDING_VALUE::kAddr));
+  p.pad_value = l.precision == ConvPrecision::kInt8
+                    ? std::int32_t{static_cast<std::int8_t>(pad_value & 0xffu)}
+                    : std::int32_t{static_cast<std::int16_t>(pad_value)};
+
+  const std::uint32_t out0 = regs(CS::D_DATAOUT_SIZE_0::kAddr);
+  p.out_width = CS::D_DATAOUT_SIZE_0::DATAOUT_WIDTH.get(out0) + 1;
+  p.out_height = CS::D_DATAOUT_SIZE_0::DATAOUT_HEIGHT.get(out0) + 1;
+  expect_equal(p.out_width,
+               models::ops::conv_output_size(l.input.width, p.pad_left, l.pad_right,
+                                             l.kernel_width, p.dilation_x, p.stride_x),
+               "CSC DATAOUT_WIDTH", "the input, padding, kernel and stride");
+  expect_equal(p.out_height,
+               models::ops::conv_output_size(l.input.height, p.pad_top, l.pad_bottom,
+                                             l.kernel_height, p.dilation_y, p.stride_y),
+               "CSC DATAOUT_HEIGHT", "the input, padding, kernel and stride");
+  expect_equal(CS::D_DATAOUT_SIZE_1::DATAOUT_CHANNEL.get(regs(CS::D_DATAOUT_SIZE_1::kAddr)) + 1,
+               l.kernels, "CSC DATAOUT_CHANNEL", "CSC WEIGHT_KERNEL");
+  const std::uint32_t cacc0 = regs(CA::D_DATAOUT_SIZE_0::kAddr);
+  expect_equal(CA::D_DATAOUT_SIZE_0::DATAOUT_WIDTH.get(cacc0) + 1, p.out_width,
+               "CACC DATAOUT_WIDTH", "CSC");
+  expect_equal(CA::D_DATAOUT_SIZE_0::DATAOUT_HEIGHT.get(cacc0) + 1, p.out_height,
+               "CACC DATAOUT_HEIGHT", "CSC");
+  expect_equal(CA::D_DATAOUT_SIZE_1::DATAOUT_CHANNEL.get(regs(CA::D_DATAOUT_SIZE_1::kAddr)) + 1,
+               l.kernels, "CACC DATAOUT_CHANNEL", "CSC");
+  p.clip_truncate = CA::D_CLIP_CFG::CLIP_TRUNCATE.get(regs(CA::D_CLIP_CFG::kAddr));
+
+  // Convolution buffer.
+  const std::uint32_t bank = regs(CD::D_BANK::kAddr);
+  l.data_banks = CD::D_BANK::DATA_BANK.get(bank) + 1;
+  l.weight_banks = CD::D_BANK::WEIGHT_BANK.get(bank) + 1;
+  if (l.data_banks + l.weight_banks > hw.cbuf_bank_number) {
+    throw std::runtime_error(fmt::format(
+        "convolution: {} data banks + {} weight banks exceed the {} CBUF banks of {}",
+        l.data_banks, l.weight_banks, hw.cbuf_bank_number, hw.name));
+  }
+  l.entries_per_slice = CD::D_ENTRY_PER_SLICE::ENTRIES.get(regs(CD::D_ENTRY_PER_SLICE::kAddr)) + 1;
+  l.atomics = CS::D_ATOMICS::ATOMICS.get(regs(CS::D_ATOMICS::kAddr)) + 1;
+  l.release_slices = CS::D_RELEASE::RLS_SLICES.get(regs(CS::D_RELEASE::kAddr)) + 1;
+  return l;
+}
+
+OpResult run_conv(const HwConfig& hw, const RegRead& regs, const LutTables& sdp_lut,
+                  models::ops::Memory& mem) {
+  const ConvLayer l = decode_conv(hw, regs);
+  const models::ops::SdpConfig sdp = decode_sdp(hw, regs, sdp_lut);
+  if (!sdp.flying) {
+    throw std::runtime_error("convolution: the SDP group is not in flying mode");
+  }
+
+  const models::ops::ConvCube in = models::ops::read_feature_cube(l.input, l.precision, mem);
+  const models::ops::ConvWeightLayout layout{hw.mac_atomic_c, hw.mac_atomic_k, l.precision};
+  const models::ops::ConvWeights w =
+      models::ops::read_weights(l.weight_base, l.kernels, l.kernel_height, l.kernel_width,
+                                l.input.channels, layout, mem);
+  const unsigned epa = hw.memory_atomic_size / models::ops::conv_element_bytes(l.precision);
+  const std::uint32_t padded = (l.kernels + epa - 1) / epa * epa;
+  const models::ops::ConvResult conv = models::ops::run_conv_int(in, w, l.params, padded);
+
+  OpResult r = sdp_result(sdp, models::ops::run_sdp_layer(sdp, mem, &conv.out), regs);
+  r.status.emplace_back(R::CACC::D_OUT_SATURATION::kAddr, conv.saturated);
+  r.in = {l.input.width, l.input.height, l.input.channels};
+  r.out = {l.params.out_width, l.params.out_height, l.kernels};
+  r.kernel_width = l.kernel_width;
+  r.kernel_height = l.kernel_height;
+  r.stride_width = l.params.stride_x;
+  r.stride_height = l.params.stride_y;
+  const std::uint32_t in_surfaces = (l.input.channels + epa - 1) / epa;
+  r.weight_bytes = l.weight_bytes;
+  r.bytes_read += std::uint64_t{l.input.width} * l.input.height * in_surfaces *
+                      hw.memory_atomic_size +
+                  l.weight_bytes;
+  r.macs = conv.macs;
+  return r;
+}
+
+}  // namespace octasim::dla
