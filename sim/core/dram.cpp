@@ -9,7 +9,7 @@ Dram::Dram(const sc_core::sc_module_name& name, const HwConfig& hw, MemoryImage&
     : sc_core::sc_module(name),
       image_(image),
       period_(clock_period),
-      bytes_per_cycle_(hw.primary_memif_width / 8),
+      bytes_per_cycle_(hw.dram_bandwidth()),
       read_latency_(hw.primary_memif_latency),
       write_latency_(hw.dram_write_latency) {
   socket.register_b_transport(this, &Dram::b_transport);

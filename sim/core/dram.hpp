@@ -1,8 +1,8 @@
 // The DRAM behind the device's memory interface, as a TLM-2.0 target shared by every DMA
-// client. Timing: one data bus of `primary_memif_width` bits per cycle shared by all clients in
-// request order; reads return after `primary_memif_latency` cycles plus their transfer, writes
-// are acknowledged `dram_write_latency` cycles after their transfer. Reads return the image's
-// bytes; DMA writes carry timing only — a unit's results reach the image when it completes
+// client. Timing: one data bus of HwConfig::dram_bandwidth() bytes per cycle shared by all
+// clients in request order; reads return after `primary_memif_latency` cycles plus their transfer,
+// writes are acknowledged `dram_write_latency` cycles after their transfer. Reads return the
+// image's bytes; DMA writes carry timing only — a unit's results reach the image when it completes
 // (see OverlayMemory), which is when software may look at them.
 #pragma once
 

@@ -80,6 +80,12 @@ const Param kParams[] = {
     {"cdp_pipeline_latency", "CDP pipeline depth in cycles", &HwConfig::cdp_pipeline_latency},
     {"dma_latency_buffer_atoms", "memory atoms an RDMA may have requested but not consumed",
      &HwConfig::dma_latency_buffer_atoms},
+    {"dram_bytes_per_cycle",
+     "sustained DRAM bytes per cycle shared by all DMA clients (0: primary_memif_width / 8)",
+     &HwConfig::dram_bytes_per_cycle},
+    {"conv_pipeline_latency",
+     "cycles from a CSC package issue to its CACC delivery (CBUF read, CMAC, CACC assembly)",
+     &HwConfig::conv_pipeline_latency},
 };
 
 const char* find_builtin(const std::string& name) {

@@ -59,6 +59,13 @@ struct HwConfig {
   unsigned pdp_pipeline_latency = 16;       // PDP input line to pooled output
   unsigned cdp_pipeline_latency = 40;       // CDP input atom to normalized output
   unsigned dma_latency_buffer_atoms = 128;  // read data an RDMA may have in flight or buffered
+  unsigned dram_bytes_per_cycle = 0;        // sustained DRAM bandwidth; 0: the interface width
+  unsigned conv_pipeline_latency = 38;      // CSC package issue to CACC delivery
+
+  // Sustained DRAM bytes per cycle the memory system delivers.
+  [[nodiscard]] unsigned dram_bandwidth() const {
+    return dram_bytes_per_cycle != 0 ? dram_bytes_per_cycle : primary_memif_width / 8;
+  }
 };
 
 // The configurations built into octasim (sim/configs/*.json), by name.

@@ -7,32 +7,6 @@
 namespace octasim::dla {
 namespace {
 
-// Where an engine's RDMA reads and WDMA writes first (for the DMA transactions' addresses).
-std::pair<std::uint64_t, std::uint64_t> dma_bases(const Engine& e, const RegRead& regs) {
-  if (e.name == "CONV") {
-    return {read_address(regs, regs::CDMA::D_DAIN_ADDR_HIGH_0::kAddr,
-                         regs::CDMA::D_DAIN_ADDR_LOW_0::kAddr),
-            read_address(regs, regs::SDP::D_DST_BASE_ADDR_HIGH::kAddr,
-                         regs::SDP::D_DST_BASE_ADDR_LOW::kAddr)};
-  }
-  if (e.name == "SDP") {
-    return {read_address(regs, regs::SDP_RDMA::D_SRC_BASE_ADDR_HIGH::kAddr,
-                         regs::SDP_RDMA::D_SRC_BASE_ADDR_LOW::kAddr),
-            read_address(regs, regs::SDP::D_DST_BASE_ADDR_HIGH::kAddr,
-                         regs::SDP::D_DST_BASE_ADDR_LOW::kAddr)};
-  }
-  if (e.name == "PDP") {
-    return {read_address(regs, regs::PDP_RDMA::D_SRC_BASE_ADDR_HIGH::kAddr,
-                         regs::PDP_RDMA::D_SRC_BASE_ADDR_LOW::kAddr),
-            read_address(regs, regs::PDP::D_DST_BASE_ADDR_HIGH::kAddr,
-                         regs::PDP::D_DST_BASE_ADDR_LOW::kAddr)};
-  }
-  return {read_address(regs, regs::CDP_RDMA::D_SRC_BASE_ADDR_HIGH::kAddr,
-                       regs::CDP_RDMA::D_SRC_BASE_ADDR_LOW::kAddr),
-          read_address(regs, regs::CDP::D_DST_BASE_ADDR_HIGH::kAddr,
-                       regs::CDP::D_DST_BASE_ADDR_LOW::kAddr)};
-}
-
 // The DMA stall counters NVDLA's C-model leaves at zero, filled from the simulated timing:
 // (RDMA perf enable, its DMA_EN field, read stall register, core perf enable, its field,
 // write stall register).
@@ -81,9 +55,16 @@ DlaDevice::DlaDevice(const sc_core::sc_module_name& name, HwConfig hw)
       dram_("dram", hw_, memory_, period_) {
   for (std::size_t i = 0; i < engines().size(); ++i) {
     const std::string unit(engines()[i].name);
-    modules_[i] = std::make_unique<StreamEngine>(unit.c_str(), hw_, period_);
-    modules_[i]->rdma_socket.bind(dram_.socket);
-    modules_[i]->wdma_socket.bind(dram_.socket);
+    if (unit == "CONV") {
+      auto conv = std::make_unique<ConvCore>(unit.c_str(), hw_, period_);
+      conv->dma_socket.bind(dram_.socket);
+      modules_[i] = std::move(conv);
+    } else {
+      auto stream = std::make_unique<StreamEngine>(unit.c_str(), hw_, period_);
+      stream->rdma_socket.bind(dram_.socket);
+      stream->wdma_socket.bind(dram_.socket);
+      modules_[i] = std::move(stream);
+    }
   }
 }
 
@@ -153,15 +134,12 @@ void DlaDevice::start_ready_engines() {
     if (!units_free(units)) continue;  // a shared unit (SDP) is busy in another engine
     overlays_[i] = std::make_unique<OverlayMemory>(memory_);
     OpResult r = e.run(hw_, read, regs_.lut(e.lut_unit), *overlays_[i]);
-    TimingPlan plan = plan_operation(e, r, hw_, read);
-    const auto [read_base, write_base] = dma_bases(e, read);
     start_group(e, regs_, groups);
     const std::size_t layer = layers_.size();
     const unsigned group = regs_.group_of(units.names[0], groups);
     layers_.push_back({std::string(e.name), group, cycle(), 0, std::move(r), modules_[i]->stats()});
+    modules_[i]->start(e, layers_.back().result, read, [this, i, layer] { finish(i, layer); });
     running_[i] = {std::move(groups), units};
-    modules_[i]->start(std::move(plan), read_base, write_base,
-                       [this, i, layer] { finish(i, layer); });
   }
 }
 

@@ -18,6 +18,7 @@
 #include "sim/core/memory_image.hpp"
 #include "sim/core/overlay_memory.hpp"
 #include "sim/core/register_file.hpp"
+#include "sim/dla/conv_core.hpp"
 #include "sim/dla/engines.hpp"
 #include "sim/dla/stream_engine.hpp"
 #include "sim/trace/player.hpp"
@@ -55,7 +56,7 @@ class DlaDevice final : public sc_core::sc_module, public trace::Device {
 
   [[nodiscard]] const HwConfig& config() const { return hw_; }
   [[nodiscard]] const std::vector<LayerTiming>& layers() const { return layers_; }
-  [[nodiscard]] const StreamEngine& engine(std::size_t i) const { return *modules_[i]; }
+  [[nodiscard]] const EngineModel& engine(std::size_t i) const { return *modules_[i]; }
   [[nodiscard]] const Dram& dram() const { return dram_; }
   [[nodiscard]] const sc_core::sc_time& clock_period() const { return period_; }
 
@@ -76,7 +77,7 @@ class DlaDevice final : public sc_core::sc_module, public trace::Device {
   MemoryImage memory_;
   RegisterFile regs_;
   Dram dram_;
-  std::array<std::unique_ptr<StreamEngine>, 4> modules_;
+  std::array<std::unique_ptr<EngineModel>, 4> modules_;
   std::array<std::unique_ptr<OverlayMemory>, 4> overlays_;
   std::array<Running, 4> running_;
   bool waiting_for_interrupt_ = false;

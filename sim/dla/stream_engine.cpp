@@ -3,9 +3,38 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "octasim/regs/nvdla.hpp"
+
 namespace octasim::dla {
 namespace {
 constexpr std::size_t kWriteQueueSteps = 2;  // lines of results the WDMA can hold
+
+// Where an engine's RDMA reads and WDMA writes first (for the DMA transactions' addresses).
+std::pair<std::uint64_t, std::uint64_t> dma_bases(const Engine& e, const RegRead& regs) {
+  if (e.name == "SDP") {
+    return {read_address(regs, regs::SDP_RDMA::D_SRC_BASE_ADDR_HIGH::kAddr,
+                         regs::SDP_RDMA::D_SRC_BASE_ADDR_LOW::kAddr),
+            read_address(regs, regs::SDP::D_DST_BASE_ADDR_HIGH::kAddr,
+                         regs::SDP::D_DST_BASE_ADDR_LOW::kAddr)};
+  }
+  if (e.name == "PDP") {
+    return {read_address(regs, regs::PDP_RDMA::D_SRC_BASE_ADDR_HIGH::kAddr,
+                         regs::PDP_RDMA::D_SRC_BASE_ADDR_LOW::kAddr),
+            read_address(regs, regs::PDP::D_DST_BASE_ADDR_HIGH::kAddr,
+                         regs::PDP::D_DST_BASE_ADDR_LOW::kAddr)};
+  }
+  return {read_address(regs, regs::CDP_RDMA::D_SRC_BASE_ADDR_HIGH::kAddr,
+                       regs::CDP_RDMA::D_SRC_BASE_ADDR_LOW::kAddr),
+          read_address(regs, regs::CDP::D_DST_BASE_ADDR_HIGH::kAddr,
+                       regs::CDP::D_DST_BASE_ADDR_LOW::kAddr)};
+}
+
+}  // namespace
+
+void StreamEngine::start(const Engine& engine, const OpResult& op, const RegRead& regs,
+                         std::function<void()> on_done) {
+  const auto [read_base, write_base] = dma_bases(engine, regs);
+  start(plan_operation(engine, op, hw_, regs), read_base, write_base, std::move(on_done));
 }
 
 StreamEngine::StreamEngine(const sc_core::sc_module_name& name, const HwConfig& hw,

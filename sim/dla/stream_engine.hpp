@@ -18,22 +18,12 @@
 #include <tlm>
 
 #include "sim/core/hw_config.hpp"
+#include "sim/dla/engine_model.hpp"
 #include "sim/dla/timing_plan.hpp"
 
 namespace octasim::dla {
 
-struct EngineStats {
-  std::uint64_t operations = 0;
-  std::uint64_t busy_cycles = 0;         // datapath computing
-  std::uint64_t read_stall_cycles = 0;   // datapath waiting for RDMA data
-  std::uint64_t write_stall_cycles = 0;  // datapath waiting for room towards the WDMA
-  std::uint64_t active_cycles = 0;       // OP start to completion, summed over operations
-  std::uint64_t bytes_read = 0;
-  std::uint64_t bytes_written = 0;
-  std::uint64_t elements = 0;
-};
-
-class StreamEngine final : public sc_core::sc_module {
+class StreamEngine final : public sc_core::sc_module, public EngineModel {
  public:
   tlm_utils::simple_initiator_socket<StreamEngine> rdma_socket{"rdma_socket"};
   tlm_utils::simple_initiator_socket<StreamEngine> wdma_socket{"wdma_socket"};
@@ -43,12 +33,15 @@ class StreamEngine final : public sc_core::sc_module {
   StreamEngine(const StreamEngine&) = delete;
   StreamEngine& operator=(const StreamEngine&) = delete;
 
+  // EngineModel: plans the operation (plan_operation) and starts it.
+  void start(const Engine& engine, const OpResult& op, const RegRead& regs,
+             std::function<void()> on_done) override;
   // Starts an operation; `on_done` runs (in simulation context) when its last write is
   // acknowledged. The engine must be idle.
   void start(TimingPlan plan, std::uint64_t read_base, std::uint64_t write_base,
              std::function<void()> on_done);
-  [[nodiscard]] bool busy() const { return busy_; }
-  [[nodiscard]] const EngineStats& stats() const { return stats_; }
+  [[nodiscard]] bool busy() const override { return busy_; }
+  [[nodiscard]] const EngineStats& stats() const override { return stats_; }
 
  private:
   struct InFlight {

@@ -91,34 +91,10 @@ TimingPlan plan_pdp(const OpResult& op, const HwConfig& hw, const RegRead& regs)
   return p;
 }
 
-// Convolution (first order): per kernel group and output line, the CSC issues one atomic
-// operation (atomic-C channels x atomic-K kernels) per cycle for every output pixel, kernel
-// position and channel block; CDMA's reads precede the groups that need them.
-TimingPlan plan_conv(const OpResult& op, const HwConfig& hw) {
-  TimingPlan p;
-  p.pipeline_latency = hw.sdp_pipeline_latency;
-  const std::uint32_t k_groups = ceil_div(op.out.channels, hw.mac_atomic_k);
-  const std::uint32_t c_blocks = ceil_div(op.in.channels, hw.mac_atomic_c);
-  const std::uint32_t height = std::max<std::uint32_t>(1, op.out.height);
-  const std::uint32_t per_line = op.out.width * op.kernel_width * op.kernel_height * c_blocks;
-  std::vector<std::uint64_t> weights;
-  for (std::uint32_t g = 0; g < k_groups; ++g) {
-    for (std::uint32_t y = 0; y < height; ++y) {
-      p.steps.push_back(Step{0, std::max<std::uint32_t>(1, per_line), 0, false});
-      weights.push_back(1);
-    }
-  }
-  distribute(p.steps, op.bytes_read, &Step::read_bytes, weights);
-  distribute(p.steps, op.bytes_written, &Step::write_bytes, weights);
-  p.elements = op.macs;
-  return p;
-}
-
 }  // namespace
 
 TimingPlan plan_operation(const Engine& engine, const OpResult& op, const HwConfig& hw,
                           const RegRead& regs) {
-  if (engine.name == "CONV") return plan_conv(op, hw);
   if (engine.name == "PDP") return plan_pdp(op, hw, regs);
   if (engine.name == "CDP") {
     using Fmt = regs::CDP::D_DATA_FORMAT;

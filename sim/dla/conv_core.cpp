@@ -1,0 +1,276 @@
+#include "sim/dla/conv_core.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "octasim/regs/nvdla.hpp"
+
+// Sources of the mechanisms (NVDLA's RTL, nvdla/hw vmod/nvdla): the CSC sequence generator
+// (NV_NVDLA_CSC_sg.v: loop order, stripe lengths, package issue cost, credit check on a stripe's
+// last package, start gates "all input slices" and "whole kernel group"), CDMA_wt (weights
+// reported in kernel groups), NV_NVDLA_CACC_delivery_buffer.v (one atom read when its lanes
+// are out, one lane per cycle at SDP throughput, one credit per atom), CDMA_dma_mux (data and
+// weights are separate DMA clients). The DRAM bandwidth and conv_pipeline_latency come from
+// NVDLA's RTL runs of the dc traces (README, "Timing fidelity").
+
+namespace octasim::dla {
+namespace {
+constexpr std::uint32_t kRequestAtoms = 16;  // memory atoms per DMA read transaction we issue
+}
+
+ConvCore::ConvCore(const sc_core::sc_module_name& name, const HwConfig& hw,
+                   const sc_core::sc_time& clock_period)
+    : sc_core::sc_module(name), hw_(hw), period_(clock_period) {
+  SC_HAS_PROCESS(ConvCore);
+  SC_THREAD(data_dma_thread);
+  SC_THREAD(weight_dma_thread);
+  SC_THREAD(csc_thread);
+  SC_THREAD(delivery_thread);
+}
+
+void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead& regs,
+                     std::function<void()> on_done) {
+  if (busy_) throw std::logic_error(std::string(name()) + " started while busy");
+  layer_ = decode_conv(hw_, regs);
+  const ConvLayer& l = layer_;
+  const unsigned bpe = models::ops::conv_element_bytes(l.precision);
+  const unsigned atom = hw_.memory_atomic_size;
+  const unsigned epa = atom / bpe;
+  const std::uint64_t surfaces = (l.input.channels + epa - 1) / epa;
+  data_bytes_ = std::uint64_t{l.input.width} * l.input.height * surfaces * atom;
+
+  const models::ops::ConvWeightLayout layout{hw_.mac_atomic_c, hw_.mac_atomic_k, l.precision};
+  const std::uint32_t group = layout.group_kernels();
+  const std::uint64_t per_kernel =
+      std::uint64_t{l.kernel_width} * l.kernel_height * l.input.channels * bpe;
+  group_bytes_.clear();
+  group_kernels_.clear();
+  for (std::uint32_t k = 0; k < l.kernels; k += group) {
+    group_kernels_.push_back(std::min(group, l.kernels - k));
+    group_bytes_.push_back(group_kernels_.back() * per_kernel);
+  }
+  group_bytes_.back() += l.weight_bytes - per_kernel * l.kernels;  // 128-byte alignment tail
+  weight_space_ = std::uint64_t{l.weight_banks} * hw_.cbuf_bank_depth * hw_.cbuf_bank_width;
+
+  // CSC stripes: 2*atomic-K output atoms while at least 4*atomic-K remain; the last 2*atomic-K
+  // or fewer form the final stripe; otherwise an atomic-K stripe.
+  const std::uint32_t upper = 2 * hw_.mac_atomic_k;
+  const std::uint32_t lower = hw_.mac_atomic_k;
+  const std::uint32_t total = l.params.out_width * l.params.out_height;
+  stripes_.clear();
+  for (std::uint32_t done = 0; done < total;) {
+    std::uint32_t len = lower;
+    if (done + 2 * upper <= total) {
+      len = upper;
+    } else if (done + upper >= total) {
+      len = total - done;
+    }
+    stripes_.push_back(len);
+    done += len;
+  }
+  packages_ = l.kernel_width * l.kernel_height *
+              ((l.input.channels + hw_.mac_atomic_c - 1) / hw_.mac_atomic_c);
+  output_bytes_ = op.bytes_written;
+  credits_ = upper;
+  write_addr_ = read_address(regs, regs::SDP::D_DST_BASE_ADDR_HIGH::kAddr,
+                             regs::SDP::D_DST_BASE_ADDR_LOW::kAddr);
+
+  data_done_ = false;
+  group_ready_.assign(group_bytes_.size(), sc_core::SC_ZERO_TIME);
+  groups_fetched_ = 0;
+  weight_resident_ = 0;
+  to_deliver_.clear();
+  stripes_total_ = stripes_.size() * group_bytes_.size();
+  stripes_delivered_ = 0;
+
+  on_done_ = std::move(on_done);
+  busy_ = true;
+  started_at_ = sc_core::sc_time_stamp();
+  ++stats_.operations;
+  stats_.elements += op.macs;
+  stats_.bytes_read += data_bytes_ + l.weight_bytes;
+  stats_.bytes_written += output_bytes_;
+  start_ev_.notify(cycles(hw_.op_start_latency));
+}
+
+void ConvCore::wait_until(const sc_core::sc_time& t) {
+  if (t > sc_core::sc_time_stamp()) sc_core::wait(t - sc_core::sc_time_stamp());
+}
+
+sc_core::sc_time ConvCore::read(std::uint64_t addr, std::uint32_t bytes) {
+  if (scratch_.size() < bytes) scratch_.resize(bytes);
+  tlm::tlm_generic_payload trans;
+  trans.set_command(tlm::TLM_READ_COMMAND);
+  trans.set_address(addr);
+  trans.set_data_ptr(scratch_.data());
+  trans.set_data_length(bytes);
+  trans.set_streaming_width(bytes);
+  trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  dma_socket->b_transport(trans, delay);
+  const sc_core::sc_time arrival = sc_core::sc_time_stamp() + delay;
+  const std::uint32_t request = hw_.memory_atomic_size * hw_.primary_memif_max_burst;
+  sc_core::wait(cycles((bytes + request - 1) / request));  // one request per cycle
+  return arrival;
+}
+
+// A DMA read in flight: when its data arrives and how many atoms of the latency buffer it holds.
+namespace {
+struct Outstanding {
+  sc_core::sc_time arrival;
+  std::uint32_t atoms;
+};
+}  // namespace
+
+void ConvCore::data_dma_thread() {
+  std::deque<Outstanding> in_flight;
+  std::uint64_t in_flight_atoms = 0;
+  for (;;) {
+    sc_core::wait(start_ev_);
+    const unsigned atom = hw_.memory_atomic_size;
+    sc_core::sc_time last = sc_core::sc_time_stamp();
+    for (std::uint64_t off = 0; off < data_bytes_;) {
+      const auto bytes = static_cast<std::uint32_t>(
+          std::min<std::uint64_t>(kRequestAtoms * atom, data_bytes_ - off));
+      const std::uint32_t atoms = (bytes + atom - 1) / atom;
+      while (!in_flight.empty() && in_flight_atoms + atoms > hw_.dma_latency_buffer_atoms) {
+        wait_until(in_flight.front().arrival);
+        in_flight_atoms -= in_flight.front().atoms;
+        in_flight.pop_front();
+      }
+      const sc_core::sc_time arrival = read(layer_.input.base + off, bytes);
+      in_flight.push_back({arrival, atoms});
+      in_flight_atoms += atoms;
+      last = std::max(last, arrival);
+      off += bytes;
+    }
+    wait_until(last);
+    in_flight.clear();
+    in_flight_atoms = 0;
+    data_done_ = true;
+    data_ev_.notify(sc_core::SC_ZERO_TIME);
+  }
+}
+
+void ConvCore::weight_dma_thread() {
+  std::deque<Outstanding> in_flight;
+  std::uint64_t in_flight_atoms = 0;
+  for (;;) {
+    sc_core::wait(start_ev_);
+    const unsigned atom = hw_.memory_atomic_size;
+    std::uint64_t addr = layer_.weight_base;
+    for (std::size_t g = 0; g < group_bytes_.size(); ++g) {
+      sc_core::sc_time last = sc_core::sc_time_stamp();
+      for (std::uint64_t off = 0; off < group_bytes_[g];) {
+        const auto bytes = static_cast<std::uint32_t>(
+            std::min<std::uint64_t>(kRequestAtoms * atom, group_bytes_[g] - off));
+        const std::uint32_t atoms = (bytes + atom - 1) / atom;
+        // CBUF weight space: fetched groups stay until the CSC releases them.
+        while (weight_resident_ > 0 && weight_resident_ + bytes > weight_space_) {
+          sc_core::wait(release_ev_);
+        }
+        while (!in_flight.empty() && in_flight_atoms + atoms > hw_.dma_latency_buffer_atoms) {
+          wait_until(in_flight.front().arrival);
+          in_flight_atoms -= in_flight.front().atoms;
+          in_flight.pop_front();
+        }
+        weight_resident_ += bytes;
+        const sc_core::sc_time arrival = read(addr, bytes);
+        in_flight.push_back({arrival, atoms});
+        in_flight_atoms += atoms;
+        last = std::max(last, arrival);
+        addr += bytes;
+        off += bytes;
+      }
+      group_ready_[g] = last;
+      groups_fetched_ = g + 1;
+      group_ev_.notify(sc_core::SC_ZERO_TIME);
+    }
+    in_flight.clear();
+    in_flight_atoms = 0;
+  }
+}
+
+void ConvCore::csc_thread() {
+  for (;;) {
+    sc_core::wait(start_ev_);
+    const sc_core::sc_time wait_from = sc_core::sc_time_stamp();
+    while (!data_done_) sc_core::wait(data_ev_);
+    stats_.read_stall_cycles += to_cycles(sc_core::sc_time_stamp() - wait_from);
+    const std::uint64_t groups = group_bytes_.size();
+    for (std::size_t g = 0; g < groups; ++g) {
+      const sc_core::sc_time blocked = sc_core::sc_time_stamp();
+      while (groups_fetched_ <= g) sc_core::wait(group_ev_);
+      wait_until(group_ready_[g]);
+      stats_.read_stall_cycles += to_cycles(sc_core::sc_time_stamp() - blocked);
+      const std::uint32_t k = group_kernels_[g];
+      for (std::size_t j = 0; j < stripes_.size(); ++j) {
+        const std::uint32_t len = stripes_[j];
+        // One package per kernel position and channel block; the weight load of the next
+        // package (one kernel per cycle) overlaps the current one's data.
+        const std::uint32_t per_package =
+            k <= 1 ? std::max(len, 2u) : std::max({len, hw_.mac_atomic_k, k});
+        sc_core::wait(cycles(std::uint64_t{packages_ - 1} * per_package));
+        const sc_core::sc_time gate = sc_core::sc_time_stamp();
+        while (credits_ < len) sc_core::wait(credit_ev_);
+        stats_.write_stall_cycles += to_cycles(sc_core::sc_time_stamp() - gate);
+        credits_ -= len;
+        // Output bytes of this stripe (exact integer split of the layer's output).
+        const std::uint64_t index = g * stripes_.size() + j;
+        const std::uint64_t before = output_bytes_ * index / stripes_total_;
+        const std::uint64_t upto = output_bytes_ * (index + 1) / stripes_total_;
+        to_deliver_.push_back(
+            {len, upto - before, sc_core::sc_time_stamp() + cycles(hw_.conv_pipeline_latency)});
+        deliver_ev_.notify(sc_core::SC_ZERO_TIME);
+        sc_core::wait(cycles(per_package));
+        stats_.busy_cycles += std::uint64_t{packages_} * per_package;
+      }
+      // The group's weights leave the CBUF once its last package is issued.
+      weight_resident_ -= std::min(weight_resident_, group_bytes_[g]);
+      release_ev_.notify(sc_core::SC_ZERO_TIME);
+    }
+  }
+}
+
+void ConvCore::delivery_thread() {
+  sc_core::sc_time last_ack = sc_core::SC_ZERO_TIME;
+  for (;;) {
+    while (to_deliver_.empty()) sc_core::wait(deliver_ev_);
+    const Stripe s = to_deliver_.front();
+    to_deliver_.pop_front();
+    wait_until(s.ready);
+    // Each atom's lanes go to SDP at its throughput, plus one cycle to read the next atom.
+    const std::uint32_t lanes = hw_.mac_atomic_k;
+    const std::uint32_t per_atom = (lanes + hw_.sdp_bs_throughput - 1) / hw_.sdp_bs_throughput + 1;
+    for (std::uint32_t a = 0; a < s.atoms; ++a) {
+      sc_core::wait(cycles(per_atom));
+      ++credits_;
+      credit_ev_.notify(sc_core::SC_ZERO_TIME);
+    }
+    if (s.bytes > 0) {
+      if (scratch_.size() < s.bytes) scratch_.resize(s.bytes);
+      tlm::tlm_generic_payload trans;
+      trans.set_command(tlm::TLM_WRITE_COMMAND);
+      trans.set_address(write_addr_);
+      trans.set_data_ptr(scratch_.data());
+      trans.set_data_length(static_cast<unsigned>(s.bytes));
+      trans.set_streaming_width(static_cast<unsigned>(s.bytes));
+      trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+      sc_core::sc_time delay = cycles(hw_.sdp_pipeline_latency);
+      dma_socket->b_transport(trans, delay);
+      last_ack = std::max(last_ack, sc_core::sc_time_stamp() + delay);
+      write_addr_ += s.bytes;
+    }
+    if (++stripes_delivered_ == stripes_total_) {
+      wait_until(last_ack);
+      last_ack = sc_core::SC_ZERO_TIME;
+      stats_.active_cycles += to_cycles(sc_core::sc_time_stamp() - started_at_);
+      busy_ = false;
+      auto done = std::move(on_done_);
+      if (done) done();
+    }
+  }
+}
+
+}  // namespace octasim::dla

@@ -1,0 +1,116 @@
+// NVDLA's convolution pipeline at cycle level (nv_small direct convolution; the mechanisms and
+// their sources are in the comments of conv_core.cpp):
+//
+//   CDMA data DMA   --> CBUF (whole input cube) --.
+//   CDMA weight DMA --> CBUF (WEIGHT_BANK space) --+-> CSC issues packages -> CMAC -> CACC
+//                                                         ^ credits (16 atoms)       |
+//                                                         '--- CACC delivery <-------'
+//                                                               1 atom / 9 cycles -> SDP -> WDMA
+//
+// - CDMA's data and weight clients share the DRAM bus (HwConfig::dram_bandwidth()); each keeps at
+//   most dma_latency_buffer_atoms in flight. The weight client fetches whole kernel groups and
+//   stalls while the CBUF weight space (WEIGHT_BANK banks) is full; a group's space is released
+//   when the CSC has issued its last package.
+// - The CSC starts once the whole input cube is in CBUF and, per kernel group, once the group's
+//   weights are. Loop order: kernel group, stripe, channel block, kernel row, kernel column; one
+//   package (one kernel position x one channel block for a stripe of output atoms) takes
+//   max(stripe length, atomic-K, kernels in the group) cycles (2 for a single kernel).
+// - Stripes: 2 x atomic-K output atoms while 4 x atomic-K remain, then atomic-K, then the rest.
+// - The last package of a stripe waits for as many CACC credits as the stripe has atoms
+//   (2 x atomic-K credits in all); CACC returns one credit per atom it hands to SDP, one atom per
+//   (atom elements / SDP throughput + 1) cycles, conv_pipeline_latency after the package issue.
+// - SDP writes each stripe's output through the WDMA; the layer ends when the last write is
+//   acknowledged.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <vector>
+
+#include <tlm_utils/simple_initiator_socket.h>
+#include <systemc>
+#include <tlm>
+
+#include "sim/core/hw_config.hpp"
+#include "sim/dla/conv_functional.hpp"
+#include "sim/dla/engine_model.hpp"
+
+namespace octasim::dla {
+
+class ConvCore final : public sc_core::sc_module, public EngineModel {
+ public:
+  tlm_utils::simple_initiator_socket<ConvCore> dma_socket{"dma_socket"};
+
+  ConvCore(const sc_core::sc_module_name& name, const HwConfig& hw,
+           const sc_core::sc_time& clock_period);
+
+  void start(const Engine& engine, const OpResult& op, const RegRead& regs,
+             std::function<void()> on_done) override;
+  [[nodiscard]] bool busy() const override { return busy_; }
+  [[nodiscard]] const EngineStats& stats() const override { return stats_; }
+
+ private:
+  struct Stripe {
+    std::uint32_t atoms;     // output atoms CACC delivers for it
+    std::uint64_t bytes;     // output bytes SDP writes for it
+    sc_core::sc_time ready;  // its last package's results reach the CACC delivery buffer
+  };
+
+  void data_dma_thread();
+  void weight_dma_thread();
+  void csc_thread();
+  void delivery_thread();
+  // One DMA read of `bytes` at `addr`; returns when its data has arrived (absolute time) and
+  // paces the caller at one request per cycle.
+  sc_core::sc_time read(std::uint64_t addr, std::uint32_t bytes);
+  [[nodiscard]] sc_core::sc_time cycles(std::uint64_t n) const {
+    return period_ * static_cast<double>(n);
+  }
+  [[nodiscard]] std::uint64_t to_cycles(const sc_core::sc_time& t) const {
+    return static_cast<std::uint64_t>(t / period_ + 0.5);
+  }
+  void wait_until(const sc_core::sc_time& t);
+
+  const HwConfig& hw_;
+  sc_core::sc_time period_;
+  bool busy_ = false;
+  EngineStats stats_;
+  std::function<void()> on_done_;
+  sc_core::sc_time started_at_;
+
+  // The layer.
+  ConvLayer layer_;
+  std::uint64_t data_bytes_ = 0;
+  std::vector<std::uint64_t> group_bytes_;    // weight bytes per kernel group
+  std::vector<std::uint32_t> group_kernels_;  // kernels per group
+  std::vector<std::uint32_t> stripes_;        // stripe lengths (output atoms), same per group
+  std::uint32_t packages_ = 0;                // packages per stripe
+  std::uint64_t weight_space_ = 0;            // CBUF weight bytes (WEIGHT_BANK banks)
+  std::uint64_t output_bytes_ = 0;
+  std::uint32_t atoms_per_output_ = 1;  // memory atoms of output per output atom of a group
+
+  // CDMA -> CSC.
+  sc_core::sc_event start_ev_;
+  sc_core::sc_time data_ready_;
+  bool data_done_ = false;
+  sc_core::sc_event data_ev_;
+  std::vector<sc_core::sc_time> group_ready_;  // per group, once fetched
+  std::size_t groups_fetched_ = 0;
+  sc_core::sc_event group_ev_;
+  std::uint64_t weight_resident_ = 0;  // bytes requested and not yet released
+  sc_core::sc_event release_ev_;
+
+  // CSC -> CACC delivery.
+  std::uint32_t credits_ = 0;
+  sc_core::sc_event credit_ev_;
+  std::deque<Stripe> to_deliver_;
+  sc_core::sc_event deliver_ev_;
+  std::size_t stripes_total_ = 0;
+  std::size_t stripes_delivered_ = 0;
+
+  std::vector<std::uint8_t> scratch_;
+  std::uint64_t write_addr_ = 0;
+};
+
+}  // namespace octasim::dla

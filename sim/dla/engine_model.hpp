@@ -1,0 +1,41 @@
+// What the cycle-level device needs of an engine's SystemC model: start an operation whose
+// functional result is known, report when its last write is acknowledged, and count what it
+// did. StreamEngine (SDP, PDP, CDP) and ConvCore (the convolution pipeline) implement it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "sim/dla/engines.hpp"
+
+namespace octasim::dla {
+
+struct EngineStats {
+  std::uint64_t operations = 0;
+  std::uint64_t busy_cycles = 0;         // datapath computing (convolution: CSC issuing packages)
+  std::uint64_t read_stall_cycles = 0;   // datapath waiting for DMA data (convolution: data or
+                                         // weights not yet in CBUF)
+  std::uint64_t write_stall_cycles = 0;  // datapath waiting for room towards the output (WDMA,
+                                         // convolution: CACC delivery credits)
+  std::uint64_t active_cycles = 0;       // OP start to completion, summed over operations
+  std::uint64_t bytes_read = 0;
+  std::uint64_t bytes_written = 0;
+  std::uint64_t elements = 0;  // elements processed (convolution: multiply-accumulates)
+};
+
+class EngineModel {
+ public:
+  EngineModel() = default;
+  EngineModel(const EngineModel&) = delete;
+  EngineModel& operator=(const EngineModel&) = delete;
+  virtual ~EngineModel() = default;
+
+  // Starts the operation `engine` runs with registers `regs` and functional result `op`;
+  // `on_done` runs (in simulation context) when its last write is acknowledged. Only when idle.
+  virtual void start(const Engine& engine, const OpResult& op, const RegRead& regs,
+                     std::function<void()> on_done) = 0;
+  [[nodiscard]] virtual bool busy() const = 0;
+  [[nodiscard]] virtual const EngineStats& stats() const = 0;
+};
+
+}  // namespace octasim::dla
