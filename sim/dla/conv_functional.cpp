@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include "octasim/regs/nvdla.hpp"
+#include "sim/dla/cdma_image.hpp"
 #include "sim/dla/sdp_functional.hpp"
 
 namespace octasim::dla {
@@ -40,6 +41,9 @@ void expect_equal(std::uint32_t got, std::uint32_t want, const char* what, const
 }  // namespace
 
 ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
+  // Image input: the same decode over the registers seen as the equivalent R x S x C direct
+  // convolution (cdma_image.hpp validates the image fields and presents that view).
+  if (is_image_input(regs)) return decode_conv(hw, image_conv_view(hw, regs));
   namespace CD = R::CDMA;
   namespace CS = R::CSC;
   namespace CA = R::CACC;
@@ -72,9 +76,6 @@ ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
     }
   }
 
-  if (CD::D_DATAIN_FORMAT::DATAIN_FORMAT.get(regs(CD::D_DATAIN_FORMAT::kAddr)) != 0) {
-    throw std::runtime_error("image input (CDMA DATAIN_FORMAT=PIXEL) is not supported yet");
-  }
   if (CD::D_BATCH_NUMBER::BATCHES.get(regs(CD::D_BATCH_NUMBER::kAddr)) != 0) {
     if (!hw.batch) throw_not_present(hw, "multi-batch convolution");
     throw std::runtime_error("multi-batch convolution is not supported yet");
@@ -197,6 +198,7 @@ ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
 
 OpResult run_conv(const HwConfig& hw, const RegRead& regs, const LutTables& sdp_lut,
                   models::ops::Memory& mem) {
+  if (is_image_input(regs)) return run_conv_image(hw, regs, sdp_lut, mem);
   const ConvLayer l = decode_conv(hw, regs);
   const models::ops::SdpConfig sdp = decode_sdp(hw, regs, sdp_lut);
   if (!sdp.flying) {
