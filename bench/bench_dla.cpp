@@ -1,7 +1,8 @@
-// Simulation speed of the cycle-level DLA: simulated cycles per host second on NVDLA's largest
-// sdp/pdp/cdp traces. One SystemC elaboration serves every benchmark (SystemC elaborates once
-// per process): each iteration resets the device's registers and plays the trace once more,
-// driving the kernel from sc_main as `octasim run` does.
+// Simulation speed of the cycle-level DLA: simulated cycles (and, for convolutions, simulated
+// multiply-accumulates) per host second on NVDLA's largest dc/sdp/pdp/cdp traces. One SystemC
+// elaboration serves every benchmark (SystemC elaborates once per process): each iteration resets
+// the device's registers and plays the trace once more, driving the kernel from sc_main as `octasim
+// run` does.
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
@@ -37,9 +38,11 @@ void BM_Trace(benchmark::State& state, const std::string& name, bool full) {
   }
   dla::DlaDevice& device = full ? *g_device_full : *g_device;
   std::uint64_t simulated = 0;
+  std::uint64_t macs = 0;
   for (auto _ : state) {
     device.reset();  // a trace assumes a freshly reset device (register groups start at 0)
     const std::uint64_t before = device.cycle();
+    const std::size_t layers_before = device.layers().size();
     trace::PlayResult result;
     try {
       result = trace::play(t, device, trace::PlayerOptions{});
@@ -52,11 +55,18 @@ void BM_Trace(benchmark::State& state, const std::string& name, bool full) {
       return;
     }
     simulated += device.cycle() - before;
+    for (std::size_t i = layers_before; i < device.layers().size(); ++i) {
+      macs += device.layers()[i].result.macs;
+    }
   }
   state.counters["sim_cycles"] =
       benchmark::Counter(static_cast<double>(simulated), benchmark::Counter::kAvgIterations);
   state.counters["sim_cycles_per_s"] =
       benchmark::Counter(static_cast<double>(simulated), benchmark::Counter::kIsRate);
+  if (macs > 0) {
+    state.counters["sim_MACs_per_s"] =
+        benchmark::Counter(static_cast<double>(macs), benchmark::Counter::kIsRate);
+  }
 }
 
 }  // namespace
@@ -68,7 +78,8 @@ int sc_main(int argc, char** argv) {
       std::make_unique<dla::DlaDevice>("dla_full", load_hw_config("nv_small_256_full"));
   g_device = device.get();
   g_device_full = device_full.get();
-  for (const char* name : {"sdp_8192x1x1_pass_through_int8_0", "sdp_1x8192x1_pass_through_int8_0",
+  for (const char* name : {"dc_35x22x54_6x8x54x29_int8_0", "dc_8192x1x1_2x3x1x41_int8_0",
+                           "sdp_8192x1x1_pass_through_int8_0", "sdp_1x8192x1_pass_through_int8_0",
                            "cdp_33x17x34_lrn5_int8_0", "pdp_28x28x8_2x2_max_int8_0"}) {
     benchmark::RegisterBenchmark(name, BM_Trace, std::string(name), false)
         ->Unit(benchmark::kMillisecond)

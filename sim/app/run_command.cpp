@@ -20,6 +20,10 @@ void print_layer(const std::string& engine, unsigned group, const dla::OpResult&
   fmt::print("  {} group {}: in {}x{}x{} -> out {}x{}x{}, read {} B, wrote {} B\n", engine, group,
              r.in.width, r.in.height, r.in.channels, r.out.width, r.out.height, r.out.channels,
              r.bytes_read, r.bytes_written);
+  if (r.macs > 0) {
+    fmt::print("    kernel {}x{}, stride {}x{}, weights {} B, {} MACs\n", r.kernel_width,
+               r.kernel_height, r.stride_width, r.stride_height, r.weight_bytes, r.macs);
+  }
 }
 
 // The statistics registers the layer set to a non-zero value, by NVDLA name.
@@ -43,8 +47,16 @@ trace::PlayResult play_cycle_level(const trace::Trace& t, const HwConfig& hw,
   fmt::print("\nlayers (cycle-level, {}):\n", hw.name);
   for (const auto& l : device.layers()) {
     print_layer(l.engine, l.group, l.result);
+    const std::uint64_t cycles = l.end_cycle - l.start_cycle;
     fmt::print("    cycles {}..{} ({} cycles), read stall {}, write stall {}\n", l.start_cycle,
-               l.end_cycle, l.end_cycle - l.start_cycle, l.read_stall_cycles, l.write_stall_cycles);
+               l.end_cycle, cycles, l.read_stall_cycles, l.write_stall_cycles);
+    if (l.result.macs > 0 && cycles > 0) {
+      // Useful MACs over what the atomic-C x atomic-K array could have done in the layer's time.
+      const double peak = static_cast<double>(cycles) * hw.mac_atomic_c * hw.mac_atomic_k;
+      fmt::print("    MAC utilization {:.1f}% of the {}x{} array ({:.1f} MACs/cycle)\n",
+                 100.0 * static_cast<double>(l.result.macs) / peak, hw.mac_atomic_c,
+                 hw.mac_atomic_k, static_cast<double>(l.result.macs) / static_cast<double>(cycles));
+    }
     print_counters(l.result);
   }
   fmt::print("units:\n");
