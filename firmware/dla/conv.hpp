@@ -1,0 +1,148 @@
+// Convolution layer programming: an NVDLA direct convolution of a feature surface in memory
+// (CDMA -> CBUF -> CSC -> CMAC_A/B -> CACC) whose INT32 output flows straight into SDP (flying
+// mode: per-channel bias, per-channel multiplier, ReLU, output convertor) and from SDP to a
+// feature surface in memory — one NVDLA hardware layer, programmed as NVDLA's firmware
+// (kmd/firmware/conv.c and sdp.c) does: every sub-unit's S_POINTER, the D_ registers of CACC,
+// CMAC_A/B, CSC and CDMA, then SDP's, then D_OP_ENABLE from the end of the pipeline back to its
+// start (SDP_RDMA when SDP reads operands, SDP, CACC, CMAC_A, CMAC_B, CSC, CDMA last).
+//
+// The CBUF plan ("Full input & weight", or "Full input, partial weight" when the weights do not
+// fit next to the input) follows the programming guide:
+//   entries per slice  one input line in CBUF entries of cbuf_bank_width bytes: C'-atom surfaces
+//                      fill whole entries; a trailing part of an entry packs several width
+//                      positions (NVDLA's rule for entries holding more than one memory atom)
+//   data banks         ceil(entries_per_slice * H / cbuf_bank_depth)
+//   weight bytes       R * S * C * bytes per element * K, rounded up to 128 bytes
+//   weight banks       all weights if they fit beside the data, else at least one kernel group
+//                      (atomic-K kernels at INT8, atomic-K/2 at INT16) plus 128 bytes
+//   atomics            output width * height - 1; release: every input slice (H)
+// A layer whose input does not fit the CBUF (NVDLA would split it in H across several hardware
+// layers) is refused.
+//
+// Not encoded: image input, Winograd, batches, compressed weights, data/weight reuse across
+// layers, FP16, output to PDP. NVDLA's firmware polls CDMA S_CBUF_FLUSH_STATUS before enabling;
+// Mmio has no poll a trace can record (TraceWriter::read32 returns 0), and every octasim device
+// reports the CBUF flushed from reset, so the poll is not issued.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "firmware/dla/sdp.hpp"
+#include "firmware/dla/surface.hpp"
+#include "firmware/driver/mmio.hpp"
+#include "models/ops/conv.hpp"
+#include "models/ops/sdp.hpp"
+
+namespace octasim::firmware {
+
+// What the convolution firmware needs to know of the hardware configuration (NVDLA's spec
+// defines; sim/core's HwConfig carries the same values).
+struct ConvHardware {
+  unsigned atom_bytes = 8;  // NVDLA_MEMORY_ATOMIC_SIZE
+  unsigned mac_atomic_c = 8;
+  unsigned mac_atomic_k = 8;
+  unsigned cbuf_bank_number = 32;
+  unsigned cbuf_bank_width = 8;  // bytes of one CBUF entry
+  unsigned cbuf_bank_depth = 512;
+  bool int8 = true;
+  bool int16 = false;
+};
+
+// The SDP stage fed by CACC in flying mode (the same pieces as SdpLayer's).
+struct ConvSdpStage {
+  // x + (bias[c] << bias->shift), the BS ALU, INT16 operands from memory through BRDMA.
+  std::optional<SdpPerChannel> bias;
+  // round((x * scale[c]) >> scale->shift), the BN multiplier, INT16 operands through NRDMA.
+  std::optional<SdpPerChannel> scale;
+  bool relu = false;             // max(x, 0) after bias and multiplier
+  SdpConvertor cvt;              // requantization to the output precision
+  bool count_saturation = true;  // SDP D_PERF_ENABLE.PERF_SAT_EN -> D_PERF_OUT_SATURATION
+};
+
+struct ConvLayer {
+  Precision precision = Precision::kInt8;  // input, weights, SDP processing and output
+  FeatureSurface src;                      // the input cube W x H x C, read by CDMA
+  // Weights as conv_weight_image() lays them out (NVDLA's direct-convolution format), 32-byte
+  // aligned.
+  std::uint64_t weight_address = 0;
+  std::uint32_t kernels = 1;                          // K: output channels, 1..8192
+  std::uint32_t kernel_width = 1, kernel_height = 1;  // S x R, 1..32
+  std::uint32_t stride_x = 1, stride_y = 1;           // 1..8
+  std::uint32_t dilation_x = 1, dilation_y = 1;       // 1..32
+  // Padding of the input on each side (left/top 0..31, right/bottom 0..63), each smaller than
+  // the dilated kernel extent; right/bottom padding no output uses is not programmed.
+  std::uint32_t pad_left = 0, pad_right = 0, pad_top = 0, pad_bottom = 0;
+  // The value padded positions take, in the precision's range (INT8: -128..127).
+  std::int32_t pad_value = 0;
+  unsigned clip_truncate = 0;  // CACC CLIP_TRUNCATE: rounding right shift of the sums, 0..31
+  ConvSdpStage sdp;
+  FeatureSurface dst;  // written by SDP: conv_output_cube() x kernels
+};
+
+struct ConvCubeSize {
+  std::uint32_t width = 0, height = 0, channels = 0;
+};
+
+// The output cube of the layer: (in + pads - dilated kernel) / stride + 1 in each direction
+// (0 when the kernel does not fit), K channels.
+[[nodiscard]] ConvCubeSize conv_output_cube(const ConvLayer& layer);
+
+// The CBUF plan and derived register values for a layer (what program_conv writes).
+struct ConvPlan {
+  std::uint32_t out_width = 0, out_height = 0;
+  std::uint32_t pad_right = 0, pad_bottom = 0;  // as programmed (only what outputs use)
+  std::uint32_t entries_per_slice = 0;
+  unsigned data_banks = 0, weight_banks = 0;
+  std::uint32_t bytes_per_kernel = 0;
+  std::uint32_t weight_bytes = 0;  // 128-byte aligned
+  std::uint32_t atomics = 0;       // output positions (the register holds this - 1)
+  std::uint32_t release = 0;       // input slices released (the register holds this - 1)
+  bool full_weights = true;        // all kernels stay in CBUF
+};
+
+// Checks the layer against the hardware and computes its plan; throws FirmwareError naming the
+// first problem.
+[[nodiscard]] ConvPlan plan_conv(const ConvLayer& layer, const ConvHardware& hw);
+
+// Programs `layer` into register group `group` (0 or 1) of CDMA, CSC, CMAC_A, CMAC_B, CACC,
+// SDP (and SDP_RDMA when SDP reads a bias or scale table) and enables it. Returns the GLB
+// S_INTR_STATUS bit that signals completion (SDP_DONE_STATUS<group>), for Mmio::wait_interrupt.
+// Throws FirmwareError, before any register is written, for a layer it cannot program.
+[[nodiscard]] unsigned program_conv(Mmio& mmio, const ConvLayer& layer, unsigned group,
+                                    const ConvHardware& hw);
+
+// The same layer as models/ describes it.
+struct ConvModel {
+  models::ops::ConvFeatureSurface input;
+  models::ops::ConvWeightLayout weight_layout;
+  models::ops::ConvParams params;
+  std::uint32_t out_channels_padded = 0;  // K rounded up to whole output atoms
+  models::ops::SdpConfig sdp;             // flying
+};
+[[nodiscard]] ConvModel conv_model(const ConvLayer& layer, const ConvHardware& hw);
+
+struct ConvGolden {
+  std::uint32_t cacc_saturation = 0;  // CACC D_OUT_SATURATION
+  std::uint32_t sdp_saturation = 0;   // SDP D_PERF_OUT_SATURATION
+};
+// Golden output of the layer: reads input and weights from `mem` (as laid out for the device),
+// runs models::ops::run_conv_int and models::ops::run_sdp_layer on its INT32 output, and writes
+// the output surface into `mem`. Throws FirmwareError like plan_conv.
+ConvGolden run_conv_model(const ConvLayer& layer, const ConvHardware& hw, models::ops::Memory& mem);
+
+// The bytes of `weights` in NVDLA's direct-convolution weight format for this hardware (groups
+// of atomic-K kernels at INT8, atomic-K/2 at INT16; atomic-C channel blocks), zero-padded to a
+// multiple of 128 bytes: what the layer's weight_address must hold.
+[[nodiscard]] std::vector<std::uint8_t> conv_weight_image(const models::ops::ConvWeights& weights,
+                                                          Precision precision,
+                                                          const ConvHardware& hw);
+// The bytes of `cube` as the feature surface `s` (from s.address to the end of its last atom;
+// gaps between lines/surfaces and padding lanes are 0).
+[[nodiscard]] std::vector<std::uint8_t> conv_feature_image(const models::ops::ConvCube& cube,
+                                                           const FeatureSurface& s,
+                                                           Precision precision,
+                                                           unsigned atom_bytes);
+
+}  // namespace octasim::firmware
