@@ -84,6 +84,7 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
   stripes_total_ = stripes_.size() * group_bytes_.size();
   stripes_delivered_ = 0;
 
+  perf_ = CdmaPerf{};
   on_done_ = std::move(on_done);
   busy_ = true;
   started_at_ = sc_core::sc_time_stamp();
@@ -92,6 +93,23 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
   stats_.bytes_read += data_bytes_ + l.weight_bytes;
   stats_.bytes_written += output_bytes_;
   start_ev_.notify(cycles(hw_.op_start_latency));
+}
+
+std::vector<std::pair<std::uint32_t, std::uint32_t>> ConvCore::perf_registers(
+    const Engine& /*engine*/, const RegRead& regs) const {
+  namespace CD = regs::CDMA;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> out;
+  if (CD::D_PERF_ENABLE::DMA_EN.get(regs(CD::D_PERF_ENABLE::kAddr)) != 0) {
+    out.emplace_back(CD::D_PERF_DAT_READ_STALL::kAddr, saturate32(perf_.dat_stall));
+    out.emplace_back(CD::D_PERF_WT_READ_STALL::kAddr, saturate32(perf_.wt_stall));
+    out.emplace_back(CD::D_PERF_DAT_READ_LATENCY::kAddr, saturate32(perf_.dat_latency));
+    out.emplace_back(CD::D_PERF_WT_READ_LATENCY::kAddr, saturate32(perf_.wt_latency));
+  }
+  using SdpPerf = regs::SDP::D_PERF_ENABLE;
+  if (SdpPerf::PERF_DMA_EN.get(regs(SdpPerf::kAddr)) != 0) {
+    out.emplace_back(regs::SDP::D_PERF_WDMA_WRITE_STALL::kAddr, 0);
+  }
+  return out;
 }
 
 void ConvCore::wait_until(const sc_core::sc_time& t) {
@@ -134,12 +152,16 @@ void ConvCore::data_dma_thread() {
       const auto bytes = static_cast<std::uint32_t>(
           std::min<std::uint64_t>(kRequestAtoms * atom, data_bytes_ - off));
       const std::uint32_t atoms = (bytes + atom - 1) / atom;
+      const sc_core::sc_time held = sc_core::sc_time_stamp();
       while (!in_flight.empty() && in_flight_atoms + atoms > hw_.dma_latency_buffer_atoms) {
         wait_until(in_flight.front().arrival);
         in_flight_atoms -= in_flight.front().atoms;
         in_flight.pop_front();
       }
+      perf_.dat_stall += to_cycles(sc_core::sc_time_stamp() - held);
+      const sc_core::sc_time issued = sc_core::sc_time_stamp();
       const sc_core::sc_time arrival = read(layer_.input.base + off, bytes);
+      perf_.dat_latency += to_cycles(arrival - issued);
       in_flight.push_back({arrival, atoms});
       in_flight_atoms += atoms;
       last = std::max(last, arrival);
@@ -167,6 +189,7 @@ void ConvCore::weight_dma_thread() {
             std::min<std::uint64_t>(kRequestAtoms * atom, group_bytes_[g] - off));
         const std::uint32_t atoms = (bytes + atom - 1) / atom;
         // CBUF weight space: fetched groups stay until the CSC releases them.
+        const sc_core::sc_time held = sc_core::sc_time_stamp();
         while (weight_resident_ > 0 && weight_resident_ + bytes > weight_space_) {
           sc_core::wait(release_ev_);
         }
@@ -175,8 +198,11 @@ void ConvCore::weight_dma_thread() {
           in_flight_atoms -= in_flight.front().atoms;
           in_flight.pop_front();
         }
+        perf_.wt_stall += to_cycles(sc_core::sc_time_stamp() - held);
         weight_resident_ += bytes;
+        const sc_core::sc_time issued = sc_core::sc_time_stamp();
         const sc_core::sc_time arrival = read(addr, bytes);
+        perf_.wt_latency += to_cycles(arrival - issued);
         in_flight.push_back({arrival, atoms});
         in_flight_atoms += atoms;
         last = std::max(last, arrival);

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -49,8 +50,18 @@ class ConvCore final : public sc_core::sc_module, public EngineModel {
              std::function<void()> on_done) override;
   [[nodiscard]] bool busy() const override { return busy_; }
   [[nodiscard]] const EngineStats& stats() const override { return stats_; }
+  // CDMA D_PERF_{DAT,WT}_READ_{STALL,LATENCY} when CDMA D_PERF_ENABLE.DMA_EN is set; SDP's
+  // D_PERF_WDMA_WRITE_STALL (0: the WDMA's writes are posted) when SDP PERF_DMA_EN is set.
+  [[nodiscard]] std::vector<std::pair<std::uint32_t, std::uint32_t>> perf_registers(
+      const Engine& engine, const RegRead& regs) const override;
 
  private:
+  // CDMA's per-layer DMA counters: cycles a ready read request was held back (latency buffer
+  // full, or for weights the CBUF weight space) and the summed request-to-data latency.
+  struct CdmaPerf {
+    std::uint64_t dat_stall = 0, wt_stall = 0, dat_latency = 0, wt_latency = 0;
+  };
+
   struct Stripe {
     std::uint32_t atoms;     // output atoms CACC delivers for it
     std::uint64_t bytes;     // output bytes SDP writes for it
@@ -76,6 +87,7 @@ class ConvCore final : public sc_core::sc_module, public EngineModel {
   sc_core::sc_time period_;
   bool busy_ = false;
   EngineStats stats_;
+  CdmaPerf perf_;
   std::function<void()> on_done_;
   sc_core::sc_time started_at_;
 

@@ -5,47 +5,7 @@
 #include "octasim/regs/nvdla.hpp"
 
 namespace octasim::dla {
-namespace {
-
-// The DMA stall counters NVDLA's C-model leaves at zero, filled from the simulated timing:
-// (RDMA perf enable, its DMA_EN field, read stall register, core perf enable, its field,
-// write stall register).
-struct StallRegisters {
-  std::uint32_t rdma_enable;
-  regs::Field rdma_enable_field;
-  std::uint32_t read_stall;
-  std::uint32_t core_enable;
-  regs::Field core_enable_field;
-  std::uint32_t write_stall;
-};
-
-StallRegisters stall_registers(const Engine& e) {
-  if (e.name == "CONV") {
-    return {regs::CDMA::D_PERF_ENABLE::kAddr,         regs::CDMA::D_PERF_ENABLE::DMA_EN,
-            regs::CDMA::D_PERF_DAT_READ_STALL::kAddr, regs::SDP::D_PERF_ENABLE::kAddr,
-            regs::SDP::D_PERF_ENABLE::PERF_DMA_EN,    regs::SDP::D_PERF_WDMA_WRITE_STALL::kAddr};
-  }
-  if (e.name == "SDP") {
-    return {
-        regs::SDP_RDMA::D_PERF_ENABLE::kAddr,           regs::SDP_RDMA::D_PERF_ENABLE::PERF_DMA_EN,
-        regs::SDP_RDMA::D_PERF_MRDMA_READ_STALL::kAddr, regs::SDP::D_PERF_ENABLE::kAddr,
-        regs::SDP::D_PERF_ENABLE::PERF_DMA_EN,          regs::SDP::D_PERF_WDMA_WRITE_STALL::kAddr};
-  }
-  if (e.name == "PDP") {
-    return {regs::PDP_RDMA::D_PERF_ENABLE::kAddr,     regs::PDP_RDMA::D_PERF_ENABLE::DMA_EN,
-            regs::PDP_RDMA::D_PERF_READ_STALL::kAddr, regs::PDP::D_PERF_ENABLE::kAddr,
-            regs::PDP::D_PERF_ENABLE::DMA_EN,         regs::PDP::D_PERF_WRITE_STALL::kAddr};
-  }
-  return {regs::CDP_RDMA::D_PERF_ENABLE::kAddr,     regs::CDP_RDMA::D_PERF_ENABLE::DMA_EN,
-          regs::CDP_RDMA::D_PERF_READ_STALL::kAddr, regs::CDP::D_PERF_ENABLE::kAddr,
-          regs::CDP::D_PERF_ENABLE::DMA_EN,         regs::CDP::D_PERF_WRITE_STALL::kAddr};
-}
-
-std::uint32_t saturate32(std::uint64_t v) {
-  return v > 0xffffffffu ? 0xffffffffu : static_cast<std::uint32_t>(v);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 DlaDevice::DlaDevice(const sc_core::sc_module_name& name, HwConfig hw)
     : sc_core::sc_module(name),
@@ -153,12 +113,9 @@ void DlaDevice::finish(std::size_t engine_index, std::size_t layer) {
   const EngineStats& now = modules_[engine_index]->stats();
   l.read_stall_cycles = now.read_stall_cycles - l.at_start.read_stall_cycles;
   l.write_stall_cycles = now.write_stall_cycles - l.at_start.write_stall_cycles;
-  const StallRegisters sr = stall_registers(e);
-  if (sr.rdma_enable_field.get(regs_.value(sr.rdma_enable, groups)) != 0) {
-    regs_.set_value(sr.read_stall, groups, saturate32(l.read_stall_cycles));
-  }
-  if (sr.core_enable_field.get(regs_.value(sr.core_enable, groups)) != 0) {
-    regs_.set_value(sr.write_stall, groups, saturate32(l.write_stall_cycles));
+  for (const auto& [addr, value] :
+       modules_[engine_index]->perf_registers(e, group_reader(regs_, groups))) {
+    regs_.set_value(addr, groups, value);
   }
   complete_group(e, regs_, groups, l.result);
   if (waiting_for_interrupt_) sc_core::sc_pause();

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <utility>
+#include <vector>
 
 #include "sim/dla/engines.hpp"
 
@@ -36,6 +38,16 @@ class EngineModel {
                      std::function<void()> on_done) = 0;
   [[nodiscard]] virtual bool busy() const = 0;
   [[nodiscard]] virtual const EngineStats& stats() const = 0;
+  // The performance registers (CSB address, value) the operation that just finished sets, as
+  // its D_PERF_ENABLE fields (read through `regs`) select: the DMA stall and latency counters
+  // NVDLA's C-model leaves at zero, filled from the simulated timing.
+  [[nodiscard]] virtual std::vector<std::pair<std::uint32_t, std::uint32_t>> perf_registers(
+      const Engine& engine, const RegRead& regs) const = 0;
 };
+
+// A 64-bit count in a 32-bit counter register (sticks at the maximum).
+[[nodiscard]] inline std::uint32_t saturate32(std::uint64_t v) {
+  return v > 0xffffffffu ? 0xffffffffu : static_cast<std::uint32_t>(v);
+}
 
 }  // namespace octasim::dla

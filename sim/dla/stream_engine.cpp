@@ -29,12 +29,55 @@ std::pair<std::uint64_t, std::uint64_t> dma_bases(const Engine& e, const RegRead
                        regs::CDP::D_DST_BASE_ADDR_LOW::kAddr)};
 }
 
+// The DMA stall counters of an engine: (RDMA perf enable, its DMA_EN field, read stall register,
+// core perf enable, its field, write stall register).
+struct StallRegisters {
+  std::uint32_t rdma_enable;
+  regs::Field rdma_enable_field;
+  std::uint32_t read_stall;
+  std::uint32_t core_enable;
+  regs::Field core_enable_field;
+  std::uint32_t write_stall;
+};
+
+StallRegisters stall_registers(const Engine& e) {
+  if (e.name == "SDP") {
+    return {
+        regs::SDP_RDMA::D_PERF_ENABLE::kAddr,           regs::SDP_RDMA::D_PERF_ENABLE::PERF_DMA_EN,
+        regs::SDP_RDMA::D_PERF_MRDMA_READ_STALL::kAddr, regs::SDP::D_PERF_ENABLE::kAddr,
+        regs::SDP::D_PERF_ENABLE::PERF_DMA_EN,          regs::SDP::D_PERF_WDMA_WRITE_STALL::kAddr};
+  }
+  if (e.name == "PDP") {
+    return {regs::PDP_RDMA::D_PERF_ENABLE::kAddr,     regs::PDP_RDMA::D_PERF_ENABLE::DMA_EN,
+            regs::PDP_RDMA::D_PERF_READ_STALL::kAddr, regs::PDP::D_PERF_ENABLE::kAddr,
+            regs::PDP::D_PERF_ENABLE::DMA_EN,         regs::PDP::D_PERF_WRITE_STALL::kAddr};
+  }
+  return {regs::CDP_RDMA::D_PERF_ENABLE::kAddr,     regs::CDP_RDMA::D_PERF_ENABLE::DMA_EN,
+          regs::CDP_RDMA::D_PERF_READ_STALL::kAddr, regs::CDP::D_PERF_ENABLE::kAddr,
+          regs::CDP::D_PERF_ENABLE::DMA_EN,         regs::CDP::D_PERF_WRITE_STALL::kAddr};
+}
+
 }  // namespace
 
 void StreamEngine::start(const Engine& engine, const OpResult& op, const RegRead& regs,
                          std::function<void()> on_done) {
   const auto [read_base, write_base] = dma_bases(engine, regs);
   start(plan_operation(engine, op, hw_, regs), read_base, write_base, std::move(on_done));
+}
+
+std::vector<std::pair<std::uint32_t, std::uint32_t>> StreamEngine::perf_registers(
+    const Engine& engine, const RegRead& regs) const {
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> out;
+  const StallRegisters sr = stall_registers(engine);
+  if (sr.rdma_enable_field.get(regs(sr.rdma_enable)) != 0) {
+    out.emplace_back(sr.read_stall,
+                     saturate32(stats_.read_stall_cycles - at_start_.read_stall_cycles));
+  }
+  if (sr.core_enable_field.get(regs(sr.core_enable)) != 0) {
+    out.emplace_back(sr.write_stall,
+                     saturate32(stats_.write_stall_cycles - at_start_.write_stall_cycles));
+  }
+  return out;
 }
 
 StreamEngine::StreamEngine(const sc_core::sc_module_name& name, const HwConfig& hw,
@@ -54,6 +97,7 @@ void StreamEngine::start(TimingPlan plan, std::uint64_t read_base, std::uint64_t
   write_addr_ = write_base;
   on_done_ = std::move(on_done);
   busy_ = true;
+  at_start_ = stats_;
   steps_written_ = 0;
   started_at_ = sc_core::sc_time_stamp();
   ++stats_.operations;

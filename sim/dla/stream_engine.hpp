@@ -42,6 +42,8 @@ class StreamEngine final : public sc_core::sc_module, public EngineModel {
              std::function<void()> on_done);
   [[nodiscard]] bool busy() const override { return busy_; }
   [[nodiscard]] const EngineStats& stats() const override { return stats_; }
+  [[nodiscard]] std::vector<std::pair<std::uint32_t, std::uint32_t>> perf_registers(
+      const Engine& engine, const RegRead& regs) const override;
 
  private:
   struct InFlight {
@@ -80,6 +82,7 @@ class StreamEngine final : public sc_core::sc_module, public EngineModel {
   sc_core::sc_event written_ev_;
   std::vector<std::uint8_t> scratch_;
   EngineStats stats_;
+  EngineStats at_start_;  // stats_ when the current operation started
 };
 
 }  // namespace octasim::dla
