@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "models/precision/sdp_fp16_stages.hpp"
+
 namespace octasim::models::ops {
 namespace {
 
@@ -83,6 +85,28 @@ bool y_mul_from_memory(const SdpYConfig& y) {
   return !y.bypass && !y.mul_bypass && y.mul_src == SdpOperandSource::kMemory;
 }
 
+void check_fp16_supported(const SdpConfig& cfg) {
+  if (!cfg.flying) {
+    throw std::runtime_error(
+        "SDP FP16 pipeline with memory input (FLYING_MODE=OFF) is not supported yet; FP16 runs "
+        "on the convolution core's output (flying mode)");
+  }
+  if (cfg.proc_precision != SdpPrecision::kFp16 || cfg.out_precision != SdpPrecision::kFp16) {
+    throw std::runtime_error(
+        std::string("SDP precision conversion ") + precision_name(cfg.proc_precision) + " -> " +
+        precision_name(cfg.out_precision) + " is not supported (FP16 runs FP16 -> FP16 only)");
+  }
+  if (!cfg.ew.bypass) {
+    throw std::runtime_error("SDP EW (Y) stage in the FP16 pipeline is not supported yet");
+  }
+  for (const SdpOperandSurface* s : {&cfg.brdma, &cfg.nrdma}) {
+    if (s->enabled && s->bytes_per_component != 2) {
+      throw std::runtime_error(
+          "SDP FP16 pipeline: operands from memory must be 16-bit (*RDMA_DATA_SIZE=ONE_BYTE)");
+    }
+  }
+}
+
 void check_supported(const SdpConfig& cfg, const ConvCube* flying) {
   if (cfg.width == 0 || cfg.height == 0 || cfg.channels == 0) {
     throw std::runtime_error("SDP: empty data cube");
@@ -104,9 +128,9 @@ void check_supported(const SdpConfig& cfg, const ConvCube* flying) {
   }
   if (cfg.batches != 1) throw std::runtime_error("SDP multi-batch mode is not supported");
   if (cfg.winograd) throw std::runtime_error("SDP Winograd mode is not supported");
-  if (cfg.in_precision == SdpPrecision::kFp16 || cfg.proc_precision == SdpPrecision::kFp16 ||
-      cfg.out_precision == SdpPrecision::kFp16) {
-    throw std::runtime_error("SDP FP16 pipeline is not supported");
+  if ((!cfg.flying && cfg.in_precision == SdpPrecision::kFp16) ||
+      cfg.proc_precision == SdpPrecision::kFp16 || cfg.out_precision == SdpPrecision::kFp16) {
+    check_fp16_supported(cfg);
   }
   if ((!cfg.flying && bytes_of(cfg.in_precision) != bytes_of(cfg.proc_precision)) ||
       bytes_of(cfg.out_precision) != bytes_of(cfg.proc_precision)) {
@@ -137,7 +161,38 @@ SdpDatapath::SdpDatapath(const SdpConfig& cfg)
       lut_(&cfg.lut),
       cvt_(cfg.cvt),
       out_(int_precision(cfg.out_precision)),
-      eql_(cfg.ew.eql_mode()) {}
+      eql_(cfg.ew.eql_mode()),
+      fp16_(cfg.proc_precision == SdpPrecision::kFp16),
+      nan_to_zero_(cfg.nan_to_zero) {}
+
+std::uint32_t SdpDatapath::x_stage_fp16(const SdpXConfig& x, std::uint32_t in, std::uint16_t alu_op,
+                                        std::uint16_t mul_op, bool nan_to_zero) {
+  std::uint32_t v = in;
+  if (!x.alu_bypass) {
+    const std::uint16_t op =
+        x.alu_src == SdpOperandSource::kMemory ? alu_op : static_cast<std::uint16_t>(x.alu_operand);
+    v = sdp_fp32_alu(v, sdp_fp16_to_fp32(op, nan_to_zero), x.alu_algo);
+  }
+  if (!x.mul_bypass && !(x.mul_prelu && (v >> 31) == 0)) {
+    const std::uint16_t op =
+        x.mul_src == SdpOperandSource::kMemory ? mul_op : static_cast<std::uint16_t>(x.mul_operand);
+    v = sdp_fp32_mul(v, sdp_fp16_to_fp32(op, nan_to_zero));
+  }
+  return x.relu_bypass ? v : sdp_fp32_relu(v);
+}
+
+std::int32_t SdpDatapath::process_fp16(std::int32_t in, const SdpOperands& ops,
+                                       SdpStats& stats) const {
+  auto v = static_cast<std::uint32_t>(in);
+  const auto u16 = [](std::int16_t op) { return static_cast<std::uint16_t>(op); };
+  if (!bs_.bypass) v = x_stage_fp16(bs_, v, u16(ops.bs_alu), u16(ops.bs_mul), nan_to_zero_);
+  if (!bn_.bypass) v = x_stage_fp16(bn_, v, u16(ops.bn_alu), u16(ops.bn_mul), nan_to_zero_);
+  const std::uint16_t out = sdp_fp32_to_fp16(v);
+  // Saturation: NVDLA's FP16 overflow, |x| >= 65504 (precision guide, convertor statistics).
+  stats.out_saturation.record(fp16_overflows(out));
+  stats.out_nan.record(fp16_is_nan(out));
+  return static_cast<std::int32_t>(out);
+}
 
 std::int32_t SdpDatapath::x_stage(const SdpXConfig& x, std::int32_t in, std::int16_t alu_op,
                                   std::int16_t mul_op) {
@@ -181,6 +236,7 @@ std::int32_t SdpDatapath::y_core(const SdpYConfig& y, std::int32_t in, std::int1
 }
 
 std::int32_t SdpDatapath::process(std::int32_t in, const SdpOperands& ops, SdpStats& stats) const {
+  if (fp16_) return process_fp16(in, ops, stats);
   std::int32_t v = in;
   if (!bs_.bypass) v = x_stage(bs_, v, ops.bs_alu, ops.bs_mul);
   if (!bn_.bypass) v = x_stage(bn_, v, ops.bn_alu, ops.bn_mul);

@@ -11,8 +11,10 @@
 //
 // Supported: INT8/INT16 pipelines (in == proc == out precision class), memory input or flying
 // input from the convolution core (CACC INT32), memory output, per-channel/per-element
-// operands, EW with convertors and the LUT, EQL compare mode. FP16, output to PDP, batch and
-// Winograd are rejected by the decoder.
+// operands, EW with convertors and the LUT, EQL compare mode; and the FP16 pipeline fed by the
+// convolution core (flying, CACC FP32 in, PROC = OUT = FP16): BS/BN with FP16 operands from
+// registers or memory (sdp_fp16_stages.hpp), EW bypassed. FP16 from memory, INT <-> FP16
+// conversion, FP16 EW/LUT, output to PDP, batch and Winograd are rejected.
 #pragma once
 
 #include <cstddef>
@@ -150,7 +152,8 @@ struct SdpOperands {
 struct SdpStats {
   SaturationCounter out_saturation;  // D_PERF_OUT_SATURATION
   SaturationCounter lut_uflow, lut_oflow, lut_hybrid, lut_le_hit, lut_lo_hit;
-  bool unequal = false;  // D_STATUS.STATUS_UNEQUAL (EQL mode)
+  SaturationCounter out_nan;  // D_STATUS_NAN_OUTPUT_NUM (FP16 output)
+  bool unequal = false;       // D_STATUS.STATUS_UNEQUAL (EQL mode)
 };
 
 // The SDP datapath for one layer configuration. Per element: no allocation, no virtual call.
@@ -159,8 +162,10 @@ class SdpDatapath {
   explicit SdpDatapath(const SdpConfig& cfg);
 
   // One data point: `in` is the input at the datapath (INT8/INT16 from memory sign-extended, or
-  // INT32 from CACC). Returns the output lane value: INT8/INT16 result (sign-extended), or in
-  // EQL mode the compare result (0 equal, 1 different). Counts events into `stats`.
+  // INT32 from CACC; in the FP16 pipeline CACC's FP32 bit pattern). Returns the output lane
+  // value: INT8/INT16 result (sign-extended), the FP16 bit pattern (FP16 pipeline), or in EQL
+  // mode the compare result (0 equal, 1 different). Counts events into `stats`. Operands are
+  // the RDMA's 16-bit elements (FP16 bit patterns in the FP16 pipeline).
   [[nodiscard]] std::int32_t process(std::int32_t in, const SdpOperands& ops,
                                      SdpStats& stats) const;
 
@@ -171,6 +176,10 @@ class SdpDatapath {
   // The X stage alone on one value (exposed for tests and the cycle model's pipeline split).
   [[nodiscard]] static std::int32_t x_stage(const SdpXConfig& x, std::int32_t in,
                                             std::int16_t alu_op, std::int16_t mul_op);
+  // The X stage of the FP16 pipeline on one FP32 value (bit patterns; operands FP16).
+  [[nodiscard]] static std::uint32_t x_stage_fp16(const SdpXConfig& x, std::uint32_t in,
+                                                  std::uint16_t alu_op, std::uint16_t mul_op,
+                                                  bool nan_to_zero);
   // The Y stage without the LUT.
   [[nodiscard]] static std::int32_t y_core(const SdpYConfig& y, std::int32_t in,
                                            std::int16_t alu_op, std::int16_t mul_op);
@@ -182,6 +191,11 @@ class SdpDatapath {
   ConvertorParams cvt_;
   IntPrecision out_;
   bool eql_;
+  bool fp16_;         // PROC_PRECISION = OUT_PRECISION = FP16
+  bool nan_to_zero_;  // D_FEATURE_MODE_CFG.NAN_TO_ZERO (FP16 operands)
+
+  [[nodiscard]] std::int32_t process_fp16(std::int32_t in, const SdpOperands& ops,
+                                          SdpStats& stats) const;
 };
 
 // What a layer did.

@@ -1,10 +1,12 @@
 #include "sim/dla/conv_functional.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
 #include <fmt/core.h>
 
+#include "models/ops/conv_fp16.hpp"
 #include "octasim/regs/nvdla.hpp"
 #include "sim/dla/cdma_image.hpp"
 #include "sim/dla/sdp_functional.hpp"
@@ -33,8 +35,8 @@ ConvPrecision decode_precision(const HwConfig& hw, std::uint32_t field, const ch
 
 void expect_equal(std::uint32_t got, std::uint32_t want, const char* what, const char* against) {
   if (got != want) {
-    throw std::runtime_error(fmt::format("convolution: {} is {} but {} says {}", what, got,
-                                         against, want));
+    throw std::runtime_error(
+        fmt::format("convolution: {} is {} but {} says {}", what, got, against, want));
   }
 }
 
@@ -54,15 +56,13 @@ ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
     if (!hw.winograd) throw_not_present(hw, "Winograd convolution");
     throw std::runtime_error("Winograd convolution (CDMA CONV_MODE=WINOGRAD) is not supported yet");
   }
-  l.precision = decode_precision(hw, CD::D_MISC_CFG::PROC_PRECISION.get(misc),
-                                 "CDMA PROC_PRECISION");
+  l.precision =
+      decode_precision(hw, CD::D_MISC_CFG::PROC_PRECISION.get(misc), "CDMA PROC_PRECISION");
   if (decode_precision(hw, CD::D_MISC_CFG::IN_PRECISION.get(misc), "CDMA IN_PRECISION") !=
       l.precision) {
-    throw std::runtime_error("convolution: CDMA IN_PRECISION differs from PROC_PRECISION "
-                             "(precision conversion in CDMA is not supported)");
-  }
-  if (l.precision == ConvPrecision::kFp16) {
-    throw std::runtime_error("FP16 convolution is not supported yet");
+    throw std::runtime_error(
+        "convolution: CDMA IN_PRECISION differs from PROC_PRECISION "
+        "(precision conversion in CDMA is not supported)");
   }
   const std::uint32_t csc_misc = regs(CS::D_MISC_CFG::kAddr);
   const std::uint32_t cacc_misc = regs(CA::D_MISC_CFG::kAddr);
@@ -89,8 +89,7 @@ ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
   const std::uint32_t size0 = regs(CD::D_DATAIN_SIZE_0::kAddr);
   l.input.width = CD::D_DATAIN_SIZE_0::DATAIN_WIDTH.get(size0) + 1;
   l.input.height = CD::D_DATAIN_SIZE_0::DATAIN_HEIGHT.get(size0) + 1;
-  l.input.channels =
-      CD::D_DATAIN_SIZE_1::DATAIN_CHANNEL.get(regs(CD::D_DATAIN_SIZE_1::kAddr)) + 1;
+  l.input.channels = CD::D_DATAIN_SIZE_1::DATAIN_CHANNEL.get(regs(CD::D_DATAIN_SIZE_1::kAddr)) + 1;
   l.input.base = read_address(regs, CD::D_DAIN_ADDR_HIGH_0::kAddr, CD::D_DAIN_ADDR_LOW_0::kAddr);
   l.input.line_stride = regs(CD::D_LINE_STRIDE::kAddr);
   l.input.surface_stride = regs(CD::D_SURF_STRIDE::kAddr);
@@ -115,8 +114,8 @@ ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
                "CSC WEIGHT_CHANNEL_EXT", "the input channel count");
   const unsigned bpe = models::ops::conv_element_bytes(l.precision);
   expect_equal(CD::D_WEIGHT_SIZE_0::BYTE_PER_KERNEL.get(regs(CD::D_WEIGHT_SIZE_0::kAddr)) + 1,
-               l.kernel_width * l.kernel_height * l.input.channels * bpe,
-               "CDMA BYTE_PER_KERNEL", "CSC's kernel size");
+               l.kernel_width * l.kernel_height * l.input.channels * bpe, "CDMA BYTE_PER_KERNEL",
+               "CSC's kernel size");
   expect_equal(CD::D_WEIGHT_SIZE_1::WEIGHT_KERNEL.get(regs(CD::D_WEIGHT_SIZE_1::kAddr)) + 1,
                l.kernels, "CDMA WEIGHT_KERNEL", "CSC WEIGHT_KERNEL");
   l.weight_base = read_address(regs, CD::D_WEIGHT_ADDR_HIGH::kAddr, CD::D_WEIGHT_ADDR_LOW::kAddr);
@@ -152,7 +151,7 @@ ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
   l.pad_right = CD::D_ZERO_PADDING::PAD_RIGHT.get(cdma_pad);
   l.pad_bottom = CD::D_ZERO_PADDING::PAD_BOTTOM.get(cdma_pad);
   // PADDING_VALUE is 16 bits; the data path takes the element's width of it (INT8: the low
-  // byte, sign-extended) — what NVDLA's dc traces' CRCs require.
+  // byte, sign-extended) — what NVDLA's dc traces' CRCs require; FP16: the 16 bits as FP16.
   const std::uint32_t pad_value =
       CS::D_ZERO_PADDING_VALUE::PAD_VALUE.get(regs(CS::D_ZERO_PADDING_VALUE::kAddr));
   p.pad_value = l.precision == ConvPrecision::kInt8
@@ -163,8 +162,8 @@ ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
   p.out_width = CS::D_DATAOUT_SIZE_0::DATAOUT_WIDTH.get(out0) + 1;
   p.out_height = CS::D_DATAOUT_SIZE_0::DATAOUT_HEIGHT.get(out0) + 1;
   expect_equal(p.out_width,
-               models::ops::conv_output_size(l.input.width, p.pad_left, l.pad_right,
-                                             l.kernel_width, p.dilation_x, p.stride_x),
+               models::ops::conv_output_size(l.input.width, p.pad_left, l.pad_right, l.kernel_width,
+                                             p.dilation_x, p.stride_x),
                "CSC DATAOUT_WIDTH", "the input, padding, kernel and stride");
   expect_equal(p.out_height,
                models::ops::conv_output_size(l.input.height, p.pad_top, l.pad_bottom,
@@ -186,11 +185,34 @@ ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
   l.data_banks = CD::D_BANK::DATA_BANK.get(bank) + 1;
   l.weight_banks = CD::D_BANK::WEIGHT_BANK.get(bank) + 1;
   if (l.data_banks + l.weight_banks > hw.cbuf_bank_number) {
-    throw std::runtime_error(fmt::format(
-        "convolution: {} data banks + {} weight banks exceed the {} CBUF banks of {}",
-        l.data_banks, l.weight_banks, hw.cbuf_bank_number, hw.name));
+    throw std::runtime_error(
+        fmt::format("convolution: {} data banks + {} weight banks exceed the {} CBUF banks of {}",
+                    l.data_banks, l.weight_banks, hw.cbuf_bank_number, hw.name));
   }
   l.entries_per_slice = CD::D_ENTRY_PER_SLICE::ENTRIES.get(regs(CD::D_ENTRY_PER_SLICE::kAddr)) + 1;
+  // The whole input must sit in the data banks (partial-input convolution, where CSC releases
+  // slices while CDMA refills them, is not modelled), and one kernel group's weights in the
+  // weight banks.
+  const std::uint64_t data_entries = std::uint64_t{l.entries_per_slice} * l.input.height;
+  if (data_entries > std::uint64_t{l.data_banks} * hw.cbuf_bank_depth) {
+    throw std::runtime_error(fmt::format(
+        "convolution: the input needs {} CBUF entries ({} per line x {} lines) but {} data banks "
+        "hold {} (partial-input convolution is not supported)",
+        data_entries, l.entries_per_slice, l.input.height, l.data_banks,
+        l.data_banks * hw.cbuf_bank_depth));
+  }
+  const std::uint64_t group_bytes =
+      std::uint64_t{std::min(
+          l.kernels, models::ops::ConvWeightLayout{hw.mac_atomic_c, hw.mac_atomic_k, l.precision}
+                         .group_kernels())} *
+      l.kernel_width * l.kernel_height * l.input.channels * bpe;
+  const std::uint64_t weight_space =
+      std::uint64_t{l.weight_banks} * hw.cbuf_bank_depth * hw.cbuf_bank_width;
+  if (group_bytes > weight_space) {
+    throw std::runtime_error(fmt::format(
+        "convolution: one kernel group's weights take {} bytes but {} weight banks hold {}",
+        group_bytes, l.weight_banks, weight_space));
+  }
   l.atomics = CS::D_ATOMICS::ATOMICS.get(regs(CS::D_ATOMICS::kAddr)) + 1;
   l.release_slices = CS::D_RELEASE::RLS_SLICES.get(regs(CS::D_RELEASE::kAddr)) + 1;
   return l;
@@ -207,15 +229,40 @@ OpResult run_conv(const HwConfig& hw, const RegRead& regs, const LutTables& sdp_
 
   const models::ops::ConvCube in = models::ops::read_feature_cube(l.input, l.precision, mem);
   const models::ops::ConvWeightLayout layout{hw.mac_atomic_c, hw.mac_atomic_k, l.precision};
-  const models::ops::ConvWeights w =
-      models::ops::read_weights(l.weight_base, l.kernels, l.kernel_height, l.kernel_width,
-                                l.input.channels, layout, mem);
+  const models::ops::ConvWeights w = models::ops::read_weights(
+      l.weight_base, l.kernels, l.kernel_height, l.kernel_width, l.input.channels, layout, mem);
   const unsigned epa = hw.memory_atomic_size / models::ops::conv_element_bytes(l.precision);
   const std::uint32_t padded = (l.kernels + epa - 1) / epa * epa;
-  const models::ops::ConvResult conv = models::ops::run_conv_int(in, w, l.params, padded);
+  const bool fp16 = l.precision == ConvPrecision::kFp16;
+  if (fp16 != (sdp.proc_precision == models::ops::SdpPrecision::kFp16)) {
+    throw std::runtime_error(fmt::format(
+        "convolution: SDP PROC_PRECISION must be FP16 exactly when the convolution is FP16 "
+        "(CACC delivers {} to SDP)",
+        fp16 ? "FP32" : "INT32"));
+  }
+  models::ops::ConvResult conv;
+  models::ops::ConvFp16Stats fp16_stats;
+  if (fp16) {
+    namespace CD = R::CDMA;
+    const bool nan_to_zero =
+        CD::D_NAN_FLUSH_TO_ZERO::NAN_TO_ZERO.get(regs(CD::D_NAN_FLUSH_TO_ZERO::kAddr)) != 0;
+    models::ops::ConvFp16Result f =
+        models::ops::run_conv_fp16(in, w, l.params, padded, nan_to_zero);
+    conv.out = std::move(f.out);
+    conv.macs = f.macs;
+    fp16_stats = f.stats;
+  } else {
+    conv = models::ops::run_conv_int(in, w, l.params, padded);
+  }
 
   OpResult r = sdp_result(sdp, models::ops::run_sdp_layer(sdp, mem, &conv.out), regs);
   r.status.emplace_back(R::CACC::D_OUT_SATURATION::kAddr, conv.saturated);
+  if (fp16) {
+    r.status.emplace_back(R::CDMA::D_NAN_INPUT_DATA_NUM::kAddr, fp16_stats.nan_data);
+    r.status.emplace_back(R::CDMA::D_INF_INPUT_DATA_NUM::kAddr, fp16_stats.inf_data);
+    r.status.emplace_back(R::CDMA::D_NAN_INPUT_WEIGHT_NUM::kAddr, fp16_stats.nan_weight);
+    r.status.emplace_back(R::CDMA::D_INF_INPUT_WEIGHT_NUM::kAddr, fp16_stats.inf_weight);
+  }
   r.in = {l.input.width, l.input.height, l.input.channels};
   r.out = {l.params.out_width, l.params.out_height, l.kernels};
   r.kernel_width = l.kernel_width;
@@ -224,9 +271,9 @@ OpResult run_conv(const HwConfig& hw, const RegRead& regs, const LutTables& sdp_
   r.stride_height = l.params.stride_y;
   const std::uint32_t in_surfaces = (l.input.channels + epa - 1) / epa;
   r.weight_bytes = l.weight_bytes;
-  r.bytes_read += std::uint64_t{l.input.width} * l.input.height * in_surfaces *
-                      hw.memory_atomic_size +
-                  l.weight_bytes;
+  r.bytes_read +=
+      std::uint64_t{l.input.width} * l.input.height * in_surfaces * hw.memory_atomic_size +
+      l.weight_bytes;
   r.macs = conv.macs;
   return r;
 }

@@ -331,11 +331,11 @@ OpResult sdp_result(const SdpConfig& cfg, const models::ops::SdpLayerResult& lay
     r.status.emplace_back(S::D_PERF_LUT_LE_HIT::kAddr, st.lut_le_hit.value());
     r.status.emplace_back(S::D_PERF_LUT_LO_HIT::kAddr, st.lut_lo_hit.value());
   }
-  // NaN/Inf counters exist for FP16 data only (unit description, "Result Statistics"); the FP16
-  // pipeline is rejected above, so when enabled they report zero.
+  // NaN/Inf counters exist for FP16 data only (unit description, "Result Statistics"). The FP16
+  // pipeline runs in flying mode only, so SDP_RDMA's input counters (MRDMA data) report zero.
   if (S::D_PERF_ENABLE::PERF_NAN_INF_COUNT_EN.get(perf) != 0 &&
       cfg.out_precision == SdpPrecision::kFp16) {
-    r.status.emplace_back(S::D_STATUS_NAN_OUTPUT_NUM::kAddr, 0);
+    r.status.emplace_back(S::D_STATUS_NAN_OUTPUT_NUM::kAddr, st.out_nan.value());
   }
   if (RD::D_PERF_ENABLE::PERF_NAN_INF_COUNT_EN.get(rdma_perf) != 0 &&
       cfg.in_precision == SdpPrecision::kFp16) {

@@ -1,0 +1,88 @@
+// The floating-point datapath of NVDLA's SDP in the FP16 pipeline (PROC_PRECISION=FP16), as
+// NVDLA's C-model defines it (cmod/hls/sdp sdp_x.cpp, sdp_c.cpp; include/nvdla_float.h):
+//   X (BS, BN): data FP32 (CACC's output); ALU operand FP16 -> FP32, max/min/sum in FP32 (no
+//               operand shift); multiplier FP32 x (FP16 -> FP32) (PReLU: a non-negative input
+//               passes); no truncation (*_MUL_SHIFT_VALUE unused); ReLU.
+//   C:          the output convertor is not used: FP32 -> FP16 directly.
+// NVDLA's float units have no infinity: every rounding is to nearest even, a result beyond the
+// largest finite value becomes that value ("SetToInf" writes the maximum), an FP16 infinity
+// operand widens to FP32's maximum, and an FP32 result below the smallest normal FP32 is
+// flushed to zero (keeping its sign). NaN propagates (the first operand's when both are NaN);
+// with D_FEATURE_MODE_CFG.NAN_TO_ZERO a NaN operand is flushed to +0 first. FP16 results keep
+// denormals (RNE). Sign of an exact zero sum: the data operand's (NVDLA's adder keeps the sign
+// of the larger-or-equal operand).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "models/numerics/float_format.hpp"
+#include "models/precision/sdp_stages.hpp"
+
+namespace octasim::models {
+
+[[nodiscard]] inline bool fp32_is_nan(std::uint32_t f) {
+  return (f & 0x7f800000u) == 0x7f800000u && (f & 0x007fffffu) != 0;
+}
+
+// An exact (or innocuously double-rounded) value rounded as NVDLA's FP32 units round it.
+[[nodiscard]] inline std::uint32_t sdp_fp32_round(double x) {
+  if (std::isnan(x)) return encode_float(x, kFp32);
+  const std::uint32_t sign = std::signbit(x) ? 0x80000000u : 0u;
+  if (std::fabs(x) < 0x1p-126) return sign;
+  if (std::isinf(x)) return sign | 0x7f7fffffu;
+  return encode_float(x, kFp32, Overflow::kSaturate);
+}
+
+// FP32 bits as a value, with NVDLA's view of an FP32 infinity (the largest finite value).
+[[nodiscard]] inline double sdp_fp32_value(std::uint32_t f) {
+  if ((f & 0x7fffffffu) == 0x7f800000u) return (f >> 31) != 0 ? -0x1.fffffep127 : 0x1.fffffep127;
+  return decode_float(f, kFp32);
+}
+
+// Fp16ToFp32: exact; an infinity becomes FP32's largest finite value; NaN keeps its payload.
+[[nodiscard]] inline std::uint32_t sdp_fp16_to_fp32(std::uint16_t h, bool nan_to_zero = false) {
+  if (fp16_is_nan(h)) {
+    if (nan_to_zero) return 0;
+    return (std::uint32_t{h} & 0x8000u) << 16 | 0x7f800000u | (std::uint32_t{h} & 0x3ffu) << 13;
+  }
+  if (fp16_is_inf(h)) return (std::uint32_t{h} & 0x8000u) << 16 | 0x7f7fffffu;
+  return encode_float(decode_float(h, kFp16), kFp32);
+}
+
+// Fp32ToFp16: nearest even with FP16 denormals; beyond 65504 (or infinite) saturates to 65504.
+[[nodiscard]] inline std::uint16_t sdp_fp32_to_fp16(std::uint32_t f) {
+  if (fp32_is_nan(f))
+    return static_cast<std::uint16_t>(encode_float(decode_float(f, kFp32), kFp16));
+  return static_cast<std::uint16_t>(encode_float(sdp_fp32_value(f), kFp16, Overflow::kSaturate));
+}
+
+// The X ALU in FP32: max/min (sign, then magnitude; +0 above -0) or sum (kEql sums as kSum).
+[[nodiscard]] inline std::uint32_t sdp_fp32_alu(std::uint32_t data, std::uint32_t op,
+                                                SdpAluAlgo algo) {
+  if (fp32_is_nan(data)) return data;
+  if (fp32_is_nan(op)) return op;
+  const double a = sdp_fp32_value(data), b = sdp_fp32_value(op);
+  if (algo == SdpAluAlgo::kMax || algo == SdpAluAlgo::kMin) {
+    bool a_greater = a > b;
+    if (a == b) a_greater = !std::signbit(a) && std::signbit(b);  // +0 above -0
+    return (a_greater == (algo == SdpAluAlgo::kMax)) ? data : op;
+  }
+  const double sum = a + b;  // FP32 + FP32 in double, then FP32: double rounding is innocuous
+  if (sum == 0.0) return (data & 0x80000000u) | 0u;
+  return sdp_fp32_round(sum);
+}
+
+// The X multiplier in FP32 (the product of two FP32 values is exact in double).
+[[nodiscard]] inline std::uint32_t sdp_fp32_mul(std::uint32_t a, std::uint32_t b) {
+  if (fp32_is_nan(a)) return a;
+  if (fp32_is_nan(b)) return b;
+  return sdp_fp32_round(sdp_fp32_value(a) * sdp_fp32_value(b));
+}
+
+// ReLU: a NaN or a value with the sign bit clear passes, everything else is +0.
+[[nodiscard]] inline std::uint32_t sdp_fp32_relu(std::uint32_t x) {
+  return fp32_is_nan(x) || (x >> 31) == 0 ? x : 0u;
+}
+
+}  // namespace octasim::models
