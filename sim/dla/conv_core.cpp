@@ -69,6 +69,13 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
     stripes_.push_back(len);
     done += len;
   }
+  // DATA_REUSE / WEIGHT_REUSE: the previous layer's input or weights are still in CBUF, so
+  // CDMA fetches nothing (the functional model reads memory either way; software sets reuse
+  // only when the data are the same).
+  const std::uint32_t misc = regs(regs::CDMA::D_MISC_CFG::kAddr);
+  if (regs::CDMA::D_MISC_CFG::DATA_REUSE.get(misc) != 0) data_bytes_ = 0;
+  const bool weight_reuse = regs::CDMA::D_MISC_CFG::WEIGHT_REUSE.get(misc) != 0;
+  if (weight_reuse) std::fill(group_bytes_.begin(), group_bytes_.end(), 0);
   packages_ = l.kernel_width * l.kernel_height *
               ((l.input.channels + hw_.mac_atomic_c - 1) / hw_.mac_atomic_c);
   output_bytes_ = op.bytes_written;
@@ -90,7 +97,7 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
   started_at_ = sc_core::sc_time_stamp();
   ++stats_.operations;
   stats_.elements += op.macs;
-  stats_.bytes_read += data_bytes_ + l.weight_bytes;
+  stats_.bytes_read += data_bytes_ + (weight_reuse ? 0 : l.weight_bytes);
   stats_.bytes_written += output_bytes_;
   start_ev_.notify(cycles(hw_.op_start_latency));
 }
