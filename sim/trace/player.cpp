@@ -10,6 +10,8 @@
 #include <fmt/core.h>
 
 #include "models/numerics/crc32.hpp"
+#include "models/numerics/float_format.hpp"
+#include "models/precision/thresholds.hpp"
 #include "octasim/regs/nvdla.hpp"
 
 namespace octasim::trace {
@@ -226,6 +228,10 @@ class Run {
   // The golden image is zero where no packet lies; a later packet overwrites an earlier one.
   // Compared chunk by chunk, so a large region needs no buffer of its size.
   void check_file(const Command& c) {
+    if (c.file_compare != FileCompare::kBytes) {
+      check_file_fp16(c);
+      return;
+    }
     require_notified(c);
     const MemoryImage& mem = dev_.memory();
     mem.check_range(c.addr, c.size);
@@ -269,6 +275,76 @@ class Run {
       }
     }
     check(c, fmt::format("check_file 0x{:x}+0x{:x}", c.addr, c.size), detail.empty(), detail);
+  }
+
+  // A .dat file as the bytes of [0, size): zero where no packet lies, later packets win.
+  std::vector<std::uint8_t> dat_image(const Command& c, const std::string& path,
+                                      std::uint64_t size) const {
+    std::vector<std::uint8_t> image(static_cast<std::size_t>(size), 0);
+    for (const DatPacket& p : read_dat_file(path)) {
+      if (p.offset > size || p.payload.size() > size - p.offset) {
+        fail(c, fmt::format("{}: packet at offset 0x{:x} lies outside the 0x{:x} bytes it covers",
+                            path, p.offset, size));
+      }
+      std::copy(p.payload.begin(), p.payload.end(),
+                image.begin() + static_cast<std::ptrdiff_t>(p.offset));
+    }
+    return image;
+  }
+
+  // check_file with an FP16 rule: element by element, the worst element named on failure.
+  void check_file_fp16(const Command& c) {
+    require_notified(c);
+    const MemoryImage& mem = dev_.memory();
+    mem.check_range(c.addr, c.size);
+    const std::uint64_t elements = c.size / 2;
+    const std::vector<std::uint8_t> want = dat_image(c, c.path, c.size);
+    std::vector<std::uint8_t> max_exps;
+    if (!c.max_exp_path.empty()) max_exps = dat_image(c, c.max_exp_path, elements);
+    std::vector<std::uint8_t> got(static_cast<std::size_t>(c.size));
+    mem.read(c.addr, got.data(), got.size());
+    const bool cc = c.file_compare == FileCompare::kFp16CcDirect;
+
+    std::uint64_t failed = 0, worst = 0;
+    double worst_excess = -1.0;
+    models::ThresholdResult worst_result{true, 0.0, 0.0};
+    for (std::uint64_t i = 0; i < elements; ++i) {
+      const auto a = static_cast<std::uint16_t>(got[2 * i] | got[2 * i + 1] << 8);
+      const auto b = static_cast<std::uint16_t>(want[2 * i] | want[2 * i + 1] << 8);
+      const int max_exp = max_exps.empty() ? c.max_exp : static_cast<std::int8_t>(max_exps[i]);
+      const models::ThresholdResult r =
+          cc ? models::check_cc_direct(a, b, max_exp, static_cast<int>(c.cc_terms), 1, 1,
+                                       c.cc_scale)
+             : models::check_sdp(a, b);
+      if (r.pass) continue;
+      ++failed;
+      // The worst element exceeds its bound by the most (a NaN or infinity mismatch is worst).
+      const double excess = r.diff - r.bound;
+      if (excess > worst_excess) {
+        worst_excess = excess;
+        worst = i;
+        worst_result = r;
+      }
+    }
+    const char* rule = cc ? "FP16_CC_DIRECT" : "FP16_SDP";
+    std::string detail;
+    if (failed != 0) {
+      const auto a = static_cast<std::uint16_t>(got[2 * worst] | got[2 * worst + 1] << 8);
+      const auto b = static_cast<std::uint16_t>(want[2 * worst] | want[2 * worst + 1] << 8);
+      detail = fmt::format(
+          "{}:{}: {} of {} FP16 elements fail; worst at 0x{:x} (element {}): got 0x{:04x} ({}), "
+          "want 0x{:04x} ({}), |diff| {} > bound {}",
+          trace_.path, c.line, failed, elements, c.addr + 2 * worst, worst, a,
+          models::fp16_to_float(a), b, models::fp16_to_float(b), worst_result.diff,
+          worst_result.bound);
+      if (cc) {
+        detail +=
+            fmt::format(" (max_exp {}, R*S*C {}, scale {})",
+                        max_exps.empty() ? c.max_exp : static_cast<std::int8_t>(max_exps[worst]),
+                        c.cc_terms, c.cc_scale);
+      }
+    }
+    check(c, fmt::format("check_file {} 0x{:x}+0x{:x}", rule, c.addr, c.size), failed == 0, detail);
   }
 
   static constexpr std::uint64_t kChunk = std::uint64_t{1} << 20;

@@ -40,6 +40,15 @@ enum class Op : std::uint8_t {
 };
 
 enum class Compare : std::uint8_t { kEqual, kGreater, kLess, kNotEqual, kNotGreater, kNotLess };
+
+// check_file's comparison (octasim extension: an optional sixth argument). kBytes is NVDLA's
+// byte-exact comparison; the FP16 rules compare the region as FP16 elements with the thresholds
+// of NVDLA's precision guide (models/precision/thresholds.hpp).
+enum class FileCompare : std::uint8_t {
+  kBytes,         // check_file(id, mem, addr, size, "golden.dat")
+  kFp16Sdp,       // ..., FP16_SDP): bit-by-bit identical FP16 elements, worst element reported
+  kFp16CcDirect,  // ..., FP16_CC_DIRECT, R*S*C, scale, max_exp): the CC direct threshold
+};
 enum class MemPattern : std::uint8_t { kAllZero, kAllOne, kRandom };
 
 // The interrupts of GLB S_INTR_STATUS, named as traces name them (SDP_0, CDMA_DAT_1, ...).
@@ -62,6 +71,13 @@ struct Command {
   MemPattern pattern = MemPattern::kAllZero;
   std::uint32_t seed = 0;
   std::string path;  // mem_load / check_file: resolved against the trace's directory
+  // check_file FP16 rules: R*S*C and scale of the CC rule, and max_exp — one value for every
+  // element, or (max_exp_path non-empty) a .dat file of one signed byte per FP16 element.
+  FileCompare file_compare = FileCompare::kBytes;
+  std::uint32_t cc_terms = 0;
+  double cc_scale = 1.0;
+  int max_exp = 0;
+  std::string max_exp_path;
   // Synchronisation.
   std::string sync_id;
   std::string target;  // sync_notify / sync_wait target, reg_read variable

@@ -1,4 +1,5 @@
 #include <cctype>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -223,13 +224,7 @@ class LineParser {
       c.size = u64(args_[3], "size");
       c.crc = u32(args_[4], "crc");
     } else if (name_ == "check_file") {
-      expect_args(5, "check_file(sync_id, pri_mem, address, size, \"golden.dat\")");
-      c.op = Op::kCheckFile;
-      c.sync_id = identifier(args_[0], "sync id");
-      memory(args_[1]);
-      c.addr = u64(args_[2], "address");
-      c.size = u64(args_[3], "size");
-      c.path = data_file(args_[4]);
+      check_file_args(c);
     } else if (name_ == "check_nothing") {
       expect_args(1, "check_nothing(sync_id)");
       c.op = Op::kCheckNothing;
@@ -257,6 +252,69 @@ class LineParser {
     }
     out.emplace_back(trim(cur));
     return out;
+  }
+
+  // check_file(sync_id, pri_mem, address, size, "golden.dat"[, FP16_SDP |
+  //            , FP16_CC_DIRECT, R*S*C, scale, max_exp | "max_exp.dat"]).
+  void check_file_args(Command& c) const {
+    static const char* const kForms =
+        "check_file(sync_id, pri_mem, address, size, \"golden.dat\"[, FP16_SDP | , "
+        "FP16_CC_DIRECT, R*S*C, scale, max_exp or \"max_exp.dat\"])";
+    if (args_.size() != 5 && args_.size() != 6 && args_.size() != 9) {
+      fail(fmt::format("check_file expects 5, 6 or 9 arguments: {}; got {}", kForms, args_.size()));
+    }
+    c.op = Op::kCheckFile;
+    c.sync_id = identifier(args_[0], "sync id");
+    memory(args_[1]);
+    c.addr = u64(args_[2], "address");
+    c.size = u64(args_[3], "size");
+    c.path = data_file(args_[4]);
+    if (args_.size() == 5) return;
+    const std::string& rule = args_[5];
+    if (rule == "FP16_SDP" && args_.size() == 6) {
+      c.file_compare = FileCompare::kFp16Sdp;
+    } else if (rule == "FP16_CC_DIRECT" && args_.size() == 9) {
+      c.file_compare = FileCompare::kFp16CcDirect;
+      c.cc_terms = u32(args_[6], "R*S*C");
+      if (c.cc_terms == 0) fail("R*S*C of FP16_CC_DIRECT must be positive");
+      c.cc_scale = positive_real(args_[7], "scale");
+      if (!args_[8].empty() && args_[8].front() == '"') {
+        c.max_exp_path = data_file(args_[8]);
+      } else {
+        c.max_exp = small_int(args_[8], "max_exp");
+      }
+    } else {
+      fail(fmt::format("unknown check_file comparison '{}' with {} arguments: {}", rule,
+                       args_.size(), kForms));
+    }
+    if (c.size % 2 != 0 || c.addr % 2 != 0) {
+      fail(fmt::format("{} compares FP16 elements: address 0x{:x} and size 0x{:x} must be even",
+                       rule, c.addr, c.size));
+    }
+  }
+
+  double positive_real(const std::string& s, const char* what) const {
+    std::size_t used = 0;
+    double v = 0.0;
+    try {
+      v = std::stod(s, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != s.size() || s.empty() || !(v > 0.0) || !std::isfinite(v)) {
+      fail(fmt::format("expected {} (a positive number), got '{}'", what, s));
+    }
+    return v;
+  }
+
+  int small_int(const std::string& s, const char* what) const {
+    const bool negative = !s.empty() && s[0] == '-';
+    const std::string digits = negative ? s.substr(1) : s;
+    std::uint64_t v = 0;
+    if (digits.empty() || parse_number(digits, v) != digits.size() || v > 1000) {
+      fail(fmt::format("expected {} (an integer between -1000 and 1000), got '{}'", what, s));
+    }
+    return negative ? -static_cast<int>(v) : static_cast<int>(v);
   }
 
   void expect_args(std::size_t n, const std::string& form) const {
