@@ -16,94 +16,97 @@
 namespace octasim::firmware {
 namespace {
 
-constexpr unsigned kAtom = 8;  // nv_small memory atom
-constexpr std::uint32_t kWidth = 8, kHeight = 8, kChannels = 16;
-constexpr std::uint64_t kInput = 0x80000000, kBias = 0x80010000, kSdpOut = 0x80020000,
-                        kPdpOut = 0x80030000, kCdpOut = 0x80040000;
-
-std::uint32_t crc_of(const HostMemory& mem, const FeatureSurface& s, Precision p) {
-  const std::vector<std::uint8_t> bytes =
-      mem.bytes(s.address, static_cast<std::size_t>(surface_bytes(s, p, kAtom)));
-  return models::crc32(bytes.data(), bytes.size());
-}
+constexpr std::uint32_t kWidth = 16, kHeight = 16, kChannels = 8, kKernels = 16;
+constexpr std::uint64_t kInput = 0x80000000, kWeights = 0x80010000, kBias = 0x80018000,
+                        kConvOut = 0x80020000, kPdpOut = 0x80030000, kCdpOut = 0x80040000;
 
 void check_output(TraceWriter& trace, const HostMemory& golden, const FeatureSurface& s,
-                  Precision p) {
-  trace.check_crc(s.address, surface_bytes(s, p, kAtom), crc_of(golden, s, p));
+                  Precision p, unsigned atom) {
+  const std::uint64_t size = surface_bytes(s, p, atom);
+  const std::vector<std::uint8_t> bytes = golden.bytes(s.address, static_cast<std::size_t>(size));
+  trace.check_crc(s.address, size, models::crc32(bytes.data(), bytes.size()));
 }
 
 }  // namespace
 
 DemoSummary build_demo(TraceWriter& trace, const DemoOptions& options) {
   const Precision p = Precision::kInt8;
+  const ConvHardware& hw = options.hw;
+  const unsigned atom = hw.atom_bytes;
   std::mt19937 rng(options.seed);
+  const auto int8 = [&rng] { return static_cast<std::int32_t>(static_cast<std::int8_t>(rng())); };
 
-  // Input: an 8x8x16 INT8 surface, uniformly random over [-128, 127], in NVDLA's layout (the
-  // padding lanes of a partial last surface, if any, stay zero).
-  const FeatureSurface input = packed_surface(kInput, kWidth, kHeight, kChannels, kAtom);
-  std::vector<std::uint8_t> input_bytes(static_cast<std::size_t>(surface_bytes(input, p, kAtom)));
-  for (std::uint32_t c = 0; c < kChannels; ++c) {
-    for (std::uint32_t h = 0; h < kHeight; ++h) {
-      for (std::uint32_t w = 0; w < kWidth; ++w) {
-        input_bytes[element_offset(input, p, kAtom, w, h, c)] = static_cast<std::uint8_t>(rng());
-      }
-    }
-  }
-  // Per-channel bias in [-48, 48].
-  std::vector<std::int16_t> bias(kChannels);
-  for (auto& b : bias) b = static_cast<std::int16_t>(static_cast<int>(rng() % 97) - 48);
-  std::vector<std::uint8_t> bias_bytes = sdp_per_channel_table(bias, p, kAtom);
+  // Input: a 16x16x8 INT8 cube, uniformly random over [-128, 127]; 3x3x8 INT8 kernels likewise.
+  models::ops::ConvCube input(kWidth, kHeight, kChannels);
+  for (auto& v : input.data) v = int8();
+  models::ops::ConvWeights weights(kKernels, 3, 3, kChannels);
+  for (auto& v : weights.data) v = int8();
+  // Per-channel bias in [-2000, 2000], applied as bias << 4 to the INT32 sums.
+  std::vector<std::int16_t> bias(kKernels);
+  for (auto& b : bias) b = static_cast<std::int16_t>(static_cast<int>(rng() % 4001) - 2000);
 
-  SdpLayer sdp;
-  sdp.precision = p;
-  sdp.src = input;
-  sdp.dst = packed_surface(kSdpOut, kWidth, kHeight, kChannels, kAtom);
-  sdp.bias = SdpPerChannel{kBias, 0};
-  sdp.relu = true;
-  sdp.cvt = SdpConvertor{0, 141, 7};
+  ConvLayer conv;
+  conv.precision = p;
+  conv.src = packed_surface(kInput, kWidth, kHeight, kChannels, atom);
+  conv.weight_address = kWeights;
+  conv.kernels = kKernels;
+  conv.kernel_width = conv.kernel_height = 3;
+  conv.pad_left = conv.pad_right = conv.pad_top = conv.pad_bottom = 1;
+  conv.pad_value = 0;
+  conv.sdp.bias = SdpPerChannel{kBias, 4};
+  conv.sdp.relu = true;
+  // A sum of 72 products of uniform INT8 values spreads about 74^2 * sqrt(72) = 46000:
+  // y = (x * 57) >> 16, about x / 1150, puts it at about 40.
+  conv.sdp.cvt = SdpConvertor{0, 57, 16};
+  conv.dst = packed_surface(kConvOut, kWidth, kHeight, kKernels, atom);
 
   PdpLayer pdp;
   pdp.precision = p;
-  pdp.src = sdp.dst;
+  pdp.src = conv.dst;
   pdp.method = options.pool;
   pdp.kernel_width = pdp.kernel_height = 2;
   pdp.stride_x = pdp.stride_y = 2;
   pdp.dst = packed_surface(kPdpOut, pdp_output_size(kWidth, 2, 2, 0, 0),
-                           pdp_output_size(kHeight, 2, 2, 0, 0), kChannels, kAtom);
+                           pdp_output_size(kHeight, 2, 2, 0, 0), kKernels, atom);
 
   LrnParams lrn;  // AlexNet's LRN: n = 5, k = 2, alpha = 1e-4, beta = 0.75
   const LrnLut lut = make_lrn_lut(lrn, p);
   CdpLayer cdp;
   cdp.precision = p;
   cdp.src = pdp.dst;
-  cdp.dst = packed_surface(kCdpOut, pdp.dst.width, pdp.dst.height, kChannels, kAtom);
+  cdp.dst = packed_surface(kCdpOut, pdp.dst.width, pdp.dst.height, kKernels, atom);
   cdp.local_size = lrn.local_size;
   cdp.out_cvt = CdpConvertor{0, 1, lut.fraction_bits};  // y = x * f at the input's scale
   cdp.lut = lut.config;
   cdp.lut_tables = lut.tables;
 
   // Golden output: the models/ reference ops on a host memory image, layer after layer.
+  const std::vector<std::uint8_t> input_bytes = conv_feature_image(input, conv.src, p, atom);
+  const std::vector<std::uint8_t> weight_bytes = conv_weight_image(weights, p, hw);
+  const std::vector<std::uint8_t> bias_bytes = sdp_per_channel_table(bias, p, atom);
   HostMemory golden;
   golden.write(kInput, input_bytes.data(), input_bytes.size());
+  golden.write(kWeights, weight_bytes.data(), weight_bytes.size());
   golden.write(kBias, bias_bytes.data(), bias_bytes.size());
-  const models::ops::SdpLayerResult sdp_run =
-      models::ops::run_sdp_layer(sdp_model_config(sdp, kAtom), golden);
-  (void)models::ops::run_pdp_layer(pdp_model_layer(pdp, kAtom), golden);
+  const ConvGolden conv_run = run_conv_model(conv, hw, golden);
+  (void)models::ops::run_pdp_layer(pdp_model_layer(pdp, atom), golden);
   models::LutTables tables;
   tables.le = cdp.lut_tables.le;
   tables.lo = cdp.lut_tables.lo;
   const models::ops::CdpLayerResult cdp_run =
-      models::ops::run_cdp_layer(cdp_model_layer(cdp, kAtom), tables, golden);
+      models::ops::run_cdp_layer(cdp_model_layer(cdp, atom), tables, golden);
 
   const char* pool_name = options.pool == PoolMethod::kAverage ? "average"
                           : options.pool == PoolMethod::kMin   ? "min"
                                                                : "max";
   std::vector<std::string> layers = {
-      fmt::format("SDP  {}x{}x{} INT8: per-channel bias + ReLU, requantize y = sat(round((x * "
-                  "{}) >> {}))",
-                  kWidth, kHeight, kChannels, sdp.cvt.scale, sdp.cvt.shift),
+      fmt::format("CONV {}x{}x{} INT8 * 3x3x{}x{} INT8 kernels, padding 1 -> {}x{}x{} INT32 sums",
+                  kWidth, kHeight, kChannels, kChannels, kKernels, kWidth, kHeight, kKernels),
+      fmt::format("SDP  (flying, fed by CACC) per-channel bias + ReLU, requantize to INT8: "
+                  "y = sat(round((x * {}) >> {}))",
+                  conv.sdp.cvt.scale, conv.sdp.cvt.shift),
       fmt::format("PDP  2x2 {} pooling, stride 2 -> {}x{}x{}", pool_name, pdp.dst.width,
-                  pdp.dst.height, kChannels),
+                  pdp.dst.height, kKernels),
       fmt::format("CDP  LRN over {} channels, y = x * ({:g} + {:g}/{} * sum x^2)^-{:g} "
                   "(LUT: LE exponent + LO linear, entries x 2^{})",
                   lrn.local_size, lrn.k, lrn.alpha, lrn.local_size, lrn.beta, lut.fraction_bits),
@@ -111,26 +114,29 @@ DemoSummary build_demo(TraceWriter& trace, const DemoOptions& options) {
 
   trace.comment("octasim demo trace, generated by octasim's firmware (firmware/demo/demo.cpp)");
   for (const auto& l : layers) trace.comment(l);
-  trace.comment("golden CRCs and counters: models/ reference ops (run_sdp/pdp/cdp_layer)");
-  trace.mem_init_zero(sdp.dst.address, surface_bytes(sdp.dst, p, kAtom));
-  trace.mem_init_zero(pdp.dst.address, surface_bytes(pdp.dst, p, kAtom));
-  trace.mem_init_zero(cdp.dst.address, surface_bytes(cdp.dst, p, kAtom));
+  trace.comment(
+      "golden CRCs and counters: models/ reference ops (run_conv_int, run_sdp/pdp/"
+      "cdp_layer)");
+  trace.mem_init_zero(conv.dst.address, surface_bytes(conv.dst, p, atom));
+  trace.mem_init_zero(pdp.dst.address, surface_bytes(pdp.dst, p, atom));
+  trace.mem_init_zero(cdp.dst.address, surface_bytes(cdp.dst, p, atom));
   trace.mem_load(kInput, "input.dat", input_bytes);
+  trace.mem_load(kWeights, "conv_weights.dat", weight_bytes);
   trace.mem_load(kBias, "sdp_bias.dat", bias_bytes);
 
-  trace.comment("layer 1: SDP");
-  trace.wait_interrupt(program_sdp(trace, sdp, 0, kAtom));
-  check_output(trace, golden, sdp.dst, p);
-  trace.check_register(regs::SDP::D_PERF_OUT_SATURATION::kAddr,
-                       sdp_run.stats.out_saturation.value());
+  trace.comment("layer 1: CONV (CDMA, CSC, CMAC, CACC) -> SDP in flying mode");
+  trace.wait_interrupt(program_conv(trace, conv, 0, hw));
+  check_output(trace, golden, conv.dst, p, atom);
+  trace.check_register(regs::CACC::D_OUT_SATURATION::kAddr, conv_run.cacc_saturation);
+  trace.check_register(regs::SDP::D_PERF_OUT_SATURATION::kAddr, conv_run.sdp_saturation);
 
   trace.comment("layer 2: PDP");
-  trace.wait_interrupt(program_pdp(trace, pdp, 0, kAtom));
-  check_output(trace, golden, pdp.dst, p);
+  trace.wait_interrupt(program_pdp(trace, pdp, 0, atom));
+  check_output(trace, golden, pdp.dst, p, atom);
 
   trace.comment("layer 3: CDP");
-  trace.wait_interrupt(program_cdp(trace, cdp, 0, kAtom));
-  check_output(trace, golden, cdp.dst, p);
+  trace.wait_interrupt(program_cdp(trace, cdp, 0, atom));
+  check_output(trace, golden, cdp.dst, p, atom);
   trace.check_register(regs::CDP::D_OUT_SATURATION::kAddr, cdp_run.stats.out_saturation.value());
   trace.check_register(regs::CDP::D_PERF_LUT_UFLOW::kAddr, cdp_run.stats.lut.uflow.value());
   trace.check_register(regs::CDP::D_PERF_LUT_HYBRID::kAddr, cdp_run.stats.lut.hybrid.value());
@@ -139,9 +145,9 @@ DemoSummary build_demo(TraceWriter& trace, const DemoOptions& options) {
   DemoSummary summary;
   summary.layers = std::move(layers);
   summary.counters = fmt::format(
-      "SDP D_PERF_OUT_SATURATION {}, CDP D_OUT_SATURATION {}, CDP LUT uflow {} / hybrid {} / "
-      "LE hit {} / LO hit {}",
-      sdp_run.stats.out_saturation.value(), cdp_run.stats.out_saturation.value(),
+      "CACC D_OUT_SATURATION {}, SDP D_PERF_OUT_SATURATION {}, CDP D_OUT_SATURATION {}, "
+      "CDP LUT uflow {} / hybrid {} / LE hit {} / LO hit {}",
+      conv_run.cacc_saturation, conv_run.sdp_saturation, cdp_run.stats.out_saturation.value(),
       cdp_run.stats.lut.uflow.value(), cdp_run.stats.lut.hybrid.value(),
       cdp_run.stats.lut.le_hit.value(), cdp_run.stats.lut.lo_hit.value());
   return summary;

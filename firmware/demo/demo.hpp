@@ -1,18 +1,22 @@
-// The built-in demo (`octasim`, `octasim demo`, `make run`): three NVDLA layers on deterministic
-// pseudo-random INT8 data, programmed by octasim's own firmware and recorded as an NVDLA trace
-// with golden CRCs and statistics computed by the models/ reference ops:
+// The built-in demo (`octasim`, `octasim demo`, `make run`): a small quantized network on
+// deterministic pseudo-random INT8 data, programmed by octasim's own firmware and recorded as an
+// NVDLA trace with golden CRCs and statistics computed by the models/ reference ops:
 //
-//   SDP  8x8x16: per-channel INT16 bias + ReLU, requantize y = sat(round((x * 141) >> 7))
-//   PDP  2x2 pooling (max, or average), stride 2 -> 4x4x16
+//   CONV 16x16x8 INT8 input, 3x3x8x16 INT8 kernels, padding 1 -> 16x16x16 INT32 sums, straight
+//        into SDP (flying mode): per-channel INT16 bias + ReLU, requantize to INT8 with the
+//        output convertor
+//   PDP  2x2 pooling (max, or average), stride 2, reading the SDP output -> 8x8x16
 //   CDP  LRN over 5 channels, y = x * (2 + 1e-4/5 * sum x^2)^-0.75 through the LUT
 //
-// Layouts are nv_small's (8-byte memory atoms); every surface lives in pri_mem at 0x8000_0000+.
+// Layouts follow the hardware description (nv_small's by default: 8-byte memory atoms); every
+// surface lives in pri_mem at 0x8000_0000+.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "firmware/dla/conv.hpp"
 #include "firmware/dla/pdp.hpp"
 #include "firmware/driver/trace_writer.hpp"
 
@@ -20,7 +24,8 @@ namespace octasim::firmware {
 
 struct DemoOptions {
   PoolMethod pool = PoolMethod::kMax;
-  std::uint32_t seed = 20240601;  // std::mt19937 seed of the input and bias data
+  std::uint32_t seed = 20240601;  // std::mt19937 seed of the input, weight and bias data
+  ConvHardware hw;                // the configuration the trace is laid out for (nv_small)
 };
 
 // The trace's file name inside the demo directory.

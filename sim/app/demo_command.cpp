@@ -1,5 +1,6 @@
-// `octasim demo` and the default `octasim`: generate the firmware demo trace (SDP -> PDP -> CDP
-// with golden output from models/) and play it exactly as `octasim run` plays a trace.
+// `octasim demo` and the default `octasim`: generate the firmware demo trace (a quantized
+// CONV+SDP -> PDP -> CDP network with golden output from models/) and play it exactly as
+// `octasim run` plays a trace.
 #include <stdlib.h>  // mkdtemp
 
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include "firmware/demo/demo.hpp"
 #include "octasim/version.hpp"
 #include "sim/app/commands.hpp"
+#include "sim/core/hw_config.hpp"
 
 namespace octasim::app {
 namespace {
@@ -51,21 +53,38 @@ firmware::PoolMethod pool_method(const std::string& name) {
   return firmware::PoolMethod::kMax;
 }
 
+// The demo runs on the default configuration; its firmware lays the layers out for it.
+firmware::ConvHardware conv_hardware(const HwConfig& hw) {
+  firmware::ConvHardware c;
+  c.atom_bytes = hw.memory_atomic_size;
+  c.mac_atomic_c = hw.mac_atomic_c;
+  c.mac_atomic_k = hw.mac_atomic_k;
+  c.cbuf_bank_number = hw.cbuf_bank_number;
+  c.cbuf_bank_width = hw.cbuf_bank_width;
+  c.cbuf_bank_depth = hw.cbuf_bank_depth;
+  c.int8 = hw.feature_int8;
+  c.int16 = hw.feature_int16;
+  return c;
+}
+
 int generate_and_run(const std::string& dir, bool temporary, const DemoOptions& opts) {
   firmware::DemoOptions demo;
   demo.pool = pool_method(opts.pool);
+  demo.hw = conv_hardware(load_hw_config("nv_small"));
   firmware::DemoFiles files;
   try {
     files = firmware::write_demo(dir, demo);
   } catch (const firmware::FirmwareError& e) {
     throw UsageError(e.what());
   }
-  fmt::print("octasim {} — built-in demo: three NVDLA layers programmed by octasim's firmware\n",
-             kVersion);
+  fmt::print(
+      "octasim {} — built-in demo: a quantized CONV -> PDP -> CDP network programmed by "
+      "octasim's firmware\n",
+      kVersion);
   for (const auto& layer : files.summary.layers) fmt::print("  {}\n", layer);
   fmt::print(
-      "input: pseudo-random INT8 (mt19937 seed {}); golden CRCs and counters from the "
-      "models/ reference ops\n",
+      "input and weights: pseudo-random INT8 (mt19937 seed {}); golden CRCs and counters from "
+      "the models/ reference ops\n",
       demo.seed);
   fmt::print("expected counters: {}\n", files.summary.counters);
   fmt::print("trace: {}{}\n\n", files.trace_path,
@@ -79,7 +98,7 @@ int generate_and_run(const std::string& dir, bool temporary, const DemoOptions& 
 
 void add_demo_command(CLI::App& app, DemoOptions& opts) {
   auto* cmd = app.add_subcommand(
-      "demo", "generate the built-in SDP -> PDP -> CDP trace and run it (the default)");
+      "demo", "generate the built-in CONV -> PDP -> CDP trace and run it (the default)");
   cmd->add_option("--out", opts.out,
                   "write demo.cfg and its .dat files into DIR (created if missing) and keep them");
   cmd->add_option("--pool", opts.pool, "PDP pooling method: max (default), average or min")

@@ -1,6 +1,6 @@
-// End to end: the firmware demo (golden output from models/ reference ops) written as a trace,
-// parsed by sim/trace and played on the functional DLA device; every check must pass, and a
-// corrupted input must make them fail.
+// End to end: the firmware demo (CONV+SDP -> PDP -> CDP, golden output from models/ reference
+// ops) written as a trace, parsed by sim/trace and played on the functional DLA device; every
+// check must pass, and a corrupted input must make them fail.
 #include <unistd.h>
 
 #include <filesystem>
@@ -44,23 +44,38 @@ trace::PlayResult play(const std::string& cfg, std::vector<std::string>* engines
   return r;
 }
 
+// The demo's options for nv_small, the configuration it is played on.
+DemoOptions nv_small_options() {
+  const HwConfig hw = load_hw_config("nv_small");
+  DemoOptions o;
+  o.hw.atom_bytes = hw.memory_atomic_size;
+  o.hw.mac_atomic_c = hw.mac_atomic_c;
+  o.hw.mac_atomic_k = hw.mac_atomic_k;
+  o.hw.cbuf_bank_number = hw.cbuf_bank_number;
+  o.hw.cbuf_bank_width = hw.cbuf_bank_width;
+  o.hw.cbuf_bank_depth = hw.cbuf_bank_depth;
+  o.hw.int8 = hw.feature_int8;
+  o.hw.int16 = hw.feature_int16;
+  return o;
+}
+
 void expect_demo_passes(PoolMethod pool, const std::string& tag) {
   TempDir dir(tag);
-  DemoOptions options;
+  DemoOptions options = nv_small_options();
   options.pool = pool;
   const DemoFiles files = write_demo(dir.str() + "/nested/out", options);  // directories created
   EXPECT_EQ(files.trace_path, dir.str() + "/nested/out/demo.cfg");
-  ASSERT_EQ(files.summary.layers.size(), 3u);
+  ASSERT_EQ(files.summary.layers.size(), 4u);  // CONV, SDP (flying), PDP, CDP
 
   std::vector<std::string> engines;
   const trace::PlayResult r = play(files.trace_path, &engines);
-  // Three CRC checks (one per layer) and six statistics checks (SDP saturation, CDP saturation
-  // and four LUT counters).
-  ASSERT_EQ(r.checks.size(), 9u);
+  // Three CRC checks (one per hardware layer) and seven statistics checks (CACC and SDP
+  // saturation, CDP saturation and four LUT counters).
+  ASSERT_EQ(r.checks.size(), 10u);
   for (const auto& c : r.checks) {
     EXPECT_TRUE(c.pass) << "line " << c.line << ": " << c.description << ": " << c.detail;
   }
-  EXPECT_EQ(engines, (std::vector<std::string>{"SDP", "PDP", "CDP"}));
+  EXPECT_EQ(engines, (std::vector<std::string>{"CONV", "PDP", "CDP"}));
 }
 
 TEST(DemoEndToEnd, MaxPoolingDemoPassesOnTheFunctionalDevice) {
@@ -73,7 +88,7 @@ TEST(DemoEndToEnd, AveragePoolingDemoPassesOnTheFunctionalDevice) {
 
 TEST(DemoEndToEnd, CorruptedInputFailsTheChecks) {
   TempDir dir("corrupt");
-  const DemoFiles files = write_demo(dir.str(), DemoOptions{});
+  const DemoFiles files = write_demo(dir.str(), nv_small_options());
   // Replace the first input packet's first byte (0x.. after "payload:").
   const std::string input = dir.str() + "/input.dat";
   std::stringstream s;
@@ -87,7 +102,7 @@ TEST(DemoEndToEnd, CorruptedInputFailsTheChecks) {
 
   const trace::PlayResult r = play(files.trace_path);
   EXPECT_FALSE(r.all_passed());
-  EXPECT_FALSE(r.checks.at(0).pass);  // the SDP output CRC
+  EXPECT_FALSE(r.checks.at(0).pass);  // the CONV -> SDP output CRC
 }
 
 TEST(DemoEndToEnd, TheDemoIsDeterministic) {
