@@ -52,10 +52,11 @@ trace::PlayResult play_cycle_level(const trace::Trace& t, const HwConfig& hw,
                l.end_cycle, cycles, l.read_stall_cycles, l.write_stall_cycles);
     if (l.result.macs > 0 && cycles > 0) {
       // Useful MACs over what the atomic-C x atomic-K array could have done in the layer's time.
-      const double peak = static_cast<double>(cycles) * hw.mac_atomic_c * hw.mac_atomic_k;
-      fmt::print("    MAC utilization {:.1f}% of the {}x{} array ({:.1f} MACs/cycle)\n",
-                 100.0 * static_cast<double>(l.result.macs) / peak, hw.mac_atomic_c,
-                 hw.mac_atomic_k, static_cast<double>(l.result.macs) / static_cast<double>(cycles));
+      // (INT16/FP16 run atomic-K/2 kernels at a time.)
+      const double peak = static_cast<double>(cycles) * l.result.macs_per_cycle;
+      fmt::print("    MAC utilization {:.1f}% of {} MACs/cycle ({:.1f} MACs/cycle)\n",
+                 100.0 * static_cast<double>(l.result.macs) / peak, l.result.macs_per_cycle,
+                 static_cast<double>(l.result.macs) / static_cast<double>(cycles));
     }
     print_counters(l.result);
   }

@@ -55,8 +55,10 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
 
   // CSC stripes: 2*atomic-K output atoms while at least 4*atomic-K remain; the last 2*atomic-K
   // or fewer form the final stripe; otherwise an atomic-K stripe.
-  const std::uint32_t upper = 2 * hw_.mac_atomic_k;
-  const std::uint32_t lower = hw_.mac_atomic_k;
+  // The kernel group (atomic-K at INT8, atomic-K/2 at INT16/FP16) is the CSC's atomic-K.
+  atomic_k_ = group;
+  const std::uint32_t upper = 2 * atomic_k_;
+  const std::uint32_t lower = atomic_k_;
   const std::uint32_t total = l.params.out_width * l.params.out_height;
   stripes_.clear();
   for (std::uint32_t done = 0; done < total;) {
@@ -243,7 +245,7 @@ void ConvCore::csc_thread() {
         // One package per kernel position and channel block; the weight load of the next
         // package (one kernel per cycle) overlaps the current one's data.
         const std::uint32_t per_package =
-            k <= 1 ? std::max(len, 2u) : std::max({len, hw_.mac_atomic_k, k});
+            k <= 1 ? std::max(len, 2u) : std::max({len, atomic_k_, k});
         sc_core::wait(cycles(std::uint64_t{packages_ - 1} * per_package));
         const sc_core::sc_time gate = sc_core::sc_time_stamp();
         while (credits_ < len) sc_core::wait(credit_ev_);
@@ -274,7 +276,7 @@ void ConvCore::delivery_thread() {
     to_deliver_.pop_front();
     wait_until(s.ready);
     // Each atom's lanes go to SDP at its throughput, plus one cycle to read the next atom.
-    const std::uint32_t lanes = hw_.mac_atomic_k;
+    const std::uint32_t lanes = atomic_k_;
     const std::uint32_t per_atom = (lanes + hw_.sdp_bs_throughput - 1) / hw_.sdp_bs_throughput + 1;
     for (std::uint32_t a = 0; a < s.atoms; ++a) {
       sc_core::wait(cycles(per_atom));

@@ -98,6 +98,7 @@ class ConvCore final : public sc_core::sc_module, public EngineModel {
   std::vector<std::uint32_t> group_kernels_;  // kernels per group
   std::vector<std::uint32_t> stripes_;        // stripe lengths (output atoms), same per group
   std::uint32_t packages_ = 0;                // packages per stripe
+  std::uint32_t atomic_k_ = 8;                // kernels per group at the layer's precision
   std::uint64_t weight_space_ = 0;            // CBUF weight bytes (WEIGHT_BANK banks)
   std::uint64_t output_bytes_ = 0;
   std::uint32_t atoms_per_output_ = 1;  // memory atoms of output per output atom of a group

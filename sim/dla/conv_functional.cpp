@@ -275,6 +275,7 @@ OpResult run_conv(const HwConfig& hw, const RegRead& regs, const LutTables& sdp_
       std::uint64_t{l.input.width} * l.input.height * in_surfaces * hw.memory_atomic_size +
       l.weight_bytes;
   r.macs = conv.macs;
+  r.macs_per_cycle = hw.mac_atomic_c * layout.group_kernels();
   return r;
 }
 

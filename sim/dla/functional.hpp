@@ -35,10 +35,11 @@ struct OpResult {
   std::uint32_t kernel_width = 1, kernel_height = 1;  // PDP pooling window
   std::uint32_t stride_width = 1, stride_height = 1;  // PDP strides
   std::uint32_t lrn_size = 1;                         // CDP local size (3, 5, 7 or 9)
-  std::uint64_t bytes_read = 0;     // every DMA read (feature, operands, LUT excluded)
-  std::uint64_t bytes_written = 0;  // output surface bytes
-  std::uint64_t weight_bytes = 0;   // convolution: weight bytes CDMA fetched (in bytes_read)
-  std::uint64_t macs = 0;           // convolution: multiply-accumulates of the layer
+  std::uint64_t bytes_read = 0;      // every DMA read (feature, operands, LUT excluded)
+  std::uint64_t bytes_written = 0;   // output surface bytes
+  std::uint64_t weight_bytes = 0;    // convolution: weight bytes CDMA fetched (in bytes_read)
+  std::uint64_t macs = 0;            // convolution: multiply-accumulates of the layer
+  std::uint32_t macs_per_cycle = 0;  // convolution: the MAC array's peak at the layer's precision
 };
 
 // Each throws std::runtime_error with one clear line for programming octasim cannot execute:
