@@ -142,17 +142,15 @@ sc_core::sc_time ConvCore::read(std::uint64_t addr, std::uint32_t bytes) {
   return arrival;
 }
 
-// A DMA read in flight: when its data arrives and how many atoms of the latency buffer it holds.
-namespace {
-struct Outstanding {
-  sc_core::sc_time arrival;
-  std::uint32_t atoms;
-};
-}  // namespace
+void ConvCore::make_room(DmaClient& client, std::uint32_t atoms) {
+  while (!client.in_flight.empty() && client.atoms + atoms > hw_.dma_latency_buffer_atoms) {
+    wait_until(client.in_flight.front().arrival);
+    client.atoms -= client.in_flight.front().atoms;
+    client.in_flight.pop_front();
+  }
+}
 
 void ConvCore::data_dma_thread() {
-  std::deque<Outstanding> in_flight;
-  std::uint64_t in_flight_atoms = 0;
   for (;;) {
     sc_core::wait(start_ev_);
     const unsigned atom = hw_.memory_atomic_size;
@@ -162,31 +160,24 @@ void ConvCore::data_dma_thread() {
           std::min<std::uint64_t>(kRequestAtoms * atom, data_bytes_ - off));
       const std::uint32_t atoms = (bytes + atom - 1) / atom;
       const sc_core::sc_time held = sc_core::sc_time_stamp();
-      while (!in_flight.empty() && in_flight_atoms + atoms > hw_.dma_latency_buffer_atoms) {
-        wait_until(in_flight.front().arrival);
-        in_flight_atoms -= in_flight.front().atoms;
-        in_flight.pop_front();
-      }
+      make_room(data_client_, atoms);
       perf_.dat_stall += to_cycles(sc_core::sc_time_stamp() - held);
       const sc_core::sc_time issued = sc_core::sc_time_stamp();
       const sc_core::sc_time arrival = read(layer_.input.base + off, bytes);
       perf_.dat_latency += to_cycles(arrival - issued);
-      in_flight.push_back({arrival, atoms});
-      in_flight_atoms += atoms;
+      data_client_.in_flight.push_back({arrival, atoms});
+      data_client_.atoms += atoms;
       last = std::max(last, arrival);
       off += bytes;
     }
     wait_until(last);
-    in_flight.clear();
-    in_flight_atoms = 0;
+    data_client_ = DmaClient{};
     data_done_ = true;
     data_ev_.notify(sc_core::SC_ZERO_TIME);
   }
 }
 
 void ConvCore::weight_dma_thread() {
-  std::deque<Outstanding> in_flight;
-  std::uint64_t in_flight_atoms = 0;
   for (;;) {
     sc_core::wait(start_ev_);
     const unsigned atom = hw_.memory_atomic_size;
@@ -202,18 +193,14 @@ void ConvCore::weight_dma_thread() {
         while (weight_resident_ > 0 && weight_resident_ + bytes > weight_space_) {
           sc_core::wait(release_ev_);
         }
-        while (!in_flight.empty() && in_flight_atoms + atoms > hw_.dma_latency_buffer_atoms) {
-          wait_until(in_flight.front().arrival);
-          in_flight_atoms -= in_flight.front().atoms;
-          in_flight.pop_front();
-        }
+        make_room(weight_client_, atoms);
         perf_.wt_stall += to_cycles(sc_core::sc_time_stamp() - held);
         weight_resident_ += bytes;
         const sc_core::sc_time issued = sc_core::sc_time_stamp();
         const sc_core::sc_time arrival = read(addr, bytes);
         perf_.wt_latency += to_cycles(arrival - issued);
-        in_flight.push_back({arrival, atoms});
-        in_flight_atoms += atoms;
+        weight_client_.in_flight.push_back({arrival, atoms});
+        weight_client_.atoms += atoms;
         last = std::max(last, arrival);
         addr += bytes;
         off += bytes;
@@ -222,8 +209,7 @@ void ConvCore::weight_dma_thread() {
       groups_fetched_ = g + 1;
       group_ev_.notify(sc_core::SC_ZERO_TIME);
     }
-    in_flight.clear();
-    in_flight_atoms = 0;
+    weight_client_ = DmaClient{};
   }
 }
 

@@ -68,6 +68,19 @@ class ConvCore final : public sc_core::sc_module, public EngineModel {
     sc_core::sc_time ready;  // its last package's results reach the CACC delivery buffer
   };
 
+  // One CDMA DMA client's reads in flight (its latency buffer). Members, not locals of the
+  // never-returning threads, so they are freed with the module.
+  struct Outstanding {
+    sc_core::sc_time arrival;
+    std::uint32_t atoms;
+  };
+  struct DmaClient {
+    std::deque<Outstanding> in_flight;
+    std::uint64_t atoms = 0;
+  };
+  // Waits until `atoms` more fit in the client's latency buffer (dma_latency_buffer_atoms).
+  void make_room(DmaClient& client, std::uint32_t atoms);
+
   void data_dma_thread();
   void weight_dma_thread();
   void csc_thread();
@@ -122,6 +135,7 @@ class ConvCore final : public sc_core::sc_module, public EngineModel {
   std::size_t stripes_total_ = 0;
   std::size_t stripes_delivered_ = 0;
 
+  DmaClient data_client_, weight_client_;
   std::vector<std::uint8_t> scratch_;
   std::uint64_t write_addr_ = 0;
 };
