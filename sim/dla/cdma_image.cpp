@@ -226,17 +226,9 @@ OpResult run_conv_image(const HwConfig& hw, const RegRead& regs, const LutTables
   const std::uint32_t padded = (l.kernels + epa - 1) / epa * epa;
   const models::ops::ConvResult conv = models::ops::run_conv_int(in, w, p, padded);
 
-  OpResult r = sdp_result(sdp, models::ops::run_sdp_layer(sdp, mem, &conv.out), regs);
-  r.status.emplace_back(R::CACC::D_OUT_SATURATION::kAddr, conv.saturated);
+  OpResult r =
+      finish_conv(hw, l, sdp, conv, models::ops::image_fetch_bytes(img.surface), regs, mem);
   r.in = {img.surface.width, img.surface.height, in.channels};
-  r.out = {l.params.out_width, l.params.out_height, l.kernels};
-  r.kernel_width = l.kernel_width;
-  r.kernel_height = l.kernel_height;
-  r.stride_width = l.params.stride_x;
-  r.stride_height = l.params.stride_y;
-  r.weight_bytes = l.weight_bytes;
-  r.bytes_read += models::ops::image_fetch_bytes(img.surface) + l.weight_bytes;
-  r.macs = conv.macs;
   return r;
 }
 

@@ -218,6 +218,26 @@ ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
   return l;
 }
 
+OpResult finish_conv(const HwConfig& hw, const ConvLayer& l, const models::ops::SdpConfig& sdp,
+                     const models::ops::ConvResult& conv, std::uint64_t input_bytes,
+                     const RegRead& regs, models::ops::Memory& mem) {
+  OpResult r = sdp_result(sdp, models::ops::run_sdp_layer(sdp, mem, &conv.out), regs);
+  r.status.emplace_back(R::CACC::D_OUT_SATURATION::kAddr, conv.saturated);
+  r.in = {l.input.width, l.input.height, l.input.channels};
+  r.out = {l.params.out_width, l.params.out_height, l.kernels};
+  r.kernel_width = l.kernel_width;
+  r.kernel_height = l.kernel_height;
+  r.stride_width = l.params.stride_x;
+  r.stride_height = l.params.stride_y;
+  r.weight_bytes = l.weight_bytes;
+  r.bytes_read += input_bytes + l.weight_bytes;
+  r.macs = conv.macs;
+  r.macs_per_cycle =
+      hw.mac_atomic_c *
+      models::ops::ConvWeightLayout{hw.mac_atomic_c, hw.mac_atomic_k, l.precision}.group_kernels();
+  return r;
+}
+
 OpResult run_conv(const HwConfig& hw, const RegRead& regs, const LutTables& sdp_lut,
                   models::ops::Memory& mem) {
   if (is_image_input(regs)) return run_conv_image(hw, regs, sdp_lut, mem);
@@ -255,27 +275,17 @@ OpResult run_conv(const HwConfig& hw, const RegRead& regs, const LutTables& sdp_
     conv = models::ops::run_conv_int(in, w, l.params, padded);
   }
 
-  OpResult r = sdp_result(sdp, models::ops::run_sdp_layer(sdp, mem, &conv.out), regs);
-  r.status.emplace_back(R::CACC::D_OUT_SATURATION::kAddr, conv.saturated);
+  const std::uint32_t in_surfaces = (l.input.channels + epa - 1) / epa;
+  OpResult r = finish_conv(
+      hw, l, sdp, conv,
+      std::uint64_t{l.input.width} * l.input.height * in_surfaces * hw.memory_atomic_size, regs,
+      mem);
   if (fp16) {
     r.status.emplace_back(R::CDMA::D_NAN_INPUT_DATA_NUM::kAddr, fp16_stats.nan_data);
     r.status.emplace_back(R::CDMA::D_INF_INPUT_DATA_NUM::kAddr, fp16_stats.inf_data);
     r.status.emplace_back(R::CDMA::D_NAN_INPUT_WEIGHT_NUM::kAddr, fp16_stats.nan_weight);
     r.status.emplace_back(R::CDMA::D_INF_INPUT_WEIGHT_NUM::kAddr, fp16_stats.inf_weight);
   }
-  r.in = {l.input.width, l.input.height, l.input.channels};
-  r.out = {l.params.out_width, l.params.out_height, l.kernels};
-  r.kernel_width = l.kernel_width;
-  r.kernel_height = l.kernel_height;
-  r.stride_width = l.params.stride_x;
-  r.stride_height = l.params.stride_y;
-  const std::uint32_t in_surfaces = (l.input.channels + epa - 1) / epa;
-  r.weight_bytes = l.weight_bytes;
-  r.bytes_read +=
-      std::uint64_t{l.input.width} * l.input.height * in_surfaces * hw.memory_atomic_size +
-      l.weight_bytes;
-  r.macs = conv.macs;
-  r.macs_per_cycle = hw.mac_atomic_c * layout.group_kernels();
   return r;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "models/ops/conv.hpp"
+#include "models/ops/sdp.hpp"
 #include "sim/dla/functional.hpp"
 
 namespace octasim::dla {
@@ -25,8 +26,17 @@ struct ConvLayer {
 };
 
 // Throws std::runtime_error with one clear line for programming octasim cannot execute:
-// Winograd, multi-batch, compressed weights, image input (not yet), inconsistent CDMA/CSC/CACC
-// programming, a precision the configuration lacks.
+// Winograd, multi-batch, compressed weights, inconsistent CDMA/CSC/CACC programming, a precision
+// the configuration lacks, an input or kernel group the CBUF banks cannot hold. Image input is
+// decoded through cdma_image.hpp's view of the registers.
 [[nodiscard]] ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs);
+
+// The common tail of a convolution's functional run: SDP (flying) on the CACC output `conv`,
+// CACC D_OUT_SATURATION, and the OpResult fields (cubes, kernel, bytes with `input_bytes` of
+// input fetched, MACs, the MAC array's peak at the layer's precision).
+[[nodiscard]] OpResult finish_conv(const HwConfig& hw, const ConvLayer& l,
+                                   const models::ops::SdpConfig& sdp,
+                                   const models::ops::ConvResult& conv, std::uint64_t input_bytes,
+                                   const RegRead& regs, models::ops::Memory& mem);
 
 }  // namespace octasim::dla
