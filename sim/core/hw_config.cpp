@@ -86,6 +86,14 @@ const Param kParams[] = {
     {"conv_pipeline_latency",
      "cycles from a CSC package issue to its CACC delivery (CBUF read, CMAC, CACC assembly)",
      &HwConfig::conv_pipeline_latency},
+    {"octav_elements_per_cycle", "elements the OCTAV datapath takes per cycle in one pass",
+     &HwConfig::octav_elements_per_cycle},
+    {"octav_buffer_bytes",
+     "OCTAV on-chip buffer: an input this size or smaller is read from DRAM once",
+     &HwConfig::octav_buffer_bytes},
+    {"octav_divide_latency",
+     "cycles of OCTAV's FP64 division ending an iteration (then one group per cycle)",
+     &HwConfig::octav_divide_latency},
 };
 
 const char* find_builtin(const std::string& name) {
@@ -118,6 +126,7 @@ void validate(const HwConfig& c, const std::string& source) {
     fail(source, "throughputs of present units must be at least 1");
   }
   if (c.sdp_ew && c.sdp_ew_throughput == 0) fail(source, "sdp_ew needs sdp_ew_throughput >= 1");
+  if (c.octav_elements_per_cycle == 0) fail(source, "octav_elements_per_cycle must be at least 1");
 }
 
 }  // namespace

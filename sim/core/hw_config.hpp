@@ -62,6 +62,14 @@ struct HwConfig {
   unsigned dram_bytes_per_cycle = 0;        // sustained DRAM bandwidth; 0: the interface width
   unsigned conv_pipeline_latency = 38;      // CSC package issue to CACC delivery
 
+  // The OCTAV unit (sim/octav, octasim's own): elements its datapath takes per cycle in one
+  // streaming pass, the on-chip buffer an input that fits is kept in (read from DRAM once),
+  // and the cycles of the FP64 division that ends each Newton-Raphson iteration (pipelined:
+  // one group per cycle after the first).
+  unsigned octav_elements_per_cycle = 8;
+  unsigned octav_buffer_bytes = 16384;
+  unsigned octav_divide_latency = 24;
+
   // Sustained DRAM bytes per cycle the memory system delivers.
   [[nodiscard]] unsigned dram_bandwidth() const {
     return dram_bytes_per_cycle != 0 ? dram_bytes_per_cycle : primary_memif_width / 8;

@@ -408,7 +408,7 @@ class LineParser {
     }
     fail(
         fmt::format("unknown interrupt '{}' (expected SDP_0, PDP_1, CDP_0, CACC_0, CDMA_DAT_0, "
-                    "CDMA_WT_0, BDMA_0, RUBIK_0 or their _1 forms)",
+                    "CDMA_WT_0, BDMA_0, RUBIK_0, OCTAV_0 or their _1 forms)",
                     s));
   }
 

@@ -47,9 +47,9 @@ constexpr std::uint32_t status(std::uint32_t g0, std::uint32_t g1) {
 }
 constexpr std::uint32_t kIdle = 0, kRunning = 1, kPending = 2;
 
-// GLB interrupt bits that exist: 0..9 (SDP, CDP, PDP, BDMA, RUBIK) and 16..21 (CDMA_DAT,
-// CDMA_WT, CACC).
-constexpr std::uint32_t kAllInterrupts = 0x000003ffu | 0x003f0000u;
+// GLB interrupt bits that exist: 0..9 (SDP, CDP, PDP, BDMA, RUBIK), 16..21 (CDMA_DAT,
+// CDMA_WT, CACC) and octasim's 22..23 (OCTAV).
+constexpr std::uint32_t kAllInterrupts = 0x000003ffu | 0x003f0000u | 0x00c00000u;
 
 TEST(RegisterFile, ResetStateIsAllZeroBothPointersGroupZero) {
   RegisterFile rf;
