@@ -25,6 +25,7 @@ int run_numerics();
 struct DemoOptions {
   std::string out;  // empty: a temporary directory, removed afterwards
   std::string pool = "max";
+  std::string report;  // --report FILE.json
 };
 void add_demo_command(CLI::App& app, DemoOptions& opts);
 int run_demo(const DemoOptions& opts);
@@ -64,9 +65,18 @@ struct RunOptions {
   std::string config = "nv_small";
   bool functional = false;
   std::uint64_t timeout_cycles = 50'000'000;
+  std::string report;  // --report FILE.json: the run's report (sim/report/report.schema.json)
 };
 void add_run_command(CLI::App& app, RunOptions& opts);
 // Exit status: 0 when every check passed, 1 when a check failed; user errors throw UsageError.
 int run_trace(const RunOptions& opts);
+
+// `octasim report FILE.json [B.json]`: prints a report written by --report as tables, or
+// compares two.
+struct ReportOptions {
+  std::vector<std::string> files;
+};
+void add_report_command(CLI::App& app, ReportOptions& opts);
+int run_report(const ReportOptions& opts);
 
 }  // namespace octasim::app

@@ -91,6 +91,7 @@ int generate_and_run(const std::string& dir, bool temporary, const DemoOptions& 
              temporary ? " (temporary; keep one with: octasim demo --out DIR)" : "");
   RunOptions run;
   run.trace = files.trace_path;
+  run.report = opts.report;
   return run_trace(run);
 }
 
@@ -103,6 +104,8 @@ void add_demo_command(CLI::App& app, DemoOptions& opts) {
                   "write demo.cfg and its .dat files into DIR (created if missing) and keep them");
   cmd->add_option("--pool", opts.pool, "PDP pooling method: max (default), average or min")
       ->check(CLI::IsMember({"max", "average", "min"}));
+  cmd->add_option("--report", opts.report,
+                  "write the run's report as JSON to FILE (as octasim run --report)");
 }
 
 int run_demo(const DemoOptions& opts) {

@@ -36,6 +36,8 @@ int sc_main(int argc, char** argv) {
   add_run_command(app, run);
   DemoOptions demo;
   add_demo_command(app, demo);
+  ReportOptions report;
+  add_report_command(app, report);
   add_numerics_command(app);
 
   try {
@@ -55,6 +57,7 @@ int sc_main(int argc, char** argv) {
     if (app.got_subcommand("cvt")) return run_cvt(cvt);
     if (app.got_subcommand("clip")) return run_clip(clip);
     if (app.got_subcommand("run")) return run_trace(run);
+    if (app.got_subcommand("report")) return run_report(report);
     if (app.got_subcommand("numerics")) return run_numerics();
     return run_demo(demo);
   } catch (const UsageError& e) {

@@ -1,15 +1,18 @@
 // `octasim run TRACE.cfg`: play an NVDLA trace on the device and report every check.
 #include <exception>
+#include <optional>
 #include <string>
 
 #include <fmt/core.h>
 #include <systemc>
 
 #include "firmware/regmap/regmap.hpp"
+#include "octasim/version.hpp"
 #include "sim/app/commands.hpp"
 #include "sim/core/hw_config.hpp"
 #include "sim/dla/dla_device.hpp"
 #include "sim/dla/functional_device.hpp"
+#include "sim/report/report.hpp"
 #include "sim/trace/player.hpp"
 #include "sim/trace/trace.hpp"
 
@@ -35,44 +38,35 @@ void print_counters(const dla::OpResult& r) {
     line += fmt::format("{}{}.{}={}", line.empty() ? "" : ", ", info ? info->unit : "?",
                         info ? info->name : "?", value);
   }
-  if (!line.empty()) fmt::print("    counters: {}\n", line);
+  if (!line.empty()) fmt::print("    registers: {}\n", line);
 }
 
-// Plays the trace on the cycle-level device inside one SystemC simulation.
+report::RunInfo run_info(const RunOptions& opts, const trace::PlayResult& result) {
+  report::RunInfo info;
+  info.generator = fmt::format("octasim {}", kVersion);
+  info.trace = opts.trace;
+  for (const auto& c : result.checks) (c.pass ? info.checks_passed : info.checks_failed) += 1;
+  info.trace_cycles = result.trace_cycles();
+  info.compute_cycles = result.compute_cycles();
+  return info;
+}
+
+// Plays the trace on the cycle-level device inside one SystemC simulation, prints the summary
+// and writes the report the options ask for.
 trace::PlayResult play_cycle_level(const trace::Trace& t, const HwConfig& hw,
-                                   const trace::PlayerOptions& po) {
+                                   const trace::PlayerOptions& po, const RunOptions& opts) {
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   dla::DlaDevice device("dla", hw);
   trace::PlayResult result = trace::play(t, device, po);
-  fmt::print("\nlayers (cycle-level, {}):\n", hw.name);
-  for (const auto& l : device.layers()) {
-    print_layer(l.engine, l.group, l.result);
-    const std::uint64_t cycles = l.end_cycle - l.start_cycle;
-    fmt::print("    cycles {}..{} ({} cycles), read stall {}, write stall {}\n", l.start_cycle,
-               l.end_cycle, cycles, l.read_stall_cycles, l.write_stall_cycles);
-    if (l.result.macs > 0 && cycles > 0) {
-      // Useful MACs over what the atomic-C x atomic-K array could have done in the layer's time.
-      // (INT16/FP16 run atomic-K/2 kernels at a time.)
-      const double peak = static_cast<double>(cycles) * l.result.macs_per_cycle;
-      fmt::print("    MAC utilization {:.1f}% of {} MACs/cycle ({:.1f} MACs/cycle)\n",
-                 100.0 * static_cast<double>(l.result.macs) / peak, l.result.macs_per_cycle,
-                 static_cast<double>(l.result.macs) / static_cast<double>(cycles));
+  const nlohmann::json summary = report::build(device, run_info(opts, result));
+  report::print_summary(summary);
+  if (!opts.report.empty()) {
+    try {
+      report::write(summary, opts.report);
+    } catch (const std::exception& e) {
+      throw UsageError(e.what());
     }
-    print_counters(l.result);
   }
-  fmt::print("units:\n");
-  for (std::size_t i = 0; i < dla::engines().size(); ++i) {
-    const dla::EngineStats& s = device.engine(i).stats();
-    if (s.operations == 0) continue;
-    fmt::print(
-        "  {}: {} op, active {} cycles, busy {}, read stall {}, write stall {}, "
-        "read {} B, wrote {} B\n",
-        dla::engines()[i].name, s.operations, s.active_cycles, s.busy_cycles, s.read_stall_cycles,
-        s.write_stall_cycles, s.bytes_read, s.bytes_written);
-  }
-  fmt::print("  DRAM: read {} B, wrote {} B, bus busy {} cycles ({} B/cycle peak)\n",
-             device.dram().bytes_read(), device.dram().bytes_written(), device.dram().busy_cycles(),
-             device.dram().bytes_per_cycle());
   return result;
 }
 
@@ -90,6 +84,12 @@ trace::PlayResult play_functional(const trace::Trace& t, const HwConfig& hw,
 
 }  // namespace
 
+void add_report_options(CLI::App& cmd, RunOptions& opts) {
+  cmd.add_option("--report", opts.report,
+                 "write the run's report (layers, units, statistics, roofline) as JSON to FILE "
+                 "(schema: sim/report/report.schema.json)");
+}
+
 void add_run_command(CLI::App& app, RunOptions& opts) {
   auto* cmd = app.add_subcommand("run", "run an NVDLA trace (.cfg) and check its results");
   cmd->add_option("trace", opts.trace, "trace file (NVDLA .cfg syntax)")->required();
@@ -100,6 +100,7 @@ void add_run_command(CLI::App& app, RunOptions& opts) {
                 "zero-time functional simulation (results only, no timing)");
   cmd->add_option("--timeout-cycles", opts.timeout_cycles,
                   "fail an interrupt wait or poll that takes longer than this many cycles");
+  add_report_options(*cmd, opts);
 }
 
 int run_trace(const RunOptions& opts) {
@@ -108,6 +109,9 @@ int run_trace(const RunOptions& opts) {
     hw = load_hw_config(opts.config);
   } catch (const std::exception& e) {
     throw UsageError(e.what());
+  }
+  if (opts.functional && !opts.report.empty()) {
+    throw UsageError("--report needs the cycle-level device (drop --functional)");
   }
   trace::Trace t;
   try {
@@ -122,7 +126,7 @@ int run_trace(const RunOptions& opts) {
 
   trace::PlayResult result;
   try {
-    result = opts.functional ? play_functional(t, hw, po) : play_cycle_level(t, hw, po);
+    result = opts.functional ? play_functional(t, hw, po) : play_cycle_level(t, hw, po, opts);
   } catch (const trace::TraceError& e) {
     throw UsageError(e.what());
   }

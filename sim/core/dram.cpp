@@ -11,7 +11,14 @@ Dram::Dram(const sc_core::sc_module_name& name, const HwConfig& hw, MemoryImage&
       period_(clock_period),
       bytes_per_cycle_(hw.dram_bandwidth()),
       read_latency_(hw.primary_memif_latency),
-      write_latency_(hw.dram_write_latency) {
+      write_latency_(hw.dram_write_latency),
+      stats_(this->name()) {
+  using stats::Unit;
+  bytes_read_ = stats_.add("bytes_read", "bytes read by every DMA client", Unit::kBytes);
+  bytes_written_ = stats_.add("bytes_written", "bytes written by every DMA client", Unit::kBytes);
+  busy_cycles_ = stats_.add("busy_cycles", "cycles the data bus transferred data", Unit::kCycles);
+  reads_ = stats_.add("read_transactions", "read transactions served", Unit::kCount);
+  writes_ = stats_.add("write_transactions", "write transactions served", Unit::kCount);
   socket.register_b_transport(this, &Dram::b_transport);
 }
 
@@ -31,9 +38,11 @@ void Dram::b_transport(int /*initiator*/, tlm::tlm_generic_payload& trans,
   if (trans.is_read()) {
     image_.read(addr, trans.get_data_ptr(), len);
     bytes_read_ += len;
+    ++reads_;
     delay = bus_free_ + period_ * static_cast<double>(read_latency_) - sc_core::sc_time_stamp();
   } else {
     bytes_written_ += len;
+    ++writes_;
     delay = bus_free_ + period_ * static_cast<double>(write_latency_) - sc_core::sc_time_stamp();
   }
   trans.set_response_status(tlm::TLM_OK_RESPONSE);

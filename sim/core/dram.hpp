@@ -14,6 +14,7 @@
 
 #include "sim/core/hw_config.hpp"
 #include "sim/core/memory_image.hpp"
+#include "sim/core/stats.hpp"
 
 namespace octasim {
 
@@ -26,10 +27,12 @@ class Dram final : public sc_core::sc_module {
   Dram(const Dram&) = delete;
   Dram& operator=(const Dram&) = delete;
 
-  [[nodiscard]] std::uint64_t bytes_read() const { return bytes_read_; }
-  [[nodiscard]] std::uint64_t bytes_written() const { return bytes_written_; }
-  [[nodiscard]] std::uint64_t busy_cycles() const { return busy_cycles_; }
+  [[nodiscard]] std::uint64_t bytes_read() const { return bytes_read_.value(); }
+  [[nodiscard]] std::uint64_t bytes_written() const { return bytes_written_.value(); }
+  [[nodiscard]] std::uint64_t busy_cycles() const { return busy_cycles_.value(); }
   [[nodiscard]] unsigned bytes_per_cycle() const { return bytes_per_cycle_; }
+  // The counters behind the accessors above (group named after the module: dla.dram).
+  [[nodiscard]] const stats::Group& statistics() const { return stats_; }
 
  private:
   void b_transport(int initiator, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
@@ -40,9 +43,8 @@ class Dram final : public sc_core::sc_module {
   unsigned read_latency_;
   unsigned write_latency_;
   sc_core::sc_time bus_free_ = sc_core::SC_ZERO_TIME;
-  std::uint64_t bytes_read_ = 0;
-  std::uint64_t bytes_written_ = 0;
-  std::uint64_t busy_cycles_ = 0;
+  stats::Group stats_;
+  stats::Counter bytes_read_, bytes_written_, busy_cycles_, reads_, writes_;
 };
 
 }  // namespace octasim

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/ops/conv_compress.hpp"
 #include "octasim/regs/nvdla.hpp"
 
 // Sources of the mechanisms (NVDLA's RTL, nvdla/hw vmod/nvdla): the CSC sequence generator
@@ -21,7 +22,61 @@ constexpr std::uint32_t kRequestAtoms = 16;  // memory atoms per DMA read transa
 
 ConvCore::ConvCore(const sc_core::sc_module_name& name, const HwConfig& hw,
                    const sc_core::sc_time& clock_period)
-    : sc_core::sc_module(name), hw_(hw), period_(clock_period) {
+    : sc_core::sc_module(name), hw_(hw), period_(clock_period), stats_(this->name()) {
+  using stats::Unit;
+  auto& c = counters_;
+  c.operations = stats_.add("operations", "convolution layers started", Unit::kCount);
+  c.active_cycles = stats_.add("active_cycles",
+                               "cycles from a layer's start to its last acknowledged write, summed "
+                               "over layers",
+                               Unit::kCycles);
+  c.busy_cycles =
+      stats_.add("busy_cycles", "cycles the CSC spent issuing packages to CMAC", Unit::kCycles);
+  c.read_stall_cycles =
+      stats_.add("read_stall_cycles",
+                 "cycles the CSC waited for input data or a kernel group in CBUF", Unit::kCycles);
+  c.write_stall_cycles = stats_.add(
+      "write_stall_cycles", "cycles the CSC waited for CACC delivery credits", Unit::kCycles);
+  c.bytes_read =
+      stats_.add("bytes_read", "bytes CDMA fetched (input data and weights)", Unit::kBytes);
+  c.bytes_written =
+      stats_.add("bytes_written", "bytes SDP's WDMA wrote (flying mode)", Unit::kBytes);
+  c.elements = stats_.add("macs", "multiply-accumulates of the layers", Unit::kOps);
+  perf_.dat_busy =
+      stats_.add("cdma_dat_busy_cycles", "cycles the CDMA data DMA spent issuing read requests",
+                 Unit::kCycles);
+  perf_.wt_busy =
+      stats_.add("cdma_wt_busy_cycles", "cycles the CDMA weight DMA spent issuing read requests",
+                 Unit::kCycles);
+  perf_.dat_bytes = stats_.add("cdma_dat_bytes", "bytes the CDMA data DMA read", Unit::kBytes);
+  perf_.wt_bytes = stats_.add("cdma_wt_bytes", "bytes the CDMA weight DMA read", Unit::kBytes);
+  perf_.dat_stall = stats_.add("cdma_dat_read_stall",
+                               "cycles a ready data read request was held back (latency buffer "
+                               "full)",
+                               Unit::kCycles, "NVDLA_CDMA.D_PERF_DAT_READ_STALL_0");
+  perf_.wt_stall = stats_.add("cdma_wt_read_stall",
+                              "cycles a ready weight read request was held back (latency buffer "
+                              "or CBUF weight space full)",
+                              Unit::kCycles, "NVDLA_CDMA.D_PERF_WT_READ_STALL_0");
+  perf_.dat_latency =
+      stats_.add("cdma_dat_read_latency", "request-to-data cycles of the data reads, summed",
+                 Unit::kCycles, "NVDLA_CDMA.D_PERF_DAT_READ_LATENCY_0");
+  perf_.wt_latency =
+      stats_.add("cdma_wt_read_latency", "request-to-data cycles of the weight reads, summed",
+                 Unit::kCycles, "NVDLA_CDMA.D_PERF_WT_READ_LATENCY_0");
+  perf_.cacc_busy =
+      stats_.add("cacc_busy_cycles", "cycles the CACC delivery buffer spent handing atoms to SDP",
+                 Unit::kCycles);
+  perf_.sdp_write_stall = stats_.add("sdp_wdma_write_stall",
+                                     "cycles SDP's WDMA waited to write (0: its writes are posted)",
+                                     Unit::kCycles, "NVDLA_SDP.D_PERF_WDMA_WRITE_STALL_0");
+  const auto i = [](const stats::Counter& k) { return static_cast<int>(k.index()); };
+  units_ = {
+      {"CDMA_DAT", i(perf_.dat_busy), {i(perf_.dat_stall)}, i(perf_.dat_bytes), -1},
+      {"CDMA_WT", i(perf_.wt_busy), {i(perf_.wt_stall)}, i(perf_.wt_bytes), -1},
+      {"CSC", i(c.busy_cycles), {i(c.read_stall_cycles), i(c.write_stall_cycles)}, -1, -1},
+      {"CACC", i(perf_.cacc_busy), {}, -1, i(c.bytes_written)},
+  };
   SC_HAS_PROCESS(ConvCore);
   SC_THREAD(data_dma_thread);
   SC_THREAD(weight_dma_thread);
@@ -50,7 +105,8 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
     group_kernels_.push_back(std::min(group, l.kernels - k));
     group_bytes_.push_back(group_kernels_.back() * per_kernel);
   }
-  group_bytes_.back() += l.weight_bytes - per_kernel * l.kernels;  // 128-byte alignment tail
+  // 128-byte alignment tail. Compressed weights: weight_dma_thread sizes the groups from the WGS.
+  if (!l.weight_compressed) group_bytes_.back() += l.weight_bytes - per_kernel * l.kernels;
   weight_space_ = std::uint64_t{l.weight_banks} * hw_.cbuf_bank_depth * hw_.cbuf_bank_width;
 
   // CSC stripes: 2*atomic-K output atoms while at least 4*atomic-K remain; the last 2*atomic-K
@@ -78,6 +134,7 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
   if (regs::CDMA::D_MISC_CFG::DATA_REUSE.get(misc) != 0) data_bytes_ = 0;
   const bool weight_reuse = regs::CDMA::D_MISC_CFG::WEIGHT_REUSE.get(misc) != 0;
   if (weight_reuse) std::fill(group_bytes_.begin(), group_bytes_.end(), 0);
+  if (weight_reuse) layer_.wgs_bytes = 0;
   packages_ = l.kernel_width * l.kernel_height *
               ((l.input.channels + hw_.mac_atomic_c - 1) / hw_.mac_atomic_c);
   output_bytes_ = op.bytes_written;
@@ -93,14 +150,14 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
   stripes_total_ = stripes_.size() * group_bytes_.size();
   stripes_delivered_ = 0;
 
-  perf_ = CdmaPerf{};
+  stats_.begin_layer();  // NVDLA clears the D_PERF counters when a layer starts
   on_done_ = std::move(on_done);
   busy_ = true;
   started_at_ = sc_core::sc_time_stamp();
-  ++stats_.operations;
-  stats_.elements += op.macs;
-  stats_.bytes_read += data_bytes_ + (weight_reuse ? 0 : l.weight_bytes);
-  stats_.bytes_written += output_bytes_;
+  ++counters_.operations;
+  counters_.elements += op.macs;
+  counters_.bytes_read += data_bytes_ + (weight_reuse ? 0 : l.weight_bytes);
+  counters_.bytes_written += output_bytes_;
   start_ev_.notify(cycles(hw_.op_start_latency));
 }
 
@@ -109,14 +166,19 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> ConvCore::perf_registers(
   namespace CD = regs::CDMA;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> out;
   if (CD::D_PERF_ENABLE::DMA_EN.get(regs(CD::D_PERF_ENABLE::kAddr)) != 0) {
-    out.emplace_back(CD::D_PERF_DAT_READ_STALL::kAddr, saturate32(perf_.dat_stall));
-    out.emplace_back(CD::D_PERF_WT_READ_STALL::kAddr, saturate32(perf_.wt_stall));
-    out.emplace_back(CD::D_PERF_DAT_READ_LATENCY::kAddr, saturate32(perf_.dat_latency));
-    out.emplace_back(CD::D_PERF_WT_READ_LATENCY::kAddr, saturate32(perf_.wt_latency));
+    out.emplace_back(CD::D_PERF_DAT_READ_STALL::kAddr,
+                     saturate32(stats_.since_layer(perf_.dat_stall)));
+    out.emplace_back(CD::D_PERF_WT_READ_STALL::kAddr,
+                     saturate32(stats_.since_layer(perf_.wt_stall)));
+    out.emplace_back(CD::D_PERF_DAT_READ_LATENCY::kAddr,
+                     saturate32(stats_.since_layer(perf_.dat_latency)));
+    out.emplace_back(CD::D_PERF_WT_READ_LATENCY::kAddr,
+                     saturate32(stats_.since_layer(perf_.wt_latency)));
   }
   using SdpPerf = regs::SDP::D_PERF_ENABLE;
   if (SdpPerf::PERF_DMA_EN.get(regs(SdpPerf::kAddr)) != 0) {
-    out.emplace_back(regs::SDP::D_PERF_WDMA_WRITE_STALL::kAddr, 0);
+    out.emplace_back(regs::SDP::D_PERF_WDMA_WRITE_STALL::kAddr,
+                     saturate32(stats_.since_layer(perf_.sdp_write_stall)));
   }
   return out;
 }
@@ -165,6 +227,8 @@ void ConvCore::data_dma_thread() {
       const sc_core::sc_time issued = sc_core::sc_time_stamp();
       const sc_core::sc_time arrival = read(layer_.input.base + off, bytes);
       perf_.dat_latency += to_cycles(arrival - issued);
+      perf_.dat_busy += to_cycles(sc_core::sc_time_stamp() - issued);
+      perf_.dat_bytes += bytes;
       data_client_.in_flight.push_back({arrival, atoms});
       data_client_.atoms += atoms;
       last = std::max(last, arrival);
@@ -182,6 +246,15 @@ void ConvCore::weight_dma_thread() {
     sc_core::wait(start_ev_);
     const unsigned atom = hw_.memory_atomic_size;
     std::uint64_t addr = layer_.weight_base;
+    if (layer_.weight_compressed && layer_.wgs_bytes > 0) {
+      // CDMA_WT reads the WGS first (it has priority over the weight and WMB streams); each
+      // kernel group then fetches its WGS bytes of compressed data and the WMB bytes of its mask.
+      (void)read(layer_.wgs_base, layer_.wgs_bytes);
+      group_bytes_ = models::ops::compressed_group_fetch_bytes(
+          models::ops::parse_wgs(scratch_.data(), group_bytes_.size()), group_kernels_,
+          std::uint64_t{layer_.kernel_width} * layer_.kernel_height * layer_.input.channels,
+          layer_.compressed_bytes, layer_.wmb_bytes);
+    }
     for (std::size_t g = 0; g < group_bytes_.size(); ++g) {
       sc_core::sc_time last = sc_core::sc_time_stamp();
       for (std::uint64_t off = 0; off < group_bytes_[g];) {
@@ -199,6 +272,8 @@ void ConvCore::weight_dma_thread() {
         const sc_core::sc_time issued = sc_core::sc_time_stamp();
         const sc_core::sc_time arrival = read(addr, bytes);
         perf_.wt_latency += to_cycles(arrival - issued);
+        perf_.wt_busy += to_cycles(sc_core::sc_time_stamp() - issued);
+        perf_.wt_bytes += bytes;
         weight_client_.in_flight.push_back({arrival, atoms});
         weight_client_.atoms += atoms;
         last = std::max(last, arrival);
@@ -218,13 +293,13 @@ void ConvCore::csc_thread() {
     sc_core::wait(start_ev_);
     const sc_core::sc_time wait_from = sc_core::sc_time_stamp();
     while (!data_done_) sc_core::wait(data_ev_);
-    stats_.read_stall_cycles += to_cycles(sc_core::sc_time_stamp() - wait_from);
+    counters_.read_stall_cycles += to_cycles(sc_core::sc_time_stamp() - wait_from);
     const std::uint64_t groups = group_bytes_.size();
     for (std::size_t g = 0; g < groups; ++g) {
       const sc_core::sc_time blocked = sc_core::sc_time_stamp();
       while (groups_fetched_ <= g) sc_core::wait(group_ev_);
       wait_until(group_ready_[g]);
-      stats_.read_stall_cycles += to_cycles(sc_core::sc_time_stamp() - blocked);
+      counters_.read_stall_cycles += to_cycles(sc_core::sc_time_stamp() - blocked);
       const std::uint32_t k = group_kernels_[g];
       for (std::size_t j = 0; j < stripes_.size(); ++j) {
         const std::uint32_t len = stripes_[j];
@@ -235,7 +310,7 @@ void ConvCore::csc_thread() {
         sc_core::wait(cycles(std::uint64_t{packages_ - 1} * per_package));
         const sc_core::sc_time gate = sc_core::sc_time_stamp();
         while (credits_ < len) sc_core::wait(credit_ev_);
-        stats_.write_stall_cycles += to_cycles(sc_core::sc_time_stamp() - gate);
+        counters_.write_stall_cycles += to_cycles(sc_core::sc_time_stamp() - gate);
         credits_ -= len;
         // Output bytes of this stripe (exact integer split of the layer's output).
         const std::uint64_t index = g * stripes_.size() + j;
@@ -245,7 +320,7 @@ void ConvCore::csc_thread() {
             {len, upto - before, sc_core::sc_time_stamp() + cycles(hw_.conv_pipeline_latency)});
         deliver_ev_.notify(sc_core::SC_ZERO_TIME);
         sc_core::wait(cycles(per_package));
-        stats_.busy_cycles += std::uint64_t{packages_} * per_package;
+        counters_.busy_cycles += std::uint64_t{packages_} * per_package;
       }
       // The group's weights leave the CBUF once its last package is issued.
       weight_resident_ -= std::min(weight_resident_, group_bytes_[g]);
@@ -269,6 +344,7 @@ void ConvCore::delivery_thread() {
       ++credits_;
       credit_ev_.notify(sc_core::SC_ZERO_TIME);
     }
+    perf_.cacc_busy += std::uint64_t{s.atoms} * per_atom;
     if (s.bytes > 0) {
       if (scratch_.size() < s.bytes) scratch_.resize(s.bytes);
       tlm::tlm_generic_payload trans;
@@ -286,7 +362,7 @@ void ConvCore::delivery_thread() {
     if (++stripes_delivered_ == stripes_total_) {
       wait_until(last_ack);
       last_ack = sc_core::SC_ZERO_TIME;
-      stats_.active_cycles += to_cycles(sc_core::sc_time_stamp() - started_at_);
+      counters_.active_cycles += to_cycles(sc_core::sc_time_stamp() - started_at_);
       busy_ = false;
       auto done = std::move(on_done_);
       if (done) done();

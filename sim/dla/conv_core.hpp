@@ -49,17 +49,21 @@ class ConvCore final : public sc_core::sc_module, public EngineModel {
   void start(const Engine& engine, const OpResult& op, const RegRead& regs,
              std::function<void()> on_done) override;
   [[nodiscard]] bool busy() const override { return busy_; }
-  [[nodiscard]] const EngineStats& stats() const override { return stats_; }
+  [[nodiscard]] EngineStats stats() const override { return counters_.totals(); }
+  [[nodiscard]] const stats::Group& statistics() const override { return stats_; }
+  [[nodiscard]] const std::vector<UnitCounters>& units() const override { return units_; }
   // CDMA D_PERF_{DAT,WT}_READ_{STALL,LATENCY} when CDMA D_PERF_ENABLE.DMA_EN is set; SDP's
   // D_PERF_WDMA_WRITE_STALL (0: the WDMA's writes are posted) when SDP PERF_DMA_EN is set.
   [[nodiscard]] std::vector<std::pair<std::uint32_t, std::uint32_t>> perf_registers(
       const Engine& engine, const RegRead& regs) const override;
 
  private:
-  // CDMA's per-layer DMA counters: cycles a ready read request was held back (latency buffer
-  // full, or for weights the CBUF weight space) and the summed request-to-data latency.
+  // CDMA's DMA counters (per layer through their D_PERF registers): cycles a ready read request
+  // was held back (latency buffer full, or for weights the CBUF weight space) and the summed
+  // request-to-data latency; and the units' busy cycles and bytes.
   struct CdmaPerf {
-    std::uint64_t dat_stall = 0, wt_stall = 0, dat_latency = 0, wt_latency = 0;
+    stats::Counter dat_stall, wt_stall, dat_latency, wt_latency;
+    stats::Counter dat_busy, wt_busy, dat_bytes, wt_bytes, cacc_busy, sdp_write_stall;
   };
 
   struct Stripe {
@@ -99,8 +103,10 @@ class ConvCore final : public sc_core::sc_module, public EngineModel {
   const HwConfig& hw_;
   sc_core::sc_time period_;
   bool busy_ = false;
-  EngineStats stats_;
+  stats::Group stats_;
+  EngineCounters counters_;
   CdmaPerf perf_;
+  std::vector<UnitCounters> units_;
   std::function<void()> on_done_;
   sc_core::sc_time started_at_;
 

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "octasim/regs/nvdla.hpp"
+#include "sim/octav/octav_core.hpp"
 
 namespace octasim::dla {
 namespace {}  // namespace
@@ -19,6 +20,10 @@ DlaDevice::DlaDevice(const sc_core::sc_module_name& name, HwConfig hw)
       auto conv = std::make_unique<ConvCore>(unit.c_str(), hw_, period_);
       conv->dma_socket.bind(dram_.socket);
       modules_[i] = std::move(conv);
+    } else if (unit == "OCTAV") {
+      auto octav_unit = std::make_unique<octav::OctavCore>(unit.c_str(), hw_, period_);
+      octav_unit->dma_socket.bind(dram_.socket);
+      modules_[i] = std::move(octav_unit);
     } else {
       auto stream = std::make_unique<StreamEngine>(unit.c_str(), hw_, period_);
       stream->rdma_socket.bind(dram_.socket);
@@ -71,6 +76,13 @@ std::uint64_t DlaDevice::cycle() const {
   return static_cast<std::uint64_t>(sc_core::sc_time_stamp() / period_ + 0.5);
 }
 
+std::vector<const stats::Group*> DlaDevice::statistics() const {
+  std::vector<const stats::Group*> groups;
+  for (const auto& m : modules_) groups.push_back(&m->statistics());
+  groups.push_back(&dram_.statistics());
+  return groups;
+}
+
 bool DlaDevice::units_free(const UnitList& units) const {
   for (std::size_t i = 0; i < modules_.size(); ++i) {
     if (!modules_[i]->busy()) continue;
@@ -97,7 +109,16 @@ void DlaDevice::start_ready_engines() {
     start_group(e, regs_, groups);
     const std::size_t layer = layers_.size();
     const unsigned group = regs_.group_of(units.names[0], groups);
-    layers_.push_back({std::string(e.name), group, cycle(), 0, std::move(r), modules_[i]->stats()});
+    LayerTiming timing;
+    timing.engine = std::string(e.name);
+    timing.group = group;
+    timing.start_cycle = cycle();
+    timing.end_cycle = 0;
+    timing.result = std::move(r);
+    timing.at_start = modules_[i]->stats();
+    timing.engine_index = i;
+    timing.counters_at_start = modules_[i]->statistics().snapshot();
+    layers_.push_back(std::move(timing));
     modules_[i]->start(e, layers_.back().result, read, [this, i, layer] { finish(i, layer); });
     running_[i] = {std::move(groups), units};
   }
@@ -110,13 +131,12 @@ void DlaDevice::finish(std::size_t engine_index, std::size_t layer) {
   overlays_[engine_index].reset();
   LayerTiming& l = layers_[layer];
   l.end_cycle = cycle();
-  const EngineStats& now = modules_[engine_index]->stats();
+  const EngineStats now = modules_[engine_index]->stats();
   l.read_stall_cycles = now.read_stall_cycles - l.at_start.read_stall_cycles;
   l.write_stall_cycles = now.write_stall_cycles - l.at_start.write_stall_cycles;
-  for (const auto& [addr, value] :
-       modules_[engine_index]->perf_registers(e, group_reader(regs_, groups))) {
-    regs_.set_value(addr, groups, value);
-  }
+  l.counters = stats::delta(l.counters_at_start, modules_[engine_index]->statistics().snapshot());
+  l.perf_registers = modules_[engine_index]->perf_registers(e, group_reader(regs_, groups));
+  for (const auto& [addr, value] : l.perf_registers) regs_.set_value(addr, groups, value);
   complete_group(e, regs_, groups, l.result);
   if (waiting_for_interrupt_) sc_core::sc_pause();
   start_ready_engines();  // the other register group may be waiting

@@ -27,13 +27,20 @@ namespace octasim::dla {
 
 struct LayerTiming {
   std::string engine;
-  unsigned group;
-  std::uint64_t start_cycle;
-  std::uint64_t end_cycle;
+  unsigned group = 0;
+  std::uint64_t start_cycle = 0;
+  std::uint64_t end_cycle = 0;
   OpResult result;
   EngineStats at_start;  // the engine's counters when the layer started (for per-layer deltas)
   std::uint64_t read_stall_cycles = 0;
   std::uint64_t write_stall_cycles = 0;
+  std::size_t engine_index = 0;  // into engines() and DlaDevice::engine()
+  // The engine's statistics counters (its stats::Group, in registration order): values when the
+  // layer started, and their growth over the layer once it finished.
+  std::vector<std::uint64_t> counters_at_start;
+  std::vector<std::uint64_t> counters;
+  // The performance registers the layer set when it finished (CSB address, value).
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> perf_registers;
 };
 
 class DlaDevice final : public sc_core::sc_module, public trace::Device {
@@ -59,6 +66,8 @@ class DlaDevice final : public sc_core::sc_module, public trace::Device {
   [[nodiscard]] const EngineModel& engine(std::size_t i) const { return *modules_[i]; }
   [[nodiscard]] const Dram& dram() const { return dram_; }
   [[nodiscard]] const sc_core::sc_time& clock_period() const { return period_; }
+  // Every statistics group of the device: the engines' (dla.CONV, dla.SDP, ...) and the DRAM's.
+  [[nodiscard]] std::vector<const stats::Group*> statistics() const;
 
  private:
   void run_for(std::uint64_t cycles);
@@ -77,9 +86,9 @@ class DlaDevice final : public sc_core::sc_module, public trace::Device {
   MemoryImage memory_;
   RegisterFile regs_;
   Dram dram_;
-  std::array<std::unique_ptr<EngineModel>, 4> modules_;
-  std::array<std::unique_ptr<OverlayMemory>, 4> overlays_;
-  std::array<Running, 4> running_;
+  std::array<std::unique_ptr<EngineModel>, kEngineCount> modules_;
+  std::array<std::unique_ptr<OverlayMemory>, kEngineCount> overlays_;
+  std::array<Running, kEngineCount> running_;
   bool waiting_for_interrupt_ = false;
   std::vector<LayerTiming> layers_;
 };

@@ -5,9 +5,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "sim/core/stats.hpp"
 #include "sim/dla/engines.hpp"
 
 namespace octasim::dla {
@@ -25,6 +27,34 @@ struct EngineStats {
   std::uint64_t elements = 0;  // elements processed (convolution: multiply-accumulates)
 };
 
+// The counters behind EngineStats; each engine registers them with its own descriptions.
+struct EngineCounters {
+  stats::Counter operations, active_cycles, busy_cycles, read_stall_cycles, write_stall_cycles,
+      bytes_read, bytes_written, elements;
+  [[nodiscard]] EngineStats totals() const {
+    EngineStats s;
+    s.operations = operations.value();
+    s.busy_cycles = busy_cycles.value();
+    s.read_stall_cycles = read_stall_cycles.value();
+    s.write_stall_cycles = write_stall_cycles.value();
+    s.active_cycles = active_cycles.value();
+    s.bytes_read = bytes_read.value();
+    s.bytes_written = bytes_written.value();
+    s.elements = elements.value();
+    return s;
+  }
+};
+
+// One hardware unit inside an engine (CDMA data DMA, CSC, RDMA, WDMA, ...) as its statistics
+// counters describe it: indices into the engine's stats::Group, -1 where the unit has none.
+struct UnitCounters {
+  std::string name;         // CDMA_DAT, CDMA_WT, CSC, CACC; RDMA, core, WDMA
+  int busy = -1;            // cycles the unit worked
+  std::vector<int> stalls;  // cycles it waited (summed)
+  int bytes_read = -1;
+  int bytes_written = -1;
+};
+
 class EngineModel {
  public:
   EngineModel() = default;
@@ -37,7 +67,13 @@ class EngineModel {
   virtual void start(const Engine& engine, const OpResult& op, const RegRead& regs,
                      std::function<void()> on_done) = 0;
   [[nodiscard]] virtual bool busy() const = 0;
-  [[nodiscard]] virtual const EngineStats& stats() const = 0;
+  // The totals over every operation so far, read from statistics().
+  [[nodiscard]] virtual EngineStats stats() const = 0;
+  // The engine's statistics counters (group named after the module: dla.CONV), the one source of
+  // stats() and of the perf registers.
+  [[nodiscard]] virtual const stats::Group& statistics() const = 0;
+  // The engine's units and which of its counters describe them.
+  [[nodiscard]] virtual const std::vector<UnitCounters>& units() const = 0;
   // The performance registers (CSB address, value) the operation that just finished sets, as
   // its D_PERF_ENABLE fields (read through `regs`) select: the DMA stall and latency counters
   // NVDLA's C-model leaves at zero, filled from the simulated timing.

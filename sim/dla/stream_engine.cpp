@@ -40,14 +40,14 @@ struct StallRegisters {
   std::uint32_t write_stall;
 };
 
-StallRegisters stall_registers(const Engine& e) {
-  if (e.name == "SDP") {
+StallRegisters stall_registers(std::string_view engine) {
+  if (engine == "SDP") {
     return {
         regs::SDP_RDMA::D_PERF_ENABLE::kAddr,           regs::SDP_RDMA::D_PERF_ENABLE::PERF_DMA_EN,
         regs::SDP_RDMA::D_PERF_MRDMA_READ_STALL::kAddr, regs::SDP::D_PERF_ENABLE::kAddr,
         regs::SDP::D_PERF_ENABLE::PERF_DMA_EN,          regs::SDP::D_PERF_WDMA_WRITE_STALL::kAddr};
   }
-  if (e.name == "PDP") {
+  if (engine == "PDP") {
     return {regs::PDP_RDMA::D_PERF_ENABLE::kAddr,     regs::PDP_RDMA::D_PERF_ENABLE::DMA_EN,
             regs::PDP_RDMA::D_PERF_READ_STALL::kAddr, regs::PDP::D_PERF_ENABLE::kAddr,
             regs::PDP::D_PERF_ENABLE::DMA_EN,         regs::PDP::D_PERF_WRITE_STALL::kAddr};
@@ -68,21 +68,55 @@ void StreamEngine::start(const Engine& engine, const OpResult& op, const RegRead
 std::vector<std::pair<std::uint32_t, std::uint32_t>> StreamEngine::perf_registers(
     const Engine& engine, const RegRead& regs) const {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> out;
-  const StallRegisters sr = stall_registers(engine);
+  const StallRegisters sr = stall_registers(engine.name);
   if (sr.rdma_enable_field.get(regs(sr.rdma_enable)) != 0) {
-    out.emplace_back(sr.read_stall,
-                     saturate32(stats_.read_stall_cycles - at_start_.read_stall_cycles));
+    out.emplace_back(sr.read_stall, saturate32(stats_.since_layer(counters_.read_stall_cycles)));
   }
   if (sr.core_enable_field.get(regs(sr.core_enable)) != 0) {
-    out.emplace_back(sr.write_stall,
-                     saturate32(stats_.write_stall_cycles - at_start_.write_stall_cycles));
+    out.emplace_back(sr.write_stall, saturate32(stats_.since_layer(counters_.write_stall_cycles)));
   }
   return out;
 }
 
 StreamEngine::StreamEngine(const sc_core::sc_module_name& name, const HwConfig& hw,
                            const sc_core::sc_time& clock_period)
-    : sc_core::sc_module(name), hw_(hw), period_(clock_period) {
+    : sc_core::sc_module(name), hw_(hw), period_(clock_period), stats_(this->name()) {
+  using stats::Unit;
+  const StallRegisters sr = stall_registers(basename());
+  const auto reg_name = [](std::uint32_t addr) {
+    const regs::RegisterInfo* r = regs::find_register(addr);
+    return r ? std::string("NVDLA_") + r->unit + "." + r->name + "_0" : std::string();
+  };
+  auto& c = counters_;
+  c.operations = stats_.add("operations", "operations started", Unit::kCount);
+  c.active_cycles = stats_.add("active_cycles",
+                               "cycles from an operation's start to its last acknowledged write, "
+                               "summed over operations",
+                               Unit::kCycles);
+  c.busy_cycles = stats_.add("busy_cycles", "cycles the datapath spent computing", Unit::kCycles);
+  c.read_stall_cycles =
+      stats_.add("read_stall_cycles", "cycles the datapath waited for data from the RDMA",
+                 Unit::kCycles, reg_name(sr.read_stall));
+  c.write_stall_cycles =
+      stats_.add("write_stall_cycles", "cycles the datapath waited for room towards the WDMA",
+                 Unit::kCycles, reg_name(sr.write_stall));
+  c.bytes_read = stats_.add("bytes_read", "bytes the RDMA read", Unit::kBytes);
+  c.bytes_written = stats_.add("bytes_written", "bytes the WDMA wrote", Unit::kBytes);
+  c.elements = stats_.add("elements", "input elements the datapath processed", Unit::kOps);
+  rdma_busy_ =
+      stats_.add("rdma_busy_cycles", "cycles the RDMA spent issuing read requests", Unit::kCycles);
+  rdma_stall_ = stats_.add("rdma_stall_cycles",
+                           "cycles the RDMA held a request back (latency buffer full or the "
+                           "pipeline draining between passes)",
+                           Unit::kCycles);
+  wdma_busy_ =
+      stats_.add("wdma_busy_cycles", "cycles the WDMA spent issuing write requests", Unit::kCycles);
+  const auto i = [](const stats::Counter& k) { return static_cast<int>(k.index()); };
+  units_ = {
+      {"RDMA", i(rdma_busy_), {i(rdma_stall_)}, i(c.bytes_read), -1},
+      {"core", i(c.busy_cycles), {i(c.read_stall_cycles), i(c.write_stall_cycles)}, -1, -1},
+      {"WDMA", i(wdma_busy_), {}, -1, i(c.bytes_written)},
+  };
   SC_HAS_PROCESS(StreamEngine);
   SC_THREAD(rdma_thread);
   SC_THREAD(core_thread);
@@ -97,11 +131,11 @@ void StreamEngine::start(TimingPlan plan, std::uint64_t read_base, std::uint64_t
   write_addr_ = write_base;
   on_done_ = std::move(on_done);
   busy_ = true;
-  at_start_ = stats_;
+  stats_.begin_layer();  // NVDLA clears the D_PERF counters when an operation starts
   steps_written_ = 0;
   started_at_ = sc_core::sc_time_stamp();
-  ++stats_.operations;
-  stats_.elements += plan_.elements;
+  ++counters_.operations;
+  counters_.elements += plan_.elements;
   start_ev_.notify(cycles(hw_.op_start_latency));
 }
 
@@ -131,6 +165,7 @@ void StreamEngine::rdma_thread() {
     std::uint64_t offset = 0;
     for (std::size_t i = 0; i < plan_.steps.size(); ++i) {
       const Step& s = plan_.steps[i];
+      const sc_core::sc_time held = sc_core::sc_time_stamp();
       if (s.new_pass) {
         while (steps_written_ < i) sc_core::wait(written_ev_);
       }
@@ -139,15 +174,17 @@ void StreamEngine::rdma_thread() {
       while (buffered_atoms_ > 0 && buffered_atoms_ + atoms > hw_.dma_latency_buffer_atoms) {
         sc_core::wait(core_consumed_ev_);
       }
+      rdma_stall_ += to_cycles(sc_core::sc_time_stamp() - held);
       buffered_atoms_ += atoms;
       std::uint32_t requests = 0;
       const sc_core::sc_time arrival =
           transfer(rdma_socket, tlm::TLM_READ_COMMAND, read_addr_ + offset, s.read_bytes, requests);
       offset += s.read_bytes;
-      stats_.bytes_read += s.read_bytes;
+      counters_.bytes_read += s.read_bytes;
       to_core_.push_back({i, std::max(arrival, sc_core::sc_time_stamp())});
       to_core_ev_.notify(sc_core::SC_ZERO_TIME);
       if (requests > 0) sc_core::wait(cycles(requests));  // one request per cycle
+      rdma_busy_ += requests;
     }
   }
 }
@@ -159,17 +196,17 @@ void StreamEngine::core_thread() {
     to_core_.pop_front();
     const Step& s = plan_.steps[in.step];
     if (in.ready > sc_core::sc_time_stamp()) {
-      stats_.read_stall_cycles += to_cycles(in.ready - sc_core::sc_time_stamp());
+      counters_.read_stall_cycles += to_cycles(in.ready - sc_core::sc_time_stamp());
       sc_core::wait(in.ready - sc_core::sc_time_stamp());
     }
     if (s.compute_cycles > 0) sc_core::wait(cycles(s.compute_cycles));
-    stats_.busy_cycles += s.compute_cycles;
+    counters_.busy_cycles += s.compute_cycles;
     buffered_atoms_ -= std::min<std::uint64_t>(
         buffered_atoms_, (s.read_bytes + hw_.memory_atomic_size - 1) / hw_.memory_atomic_size);
     core_consumed_ev_.notify(sc_core::SC_ZERO_TIME);
     const sc_core::sc_time blocked_at = sc_core::sc_time_stamp();
     while (to_wdma_.size() >= kWriteQueueSteps) sc_core::wait(wdma_consumed_ev_);
-    stats_.write_stall_cycles += to_cycles(sc_core::sc_time_stamp() - blocked_at);
+    counters_.write_stall_cycles += to_cycles(sc_core::sc_time_stamp() - blocked_at);
     to_wdma_.push_back({in.step, sc_core::sc_time_stamp() + cycles(plan_.pipeline_latency)});
     to_wdma_ev_.notify(sc_core::SC_ZERO_TIME);
   }
@@ -188,9 +225,10 @@ void StreamEngine::wdma_thread() {
     const sc_core::sc_time ack = transfer(wdma_socket, tlm::TLM_WRITE_COMMAND, write_addr_ + offset,
                                           s.write_bytes, requests);
     offset += s.write_bytes;
-    stats_.bytes_written += s.write_bytes;
+    counters_.bytes_written += s.write_bytes;
     last_ack = std::max(last_ack, ack);
     if (requests > 0) sc_core::wait(cycles(requests));
+    wdma_busy_ += requests;
     to_wdma_.pop_front();
     wdma_consumed_ev_.notify(sc_core::SC_ZERO_TIME);
     if (last_ack > sc_core::sc_time_stamp() && out.step + 1 == plan_.steps.size()) {
@@ -199,7 +237,7 @@ void StreamEngine::wdma_thread() {
     steps_written_ = out.step + 1;
     written_ev_.notify(sc_core::SC_ZERO_TIME);
     if (steps_written_ == plan_.steps.size()) {
-      stats_.active_cycles += to_cycles(sc_core::sc_time_stamp() - started_at_);
+      counters_.active_cycles += to_cycles(sc_core::sc_time_stamp() - started_at_);
       busy_ = false;
       last_ack = sc_core::SC_ZERO_TIME;
       auto done = std::move(on_done_);

@@ -41,7 +41,9 @@ class StreamEngine final : public sc_core::sc_module, public EngineModel {
   void start(TimingPlan plan, std::uint64_t read_base, std::uint64_t write_base,
              std::function<void()> on_done);
   [[nodiscard]] bool busy() const override { return busy_; }
-  [[nodiscard]] const EngineStats& stats() const override { return stats_; }
+  [[nodiscard]] EngineStats stats() const override { return counters_.totals(); }
+  [[nodiscard]] const stats::Group& statistics() const override { return stats_; }
+  [[nodiscard]] const std::vector<UnitCounters>& units() const override { return units_; }
   [[nodiscard]] std::vector<std::pair<std::uint32_t, std::uint32_t>> perf_registers(
       const Engine& engine, const RegRead& regs) const override;
 
@@ -81,8 +83,10 @@ class StreamEngine final : public sc_core::sc_module, public EngineModel {
   std::size_t steps_written_ = 0;
   sc_core::sc_event written_ev_;
   std::vector<std::uint8_t> scratch_;
-  EngineStats stats_;
-  EngineStats at_start_;  // stats_ when the current operation started
+  stats::Group stats_;
+  EngineCounters counters_;
+  stats::Counter rdma_busy_, rdma_stall_, wdma_busy_;
+  std::vector<UnitCounters> units_;
 };
 
 }  // namespace octasim::dla
