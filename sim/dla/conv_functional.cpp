@@ -6,6 +6,7 @@
 
 #include <fmt/core.h>
 
+#include "models/ops/conv_compress.hpp"
 #include "models/ops/conv_fp16.hpp"
 #include "octasim/regs/nvdla.hpp"
 #include "sim/dla/cdma_image.hpp"
@@ -40,13 +41,63 @@ void expect_equal(std::uint32_t got, std::uint32_t want, const char* what, const
   }
 }
 
+// Compressed weights (models/ops/conv_compress.hpp): CSC agrees with CDMA on the format and
+// WMB_BYTES; WMB_BYTES is the 128-byte-aligned mask of `elements` weights; WEIGHT_BYTES is the
+// compressed data surface (128-byte aligned; the WGS are checked against it when read);
+// the WMB takes the last CBUF bank. `l.weight_bytes` becomes everything the weight DMA reads.
+void decode_compressed_weights(const HwConfig& hw, const RegRead& regs, std::uint64_t elements,
+                               ConvLayer& l) {
+  namespace CD = R::CDMA;
+  namespace CS = R::CSC;
+  expect_equal(CS::D_WEIGHT_FORMAT::WEIGHT_FORMAT.get(regs(CS::D_WEIGHT_FORMAT::kAddr)), 1,
+               "CSC WEIGHT_FORMAT", "CDMA (COMPRESSED)");
+  l.wgs_base = read_address(regs, CD::D_WGS_ADDR_HIGH::kAddr, CD::D_WGS_ADDR_LOW::kAddr);
+  l.wmb_base = read_address(regs, CD::D_WMB_ADDR_HIGH::kAddr, CD::D_WMB_ADDR_LOW::kAddr);
+  l.wmb_bytes = regs(CD::D_WMB_BYTES::kAddr);
+  expect_equal(CS::D_WMB_BYTES::WMB_BYTES.get(regs(CS::D_WMB_BYTES::kAddr)), l.wmb_bytes,
+               "CSC WMB_BYTES", "CDMA");
+  const std::uint64_t wmb = models::ops::wmb_surface_bytes(elements);
+  if (l.wmb_bytes != wmb) {
+    throw std::runtime_error(fmt::format(
+        "convolution: CDMA WMB_BYTES is {} but the mask bits of {} weights take {} (128-byte "
+        "aligned)",
+        l.wmb_bytes, elements, wmb));
+  }
+  l.compressed_bytes = static_cast<std::uint32_t>(l.weight_bytes);
+  if (l.compressed_bytes % models::ops::kWeightSurfaceAlign != 0) {
+    throw std::runtime_error(fmt::format(
+        "convolution: CDMA WEIGHT_BYTES {} of compressed weights is not a multiple of 128",
+        l.compressed_bytes));
+  }
+  const unsigned per_group =
+      models::ops::ConvWeightLayout{hw.mac_atomic_c, hw.mac_atomic_k, l.precision}.group_kernels();
+  const std::uint32_t groups = (l.kernels + per_group - 1) / per_group;
+  l.wgs_bytes =
+      static_cast<std::uint32_t>(models::ops::wgs_fetch_bytes(groups, hw.memory_atomic_size));
+  l.weight_bytes = std::uint64_t{l.compressed_bytes} + l.wmb_bytes + l.wgs_bytes;
+  const std::uint32_t bank = regs(CD::D_BANK::kAddr);
+  if (CD::D_BANK::DATA_BANK.get(bank) + CD::D_BANK::WEIGHT_BANK.get(bank) + 2 >=
+      hw.cbuf_bank_number) {
+    throw std::runtime_error(fmt::format(
+        "convolution: with compressed weights the data and weight banks must leave the last of "
+        "the {} CBUF banks to the WMB",
+        hw.cbuf_bank_number));
+  }
+}
+
 }  // namespace
 
 ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
   // Image input: the same decode over the registers seen as the equivalent R x S x C direct
   // convolution (cdma_image.hpp validates the image fields and presents that view).
-  if (is_image_input(regs)) return decode_conv(hw, image_conv_view(hw, regs));
   namespace CD = R::CDMA;
+  if (is_image_input(regs)) {
+    if (hw.weight_compression &&
+        CD::D_WEIGHT_FORMAT::WEIGHT_FORMAT.get(regs(CD::D_WEIGHT_FORMAT::kAddr)) != 0) {
+      throw std::runtime_error("compressed weights with image input are not supported yet");
+    }
+    return decode_conv(hw, image_conv_view(hw, regs));
+  }
   namespace CS = R::CSC;
   namespace CA = R::CACC;
   ConvLayer l;
@@ -80,10 +131,9 @@ ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
     if (!hw.batch) throw_not_present(hw, "multi-batch convolution");
     throw std::runtime_error("multi-batch convolution is not supported yet");
   }
-  if (CD::D_WEIGHT_FORMAT::WEIGHT_FORMAT.get(regs(CD::D_WEIGHT_FORMAT::kAddr)) != 0) {
-    if (!hw.weight_compression) throw_not_present(hw, "compressed weights");
-    throw std::runtime_error("compressed weights are not supported yet");
-  }
+  l.weight_compressed =
+      CD::D_WEIGHT_FORMAT::WEIGHT_FORMAT.get(regs(CD::D_WEIGHT_FORMAT::kAddr)) != 0;
+  if (l.weight_compressed && !hw.weight_compression) throw_not_present(hw, "compressed weights");
 
   // Input surface.
   const std::uint32_t size0 = regs(CD::D_DATAIN_SIZE_0::kAddr);
@@ -122,7 +172,8 @@ ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
   l.weight_bytes = regs(CD::D_WEIGHT_BYTES::kAddr);
   const std::uint64_t packed =
       std::uint64_t{l.kernels} * l.kernel_width * l.kernel_height * l.input.channels * bpe;
-  if (l.weight_bytes < packed) {
+  if (l.weight_compressed) decode_compressed_weights(hw, regs, packed / bpe, l);
+  if (!l.weight_compressed && l.weight_bytes < packed) {
     throw std::runtime_error(fmt::format(
         "convolution: CDMA WEIGHT_BYTES is {} but {} kernels of {}x{}x{} need {}", l.weight_bytes,
         l.kernels, l.kernel_width, l.kernel_height, l.input.channels, packed));
@@ -249,8 +300,13 @@ OpResult run_conv(const HwConfig& hw, const RegRead& regs, const LutTables& sdp_
 
   const models::ops::ConvCube in = models::ops::read_feature_cube(l.input, l.precision, mem);
   const models::ops::ConvWeightLayout layout{hw.mac_atomic_c, hw.mac_atomic_k, l.precision};
-  const models::ops::ConvWeights w = models::ops::read_weights(
-      l.weight_base, l.kernels, l.kernel_height, l.kernel_width, l.input.channels, layout, mem);
+  const models::ops::ConvWeights w =
+      l.weight_compressed
+          ? models::ops::read_compressed_weights(
+                {l.weight_base, l.wmb_base, l.wgs_base, l.compressed_bytes, l.wmb_bytes}, l.kernels,
+                l.kernel_height, l.kernel_width, l.input.channels, layout, mem)
+          : models::ops::read_weights(l.weight_base, l.kernels, l.kernel_height, l.kernel_width,
+                                      l.input.channels, layout, mem);
   const unsigned epa = hw.memory_atomic_size / models::ops::conv_element_bytes(l.precision);
   const std::uint32_t padded = (l.kernels + epa - 1) / epa * epa;
   const bool fp16 = l.precision == ConvPrecision::kFp16;

@@ -16,7 +16,16 @@ struct ConvLayer {
   models::ops::ConvFeatureSurface input;  // CDMA feature surface (DATAIN_SIZE, strides)
   std::uint32_t kernels = 1, kernel_width = 1, kernel_height = 1;
   std::uint64_t weight_base = 0;
-  std::uint32_t weight_bytes = 0;  // CDMA D_WEIGHT_BYTES (what its DMA fetches)
+  // What CDMA's weight DMA fetches: D_WEIGHT_BYTES, plus for compressed weights D_WMB_BYTES and
+  // the WGS (wgs_bytes).
+  std::uint64_t weight_bytes = 0;
+  // Compressed weights (D_WEIGHT_FORMAT=COMPRESSED, models/ops/conv_compress.hpp): the data
+  // surface at weight_base is D_WEIGHT_BYTES (compressed_bytes) long.
+  bool weight_compressed = false;
+  std::uint64_t wmb_base = 0, wgs_base = 0;
+  std::uint32_t compressed_bytes = 0;  // CDMA D_WEIGHT_BYTES
+  std::uint32_t wmb_bytes = 0;         // CDMA (= CSC) D_WMB_BYTES
+  std::uint32_t wgs_bytes = 0;         // WGS bytes CDMA reads (0 when WEIGHT_REUSE keeps them)
   std::uint32_t pad_right = 0, pad_bottom = 0;
   models::ops::ConvParams params;  // strides, dilation, padding, output size, truncation
   unsigned data_banks = 1, weight_banks = 1;
@@ -26,9 +35,9 @@ struct ConvLayer {
 };
 
 // Throws std::runtime_error with one clear line for programming octasim cannot execute:
-// Winograd, multi-batch, compressed weights, inconsistent CDMA/CSC/CACC programming, a precision
-// the configuration lacks, an input or kernel group the CBUF banks cannot hold. Image input is
-// decoded through cdma_image.hpp's view of the registers.
+// Winograd, multi-batch, compressed weights with image input, inconsistent CDMA/CSC/CACC
+// programming, a precision the configuration lacks, an input or kernel group the CBUF banks cannot
+// hold. Image input is decoded through cdma_image.hpp's view of the registers.
 [[nodiscard]] ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs);
 
 // The common tail of a convolution's functional run: SDP (flying) on the CACC output `conv`,
