@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   g++ cmake ninja-build pkg-config make
   libsystemc-dev verilator
-  libfmt-dev libcli11-dev nlohmann-json3-dev
+  libfmt-dev libcli11-dev nlohmann-json3-dev python3 python3-jsonschema
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format
 )

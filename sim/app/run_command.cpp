@@ -1,5 +1,6 @@
 // `octasim run TRACE.cfg`: play an NVDLA trace on the device and report every check.
 #include <exception>
+#include <fstream>
 #include <optional>
 #include <string>
 
@@ -112,6 +113,13 @@ int run_trace(const RunOptions& opts) {
   }
   if (opts.functional && !opts.report.empty()) {
     throw UsageError("--report needs the cycle-level device (drop --functional)");
+  }
+  // Output files are created before the simulation runs, so that an unwritable path is a usage
+  // error up front rather than an exception after the SystemC kernel ran.
+  for (const std::string* path : {&opts.report}) {
+    if (path->empty()) continue;
+    std::ofstream probe(*path);
+    if (!probe) throw UsageError(fmt::format("{}: cannot write file", *path));
   }
   trace::Trace t;
   try {
