@@ -31,6 +31,16 @@ ConvertorParams clip_to_convertor(double s, int bits, Signedness sign, unsigned 
   return best;
 }
 
+ClampBounds clip_to_clamp(double s, Signedness sign) {
+  if (!(s >= 0.0) || !std::isfinite(s)) {
+    throw std::invalid_argument("clipping scalar must be finite and >= 0");
+  }
+  ClampBounds b;
+  b.hi = static_cast<std::int16_t>(std::fmin(std::floor(s), 32767.0));
+  b.lo = sign == Signedness::kSigned ? static_cast<std::int16_t>(-b.hi) : std::int16_t{0};
+  return b;
+}
+
 double convertor_multiplier(const ConvertorParams& p) {
   return std::ldexp(static_cast<double>(p.scale), -static_cast<int>(p.shift));
 }

@@ -23,6 +23,17 @@ inline constexpr unsigned kConvertorMaxShift = 63;  // SDP and CDP output conver
 [[nodiscard]] ConvertorParams clip_to_convertor(double s, int bits, Signedness sign,
                                                 unsigned max_shift = kConvertorMaxShift);
 
+// The clamp bounds that clip integer data at s before the convertor (SDP BS ALU MIN, BN ALU
+// MAX with register operands), for outputs wider than B bits whose own saturation does not
+// clip: hi = floor(s) (the largest integer not above s, at most 32767), lo = -hi (signed) or 0
+// (unsigned). Codes then stay within +-2^(B-1) (signed) or [0, 2^B] (unsigned), the levels of
+// models::UniformQuantizer. Throws like clip_to_convertor.
+struct ClampBounds {
+  std::int16_t lo = 0;
+  std::int16_t hi = 0;
+};
+[[nodiscard]] ClampBounds clip_to_clamp(double s, Signedness sign);
+
 // The multiplier the fields realise: scale * 2^-shift.
 [[nodiscard]] double convertor_multiplier(const ConvertorParams& p);
 

@@ -201,6 +201,10 @@ OctavOp decode_octav(const dla::RegRead& regs, unsigned atom_bytes) {
   if (op.auto_program != AutoProgram::kNone && op.grouping.kind != models::GroupKind::kTensor) {
     fail("auto-program needs per-tensor granularity (a convertor takes one scale)");
   }
+  op.auto_clamp = Misc::AUTO_CLAMP.get(misc) == Misc::AUTO_CLAMP_ENABLE;
+  if (op.auto_clamp && op.auto_program != AutoProgram::kSdp) {
+    fail("AUTO_CLAMP needs AUTO_PROGRAM=SDP (the clamps are SDP's BS and BN ALU operands)");
+  }
   return op;
 }
 
@@ -375,6 +379,14 @@ dla::OpResult run_octav(const HwConfig& hw, const dla::RegRead& regs, const LutT
       r.status.emplace_back(R::SDP::D_CVT_OFFSET::kAddr, offset);
       r.status.emplace_back(R::SDP::D_CVT_SCALE::kAddr, scale);
       r.status.emplace_back(R::SDP::D_CVT_SHIFT::kAddr, p.shift);
+      if (op.auto_clamp) {
+        const models::ClampBounds b =
+            models::clip_to_clamp(static_cast<double>(out.clips[0]), op.options.sign);
+        r.status.emplace_back(R::SDP::D_DP_BS_ALU_SRC_VALUE::kAddr,
+                              static_cast<std::uint16_t>(b.hi));
+        r.status.emplace_back(R::SDP::D_DP_BN_ALU_SRC_VALUE::kAddr,
+                              static_cast<std::uint16_t>(b.lo));
+      }
     } else {
       r.status.emplace_back(R::CDP::D_DATOUT_OFFSET::kAddr, offset);
       r.status.emplace_back(R::CDP::D_DATOUT_SCALE::kAddr, scale);

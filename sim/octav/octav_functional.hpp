@@ -33,7 +33,10 @@
 //   iteration count of a group), D_CONVERGED says every group converged.
 // - Auto-program (per tensor only): models::clip_to_convertor(FP32 clip, B, signedness) into
 //   SDP D_CVT_OFFSET/SCALE/SHIFT or CDP D_DATOUT_OFFSET/SCALE/SHIFTER of the register group
-//   that unit executes next (its consumer pointer when OCTAV starts).
+//   that unit executes next (its consumer pointer when OCTAV starts). With D_MISC_CFG.AUTO_CLAMP
+//   also models::clip_to_clamp into SDP D_DP_BS_ALU_SRC_VALUE (hi) and D_DP_BN_ALU_SRC_VALUE
+//   (lo), for an SDP that firmware set up to clamp (BS ALU MIN, BN ALU MAX, register operands)
+//   because its output is wider than B bits and would not clip by saturating.
 #pragma once
 
 #include <cstdint>
@@ -70,6 +73,7 @@ struct OctavOp {
   models::OctavOptions options;  // bits, sign, init, initial value, tolerance, max iterations
   std::uint64_t result_addr = 0;
   AutoProgram auto_program = AutoProgram::kNone;
+  bool auto_clamp = false;  // also SDP D_DP_BS/BN_ALU_SRC_VALUE = +-models::clip_to_clamp
 
   [[nodiscard]] std::uint64_t elements() const {
     return flat ? length : std::uint64_t{width} * height * channels;

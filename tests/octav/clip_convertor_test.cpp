@@ -66,6 +66,23 @@ TEST(ClipConvertor, ExactPowersOfTwo) {
   EXPECT_EQ(p.shift, 12);
 }
 
+TEST(ClipConvertor, ClampBoundsAreTheIntegersInsideTheClip) {
+  EXPECT_EQ(clip_to_clamp(100.7, Signedness::kSigned).hi, 100);
+  EXPECT_EQ(clip_to_clamp(100.7, Signedness::kSigned).lo, -100);
+  EXPECT_EQ(clip_to_clamp(100.0, Signedness::kUnsigned).hi, 100);
+  EXPECT_EQ(clip_to_clamp(100.0, Signedness::kUnsigned).lo, 0);
+  EXPECT_EQ(clip_to_clamp(1e9, Signedness::kSigned).hi, 32767);
+  EXPECT_EQ(clip_to_clamp(0.4, Signedness::kSigned).hi, 0);
+  // With the clamp and the convertor, the top code is 2^(B-1) (models::UniformQuantizer's).
+  for (double s : {300.2, 1000.0, 4097.5, 20000.9}) {
+    const ConvertorParams p = clip_to_convertor(s, 4, Signedness::kSigned);
+    const ClampBounds b = clip_to_clamp(s, Signedness::kSigned);
+    EXPECT_EQ(convert(b.hi, p, IntPrecision::kInt16).value, 8) << s;
+    EXPECT_EQ(convert(b.lo, p, IntPrecision::kInt16).value, -8) << s;
+  }
+  EXPECT_THROW((void)clip_to_clamp(-1.0, Signedness::kSigned), std::invalid_argument);
+}
+
 TEST(ClipConvertor, RefusesBadInput) {
   EXPECT_THROW((void)clip_to_convertor(-1.0, 8, Signedness::kSigned), std::invalid_argument);
   EXPECT_THROW((void)clip_to_convertor(std::nan(""), 8, Signedness::kSigned),

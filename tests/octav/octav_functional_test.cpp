@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -36,6 +37,7 @@ struct Program {
   std::uint32_t init = R::OCTAV::D_MISC_CFG::INIT_MODE_HALF_MAX;
   float initial = 0.0f;
   std::uint32_t auto_program = R::OCTAV::D_MISC_CFG::AUTO_PROGRAM_NONE;
+  bool auto_clamp = false;
 };
 
 std::uint32_t line_stride(const Program& p) {
@@ -54,6 +56,7 @@ RegMap registers(const Program& p) {
   misc = M::GRANULARITY.set(misc, p.granularity);
   misc = M::INIT_MODE.set(misc, p.init);
   misc = M::AUTO_PROGRAM.set(misc, p.auto_program);
+  misc = M::AUTO_CLAMP.set(misc, p.auto_clamp ? 1 : 0);
   r.set(M::kAddr, misc);
   r.set(R::OCTAV::D_BITS::kAddr, static_cast<std::uint32_t>(p.bits));
   r.set(R::OCTAV::D_SRC_BASE_ADDR_LOW::kAddr, static_cast<std::uint32_t>(kSrc));
@@ -299,9 +302,29 @@ TEST(OctavFunctional, AutoProgramWritesTheSdpConvertor) {
   EXPECT_EQ(status(r, R::SDP::D_CVT_SCALE::kAddr), static_cast<std::uint16_t>(want.scale));
   EXPECT_EQ(status(r, R::SDP::D_CVT_SHIFT::kAddr), want.shift);
   EXPECT_FALSE(has_status(r, R::CDP::D_DATOUT_SCALE::kAddr));
+  EXPECT_FALSE(has_status(r, R::SDP::D_DP_BS_ALU_SRC_VALUE::kAddr));  // no AUTO_CLAMP
   // The multiplier is 128 / clip to within half a unit of the scale's last place.
   EXPECT_NEAR(models::convertor_multiplier(want), 128.0 / static_cast<double>(clip),
               std::ldexp(0.5, -static_cast<int>(want.shift)));
+}
+
+TEST(OctavFunctional, AutoClampWritesTheBsAndBnOperands) {
+  Program p;
+  p.type = DataType::kInt16;
+  p.flat = true;
+  p.length = 2000;
+  p.bits = 4;
+  p.auto_program = R::OCTAV::D_MISC_CFG::AUTO_PROGRAM_SDP;
+  p.auto_clamp = true;
+  const dla::OpResult r = run_and_check(p, test::laplace_tensor(p.type, p.length, 700.0, 43));
+  const float clip = test::fp32_of(status(r, R::OCTAV::D_CLIP_RESULT::kAddr));
+  ASSERT_GT(clip, 100.0f);
+  // floor(clip) and its negation, as INT16 register values.
+  const auto hi = static_cast<std::int32_t>(std::floor(clip));
+  EXPECT_EQ(status(r, R::SDP::D_DP_BS_ALU_SRC_VALUE::kAddr), static_cast<std::uint32_t>(hi));
+  EXPECT_EQ(status(r, R::SDP::D_DP_BN_ALU_SRC_VALUE::kAddr),
+            static_cast<std::uint32_t>(static_cast<std::uint16_t>(-hi)));
+  EXPECT_TRUE(has_status(r, R::SDP::D_CVT_SCALE::kAddr));
 }
 
 TEST(OctavFunctional, AutoProgramWritesTheCdpConvertor) {
@@ -370,6 +393,10 @@ TEST(OctavFunctional, RefusesBadProgramming) {
   Program one_bit = p;
   one_bit.bits = 1;
   expect_refused(one_bit, "D_BITS is 1", {}, false);
+  Program clamp_cdp = p;
+  clamp_cdp.auto_program = R::OCTAV::D_MISC_CFG::AUTO_PROGRAM_CDP;
+  clamp_cdp.auto_clamp = true;
+  expect_refused(clamp_cdp, "AUTO_CLAMP needs AUTO_PROGRAM=SDP", {}, false);
   Program vector0 = p;
   vector0.granularity = R::OCTAV::D_MISC_CFG::GRANULARITY_VECTOR;
   expect_refused(vector0, "D_VECTOR_SIZE is 0", {}, false);
