@@ -2,6 +2,7 @@
 
 #include "octasim/regs/nvdla.hpp"
 #include "sim/dla/sdp_functional.hpp"
+#include "sim/octav/octav_functional.hpp"
 
 namespace octasim::dla {
 namespace {
@@ -33,6 +34,12 @@ UnitList pdp_units(const RegRead& regs) {
   return u;
 }
 
+UnitList octav_units(const RegRead& /*regs*/) {
+  UnitList u;
+  u.add("OCTAV");
+  return u;
+}
+
 UnitList cdp_units(const RegRead& /*regs*/) {
   UnitList u;
   u.add("CDP");
@@ -55,9 +62,10 @@ OpResult pdp(const HwConfig& hw, const RegRead& regs, const LutTables& /*lut*/,
 
 }  // namespace
 
-const std::array<Engine, 4>& engines() {
-  // GLB S_INTR_STATUS: SDP 0/1, CDP 2/3, PDP 4/5, CDMA_DAT 16/17, CDMA_WT 18/19, CACC 20/21.
-  static const std::array<Engine, 4> table{{
+const std::array<Engine, kEngineCount>& engines() {
+  // GLB S_INTR_STATUS: SDP 0/1, CDP 2/3, PDP 4/5, CDMA_DAT 16/17, CDMA_WT 18/19, CACC 20/21;
+  // octasim's OCTAV 22/23.
+  static const std::array<Engine, kEngineCount> table{{
       {"CONV",
        "SDP",
        conv_units,
@@ -68,6 +76,7 @@ const std::array<Engine, 4>& engines() {
       {"SDP", "SDP", sdp_units, sdp_alone, {{{"SDP", 0}}}, 1, run_sdp},
       {"CDP", "CDP", cdp_units, always, {{{"CDP", 2}}}, 1, run_cdp},
       {"PDP", "PDP", pdp_units, always, {{{"PDP", 4}}}, 1, pdp},
+      {"OCTAV", "SDP", octav_units, always, {{{"OCTAV", 22}}}, 1, octav::run_octav},
   }};
   return table;
 }

@@ -1,5 +1,6 @@
 // The DLA's engines as the device sequences them: which register units make up an operation
-// (the convolution pipeline CDMA..CACC with SDP in flying mode; SDP, PDP, CDP with their RDMAs),
+// (the convolution pipeline CDMA..CACC with SDP in flying mode; SDP, PDP, CDP with their RDMAs;
+// octasim's OCTAV unit, sim/octav),
 // when a programmed operation may start, which interrupts it raises, and the functional
 // operation that computes its result. The functional device and the cycle-level device share
 // this table.
@@ -30,7 +31,7 @@ struct EngineInterrupt {
 };
 
 struct Engine {
-  std::string_view name;      // CONV, SDP, CDP, PDP
+  std::string_view name;      // CONV, SDP, CDP, PDP, OCTAV
   std::string_view lut_unit;  // whose LUT the operation reads (SDP or CDP)
   // The units taking part in an operation programmed as `regs` reads (the core unit first).
   UnitList (*units)(const RegRead& regs);
@@ -43,8 +44,10 @@ struct Engine {
                   models::ops::Memory& mem);
 };
 
-// CONV, SDP, CDP, PDP.
-[[nodiscard]] const std::array<Engine, 4>& engines();
+inline constexpr std::size_t kEngineCount = 5;
+
+// CONV, SDP, CDP, PDP, OCTAV.
+[[nodiscard]] const std::array<Engine, kEngineCount>& engines();
 
 // Reads registers as the hardware executing `groups` sees them.
 [[nodiscard]] RegRead group_reader(const RegisterFile& regs, const RegisterFile::Groups& groups);

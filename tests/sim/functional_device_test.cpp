@@ -93,11 +93,12 @@ std::vector<unsigned> interrupt_bits(const Engine& e) {
 }
 
 TEST(Engines, TableNamesUnitsAndInterruptBits) {
-  ASSERT_EQ(engines().size(), 4u);
+  ASSERT_EQ(engines().size(), 5u);
   RegisterFile rf;
   // GLB S_INTR_STATUS (opendla): SDP_DONE_STATUS0 bit 0, CDP 2, PDP 4, CDMA_DAT 16, CDMA_WT 18,
-  // CACC 20.
+  // CACC 20; octasim's OCTAV 22.
   EXPECT_EQ(interrupt_bits(engine("SDP")), (std::vector<unsigned>{0}));
+  EXPECT_EQ(interrupt_bits(engine("OCTAV")), (std::vector<unsigned>{22}));
   EXPECT_EQ(interrupt_bits(engine("CDP")), (std::vector<unsigned>{2}));
   EXPECT_EQ(interrupt_bits(engine("PDP")), (std::vector<unsigned>{4}));
   EXPECT_EQ(interrupt_bits(engine("CONV")), (std::vector<unsigned>{16, 18, 20, 0}));
