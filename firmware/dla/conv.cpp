@@ -310,6 +310,30 @@ ConvPlan plan_conv(const ConvLayer& l, const ConvHardware& hw) {
     throw FirmwareError("convolution: the weights exceed 4 GiB");
   }
   p.weight_bytes = static_cast<std::uint32_t>(weight_bytes);
+  if (l.compressed) {
+    const ConvCompressedWeights& c = *l.compressed;
+    if (!hw.weight_compression) {
+      throw FirmwareError("convolution: compressed weights need hardware with weight compression");
+    }
+    for (const auto& [what, a] : {std::pair{"WMB", c.wmb_address}, {"WGS", c.wgs_address}}) {
+      if (a % kWeightAddrAlign != 0) {
+        throw FirmwareError(fmt::format("convolution: {} address 0x{:x} is not aligned to {} bytes",
+                                        what, a, kWeightAddrAlign));
+      }
+    }
+    if (c.data_bytes == 0 || c.data_bytes % kWeightAlign != 0) {
+      throw FirmwareError(fmt::format(
+          "convolution: compressed weight data of {} bytes is not a positive multiple of {}",
+          c.data_bytes, kWeightAlign));
+    }
+    p.weight_bytes = c.data_bytes;
+    const std::uint64_t wmb = models::ops::wmb_surface_bytes(per_kernel * l.kernels / bpe);
+    if (wmb >= (1u << 28)) {
+      throw FirmwareError(fmt::format(
+          "convolution: the WMB of {} bytes exceeds D_WMB_BYTES' limit of {}", wmb, 1u << 28));
+    }
+    p.wmb_bytes = static_cast<std::uint32_t>(wmb);
+  }
 
   p.entries_per_slice = entries_per_slice(l, hw);
   if (p.entries_per_slice > (1u << 14)) {
@@ -317,7 +341,8 @@ ConvPlan plan_conv(const ConvLayer& l, const ConvHardware& hw) {
         fmt::format("convolution: one input line takes {} CBUF entries, above CDMA's limit of {}",
                     p.entries_per_slice, 1u << 14));
   }
-  const unsigned max_banks = std::min(hw.cbuf_bank_number, 32u);  // D_BANK fields: 5 bits
+  // D_BANK fields: 5 bits. Compressed weights: the last bank holds the WMB.
+  const unsigned max_banks = std::min(hw.cbuf_bank_number, 32u) - (l.compressed ? 1 : 0);
   const std::uint64_t bank_bytes = std::uint64_t{hw.cbuf_bank_width} * hw.cbuf_bank_depth;
   const std::uint64_t data_banks =
       ceil_div(std::uint64_t{p.entries_per_slice} * l.src.height, hw.cbuf_bank_depth);
@@ -326,7 +351,16 @@ ConvPlan plan_conv(const ConvLayer& l, const ConvHardware& hw) {
   const std::uint64_t min_weight_banks = ceil_div(
       per_kernel * std::min<std::uint64_t>(l.kernels, group_kernels) + kWeightAlign, bank_bytes);
   const std::uint64_t all_weight_banks =
-      std::max(min_weight_banks, ceil_div(weight_bytes, bank_bytes));
+      std::max(min_weight_banks, ceil_div(p.weight_bytes, bank_bytes));
+  // Compressed: one kernel group's WMB plus 128 bytes must fit the WMB bank.
+  const std::uint64_t group_mask_bytes =
+      ceil_div(per_kernel * std::min<std::uint64_t>(l.kernels, group_kernels), 8 * bpe);
+  if (l.compressed && group_mask_bytes + kWeightAlign > bank_bytes) {
+    throw FirmwareError(fmt::format(
+        "convolution: one kernel group's WMB takes {} bytes; with 128 more it exceeds the {}-byte "
+        "WMB bank",
+        group_mask_bytes, bank_bytes));
+  }
   if (data_banks + min_weight_banks > max_banks) {
     throw FirmwareError(fmt::format(
         "convolution: the {}x{}x{} input needs {} CBUF banks and one kernel group {} more, but "
@@ -413,7 +447,11 @@ unsigned program_conv(Mmio& mmio, const ConvLayer& l, unsigned group, const Conv
   mmio.write32(CS::D_POST_Y_EXTENSION::kAddr, 0);
   mmio.write32(CS::D_ENTRY_PER_SLICE::kAddr,
                CS::D_ENTRY_PER_SLICE::ENTRIES.set(0, plan.entries_per_slice - 1));
-  mmio.write32(CS::D_WEIGHT_FORMAT::kAddr, 0);  // uncompressed
+  {
+    using F = CS::D_WEIGHT_FORMAT;
+    mmio.write32(F::kAddr, F::WEIGHT_FORMAT.set(0, l.compressed ? F::WEIGHT_FORMAT_COMPRESSED
+                                                                : F::WEIGHT_FORMAT_UNCOMPRESSED));
+  }
   mmio.write32(CS::D_WEIGHT_SIZE_EXT_0::kAddr,
                CS::D_WEIGHT_SIZE_EXT_0::WEIGHT_WIDTH_EXT.set(0, l.kernel_width - 1) |
                    CS::D_WEIGHT_SIZE_EXT_0::WEIGHT_HEIGHT_EXT.set(0, l.kernel_height - 1));
@@ -421,7 +459,7 @@ unsigned program_conv(Mmio& mmio, const ConvLayer& l, unsigned group, const Conv
                CS::D_WEIGHT_SIZE_EXT_1::WEIGHT_CHANNEL_EXT.set(0, l.src.channels - 1) |
                    CS::D_WEIGHT_SIZE_EXT_1::WEIGHT_KERNEL.set(0, l.kernels - 1));
   mmio.write32(CS::D_WEIGHT_BYTES::kAddr, plan.weight_bytes);
-  mmio.write32(CS::D_WMB_BYTES::kAddr, 0);
+  mmio.write32(CS::D_WMB_BYTES::kAddr, plan.wmb_bytes);
   mmio.write32(CS::D_DATAOUT_SIZE_0::kAddr,
                CS::D_DATAOUT_SIZE_0::DATAOUT_WIDTH.set(0, plan.out_width - 1) |
                    CS::D_DATAOUT_SIZE_0::DATAOUT_HEIGHT.set(0, plan.out_height - 1));
@@ -481,8 +519,12 @@ unsigned program_conv(Mmio& mmio, const ConvLayer& l, unsigned group, const Conv
   mmio.write32(CD::D_BATCH_STRIDE::kAddr, 0);
   mmio.write32(CD::D_ENTRY_PER_SLICE::kAddr,
                CD::D_ENTRY_PER_SLICE::ENTRIES.set(0, plan.entries_per_slice - 1));
-  mmio.write32(CD::D_FETCH_GRAIN::kAddr, 0);    // fetch as soon as one slice fits
-  mmio.write32(CD::D_WEIGHT_FORMAT::kAddr, 0);  // uncompressed
+  mmio.write32(CD::D_FETCH_GRAIN::kAddr, 0);  // fetch as soon as one slice fits
+  {
+    using F = CD::D_WEIGHT_FORMAT;
+    mmio.write32(F::kAddr, F::WEIGHT_FORMAT.set(0, l.compressed ? F::WEIGHT_FORMAT_COMPRESSED
+                                                                : F::WEIGHT_FORMAT_UNCOMPRESSED));
+  }
   mmio.write32(CD::D_WEIGHT_SIZE_0::kAddr,
                CD::D_WEIGHT_SIZE_0::BYTE_PER_KERNEL.set(0, plan.bytes_per_kernel - 1));
   mmio.write32(CD::D_WEIGHT_SIZE_1::kAddr,
@@ -492,6 +534,13 @@ unsigned program_conv(Mmio& mmio, const ConvLayer& l, unsigned group, const Conv
   mmio.write32(CD::D_WEIGHT_ADDR_HIGH::kAddr, high32(l.weight_address));
   mmio.write32(CD::D_WEIGHT_ADDR_LOW::kAddr, low32(l.weight_address));
   mmio.write32(CD::D_WEIGHT_BYTES::kAddr, plan.weight_bytes);
+  if (l.compressed) {
+    mmio.write32(CD::D_WGS_ADDR_HIGH::kAddr, high32(l.compressed->wgs_address));
+    mmio.write32(CD::D_WGS_ADDR_LOW::kAddr, low32(l.compressed->wgs_address));
+    mmio.write32(CD::D_WMB_ADDR_HIGH::kAddr, high32(l.compressed->wmb_address));
+    mmio.write32(CD::D_WMB_ADDR_LOW::kAddr, low32(l.compressed->wmb_address));
+    mmio.write32(CD::D_WMB_BYTES::kAddr, plan.wmb_bytes);
+  }
   mmio.write32(CD::D_MEAN_FORMAT::kAddr, 0);
   mmio.write32(CD::D_CVT_CFG::kAddr, CD::D_CVT_CFG::CVT_EN.set(0, CD::D_CVT_CFG::CVT_EN_DISABLE));
   mmio.write32(CD::D_CONV_STRIDE::kAddr,
@@ -557,8 +606,15 @@ ConvGolden run_conv_model(const ConvLayer& l, const ConvHardware& hw, models::op
   const ConvModel m = conv_model(l, hw);
   const models::ops::ConvCube in = models::ops::read_feature_cube(m.input, m.params.precision, mem);
   const models::ops::ConvWeights w =
-      models::ops::read_weights(l.weight_address, l.kernels, l.kernel_height, l.kernel_width,
-                                l.src.channels, m.weight_layout, mem);
+      l.compressed
+          ? models::ops::read_compressed_weights(
+                {l.weight_address, l.compressed->wmb_address, l.compressed->wgs_address,
+                 l.compressed->data_bytes,
+                 models::ops::wmb_surface_bytes(std::uint64_t{l.kernels} * l.kernel_height *
+                                                l.kernel_width * l.src.channels)},
+                l.kernels, l.kernel_height, l.kernel_width, l.src.channels, m.weight_layout, mem)
+          : models::ops::read_weights(l.weight_address, l.kernels, l.kernel_height, l.kernel_width,
+                                      l.src.channels, m.weight_layout, mem);
   const models::ops::ConvResult conv =
       models::ops::run_conv_int(in, w, m.params, m.out_channels_padded);
   const models::ops::SdpLayerResult sdp = models::ops::run_sdp_layer(m.sdp, mem, &conv.out);
@@ -604,6 +660,19 @@ std::vector<std::uint8_t> conv_weight_image(const models::ops::ConvWeights& w, P
       0, static_cast<std::size_t>(ceil_div(layout.bytes(w), kWeightAlign) * kWeightAlign));
   (void)models::ops::write_weights(w, 0, layout, mem);
   return mem.take();
+}
+
+models::ops::CompressedWeights conv_compressed_weight_image(const models::ops::ConvWeights& w,
+                                                            Precision precision,
+                                                            const ConvHardware& hw) {
+  const models::ops::ConvWeightLayout layout{hw.mac_atomic_c, hw.mac_atomic_k,
+                                             model_precision(precision)};
+  const unsigned bpe = models::ops::conv_element_bytes(layout.precision);
+  return models::ops::compress_weights(
+      conv_weight_image(w, precision, hw),
+      models::ops::weight_group_bytes(
+          layout, w.kernels, std::uint64_t{w.kernel_height} * w.kernel_width * w.channels * bpe),
+      bpe);
 }
 
 std::vector<std::uint8_t> conv_feature_image(const models::ops::ConvCube& cube,

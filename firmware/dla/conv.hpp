@@ -19,8 +19,14 @@
 // A layer whose input does not fit the CBUF (NVDLA would split it in H across several hardware
 // layers) is refused.
 //
-// Not encoded: image input, Winograd, batches, compressed weights, data/weight reuse across
-// layers, FP16, output to PDP. NVDLA's firmware polls CDMA S_CBUF_FLUSH_STATUS before enabling;
+// Compressed weights (optional, on hardware with weight compression): weight_address holds the
+// compressed data and ConvLayer::compressed the WMB and WGS surfaces, as
+// conv_compressed_weight_image() lays them out (models/ops/conv_compress.hpp). CDMA and CSC get
+// D_WEIGHT_FORMAT=COMPRESSED, D_WEIGHT_BYTES = the compressed data surface, D_WMB_BYTES; CDMA
+// the WGS and WMB addresses. The last CBUF bank is left to the WMB (programming guide).
+//
+// Not encoded: image input, Winograd, batches, data/weight reuse across layers, FP16, output to
+// PDP. NVDLA's firmware polls CDMA S_CBUF_FLUSH_STATUS before enabling;
 // Mmio has no poll a trace can record (TraceWriter::read32 returns 0), and every octasim device
 // reports the CBUF flushed from reset, so the poll is not issued.
 #pragma once
@@ -33,6 +39,7 @@
 #include "firmware/dla/surface.hpp"
 #include "firmware/driver/mmio.hpp"
 #include "models/ops/conv.hpp"
+#include "models/ops/conv_compress.hpp"
 #include "models/ops/sdp.hpp"
 
 namespace octasim::firmware {
@@ -48,6 +55,7 @@ struct ConvHardware {
   unsigned cbuf_bank_depth = 512;
   bool int8 = true;
   bool int16 = false;
+  bool weight_compression = false;  // sparse weight compression (WMB/WGS)
 };
 
 // The SDP stage fed by CACC in flying mode (the same pieces as SdpLayer's).
@@ -61,12 +69,20 @@ struct ConvSdpStage {
   bool count_saturation = true;  // SDP D_PERF_ENABLE.PERF_SAT_EN -> D_PERF_OUT_SATURATION
 };
 
+// Where a layer's compressed weights are: the WMB and WGS surfaces (32-byte aligned) and the size
+// of the compressed data surface at ConvLayer::weight_address (a multiple of 128).
+struct ConvCompressedWeights {
+  std::uint64_t wmb_address = 0, wgs_address = 0;
+  std::uint32_t data_bytes = 0;
+};
+
 struct ConvLayer {
   Precision precision = Precision::kInt8;  // input, weights, SDP processing and output
   FeatureSurface src;                      // the input cube W x H x C, read by CDMA
   // Weights as conv_weight_image() lays them out (NVDLA's direct-convolution format), 32-byte
   // aligned.
   std::uint64_t weight_address = 0;
+  std::optional<ConvCompressedWeights> compressed;    // weights stored compressed
   std::uint32_t kernels = 1;                          // K: output channels, 1..8192
   std::uint32_t kernel_width = 1, kernel_height = 1;  // S x R, 1..32
   std::uint32_t stride_x = 1, stride_y = 1;           // 1..8
@@ -96,7 +112,8 @@ struct ConvPlan {
   std::uint32_t entries_per_slice = 0;
   unsigned data_banks = 0, weight_banks = 0;
   std::uint32_t bytes_per_kernel = 0;
-  std::uint32_t weight_bytes = 0;  // 128-byte aligned
+  std::uint32_t weight_bytes = 0;  // 128-byte aligned (compressed: the compressed data)
+  std::uint32_t wmb_bytes = 0;     // compressed: the WMB surface (128-byte aligned), else 0
   std::uint32_t atomics = 0;       // output positions (the register holds this - 1)
   std::uint32_t release = 0;       // input slices released (the register holds this - 1)
   bool full_weights = true;        // all kernels stay in CBUF
@@ -127,9 +144,10 @@ struct ConvGolden {
   std::uint32_t cacc_saturation = 0;  // CACC D_OUT_SATURATION
   std::uint32_t sdp_saturation = 0;   // SDP D_PERF_OUT_SATURATION
 };
-// Golden output of the layer: reads input and weights from `mem` (as laid out for the device),
-// runs models::ops::run_conv_int and models::ops::run_sdp_layer on its INT32 output, and writes
-// the output surface into `mem`. Throws FirmwareError like plan_conv.
+// Golden output of the layer: reads input and weights from `mem` (as laid out for the device;
+// compressed weights through models::ops::read_compressed_weights), runs models::ops::run_conv_int
+// and models::ops::run_sdp_layer on its INT32 output, and writes the output surface into `mem`.
+// Throws FirmwareError like plan_conv.
 ConvGolden run_conv_model(const ConvLayer& layer, const ConvHardware& hw, models::ops::Memory& mem);
 
 // The bytes of `weights` in NVDLA's direct-convolution weight format for this hardware (groups
@@ -138,6 +156,11 @@ ConvGolden run_conv_model(const ConvLayer& layer, const ConvHardware& hw, models
 [[nodiscard]] std::vector<std::uint8_t> conv_weight_image(const models::ops::ConvWeights& weights,
                                                           Precision precision,
                                                           const ConvHardware& hw);
+// `weights` compressed (models/ops/conv_compress.hpp): the compressed data for weight_address
+// (its size is ConvCompressedWeights::data_bytes), the WMB and the WGS surfaces, each padded to a
+// multiple of 128 bytes.
+[[nodiscard]] models::ops::CompressedWeights conv_compressed_weight_image(
+    const models::ops::ConvWeights& weights, Precision precision, const ConvHardware& hw);
 // The bytes of `cube` as the feature surface `s` (from s.address to the end of its last atom;
 // gaps between lines/surfaces and padding lanes are 0).
 [[nodiscard]] std::vector<std::uint8_t> conv_feature_image(const models::ops::ConvCube& cube,
