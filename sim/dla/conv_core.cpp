@@ -250,6 +250,7 @@ void ConvCore::weight_dma_thread() {
       // CDMA_WT reads the WGS first (it has priority over the weight and WMB streams); each
       // kernel group then fetches its WGS bytes of compressed data and the WMB bytes of its mask.
       (void)read(layer_.wgs_base, layer_.wgs_bytes);
+      perf_.wt_bytes += layer_.wgs_bytes;
       group_bytes_ = models::ops::compressed_group_fetch_bytes(
           models::ops::parse_wgs(scratch_.data(), group_bytes_.size()), group_kernels_,
           std::uint64_t{layer_.kernel_width} * layer_.kernel_height * layer_.input.channels,
