@@ -42,6 +42,13 @@ OctavCore::OctavCore(const sc_core::sc_module_name& name, const HwConfig& hw,
                              Unit::kCount, "NVDLA_OCTAV.D_PERF_PASSES_0");
   iterations_ =
       stats_.add("iterations", "Newton-Raphson iterations (passes after pass 0)", Unit::kCount);
+  stats_pass_cycles_ =
+      stats_.add("stats_pass_cycles",
+                 "cycles of pass 0 (the statistics pass), summed over operations", Unit::kCycles);
+  iteration_cycles_ = stats_.add("iteration_cycles",
+                                 "cycles of the iteration passes with their divisions, summed "
+                                 "(per iteration: iteration_cycles / iterations)",
+                                 Unit::kCycles);
   divide_cycles_ =
       stats_.add("divide_cycles", "cycles the divider took ending iterations", Unit::kCycles);
   dma_busy_ =
@@ -193,6 +200,7 @@ void OctavCore::run_thread() {
         if (d > 0) sc_core::wait(cycles(d));
       }
       pass_cycles_.push_back(to_cycles(sc_core::sc_time_stamp() - t0));
+      (p == 0 ? stats_pass_cycles_ : iteration_cycles_) += pass_cycles_.back();
     }
     if (result_bytes_ > 0) {
       const sc_core::sc_time ack = transfer(tlm::TLM_WRITE_COMMAND, result_addr_, result_bytes_);

@@ -95,7 +95,8 @@ class OctavCore final : public sc_core::sc_module, public dla::EngineModel {
 
   stats::Group stats_;
   dla::EngineCounters counters_;
-  stats::Counter passes_count_, iterations_, divide_cycles_, dma_busy_, dma_stall_;
+  stats::Counter passes_count_, iterations_, divide_cycles_, dma_busy_, dma_stall_,
+      stats_pass_cycles_, iteration_cycles_;
   std::vector<dla::UnitCounters> units_;
 };
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <systemc>
 
 #include "octasim/regs/nvdla.hpp"
@@ -32,6 +33,8 @@ struct LayerRun {
   std::uint32_t passes = 0;
   std::vector<std::uint64_t> pass_cycles;
   std::uint64_t layer_cycles = 0;
+  std::uint64_t stats_pass_cycles = 0;  // the statistics counters of the report
+  std::uint64_t iteration_cycles = 0;
 };
 
 // Programs a flat INT8 (or feature-layout, when c > 0) OCTAV operation in group 0 and waits for
@@ -74,6 +77,16 @@ LayerRun run_octav_layer(const HwConfig& hw, std::uint32_t length, std::uint32_t
   while (dla::engines()[index].name != "OCTAV") ++index;
   const auto& core = dynamic_cast<const OctavCore&>(dev.engine(index));
   r.pass_cycles = core.last_pass_cycles();
+  const auto counter = [&core](const std::string& name) {
+    const stats::Group& g = core.statistics();
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      if (g.info(i).name == name) return g.value(i);
+    }
+    ADD_FAILURE() << "no counter " << name;
+    return std::uint64_t{0};
+  };
+  r.stats_pass_cycles = counter("stats_pass_cycles");
+  r.iteration_cycles = counter("iteration_cycles");
   EXPECT_EQ(dev.layers().size(), 1u);
   EXPECT_EQ(dev.layers().back().engine, "OCTAV");
   r.layer_cycles = dev.layers().back().end_cycle - dev.layers().back().start_cycle;
@@ -104,6 +117,8 @@ TEST(OctavTiming, BandwidthBoundFirstPassThenBufferedPasses) {
   const std::uint64_t total = 8 + kPass0 + r.iterations * kIteration;  // op start latency first
   EXPECT_EQ(r.active, total);
   EXPECT_EQ(r.layer_cycles, total);
+  EXPECT_EQ(r.stats_pass_cycles, kPass0);
+  EXPECT_EQ(r.iteration_cycles, r.iterations * kIteration);
 }
 
 TEST(OctavTiming, ComputeBoundPassesEachReadDram) {

@@ -4,6 +4,7 @@
 // exact convolution than max-scaling on this heavy-tailed (Laplace) data.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -71,6 +72,17 @@ TEST(QuantizedConvE2e, FunctionalDeviceMatchesModelsAndBeatsMaxScaling) {
   // The layer list shows the three operations of the quantized layer, then max-scaling's SDP.
   ASSERT_EQ(device.layers().size(), 4u);
   EXPECT_EQ(device.layers()[1].engine, "OCTAV");
+}
+
+// Writes the trace into $OCTASIM_OCTAV_TRACE_DIR for the ctest fixture that plays it through
+// `octasim run` (the run summary and JSON report of the cycle-level device).
+TEST(QuantizedConvTraceFile, Write) {
+  const char* dir = std::getenv("OCTASIM_OCTAV_TRACE_DIR");
+  if (dir == nullptr) GTEST_SKIP() << "OCTASIM_OCTAV_TRACE_DIR not set";
+  std::filesystem::create_directories(dir);
+  firmware::TraceWriter writer;
+  (void)record_quantized_conv(load_hw_config("nv_full"), writer);
+  EXPECT_FALSE(writer.save(dir, "quantized_conv.cfg").empty());
 }
 
 }  // namespace
