@@ -25,7 +25,9 @@ int run_numerics();
 struct DemoOptions {
   std::string out;  // empty: a temporary directory, removed afterwards
   std::string pool = "max";
-  std::string report;  // --report FILE.json
+  std::string report;    // --report FILE.json
+  std::string timeline;  // --timeline FILE.json
+  std::string timeline_detail = "tile";
 };
 void add_demo_command(CLI::App& app, DemoOptions& opts);
 int run_demo(const DemoOptions& opts);
@@ -65,7 +67,11 @@ struct RunOptions {
   std::string config = "nv_small";
   bool functional = false;
   std::uint64_t timeout_cycles = 50'000'000;
-  std::string report;  // --report FILE.json: the run's report (sim/report/report.schema.json)
+  std::string report;    // --report FILE.json: the run's report (sim/report/report.schema.json)
+  std::string timeline;  // --timeline FILE.json: Chrome-trace JSON of the units' activity
+  std::string timeline_detail = "tile";  // layer, tile or dma
+  std::string vcd;                       // --vcd FILE.vcd: the device's signals
+  bool progress = true;                  // a progress line on stderr when it is a terminal
 };
 void add_run_command(CLI::App& app, RunOptions& opts);
 // Exit status: 0 when every check passed, 1 when a check failed; user errors throw UsageError.

@@ -92,6 +92,8 @@ int generate_and_run(const std::string& dir, bool temporary, const DemoOptions& 
   RunOptions run;
   run.trace = files.trace_path;
   run.report = opts.report;
+  run.timeline = opts.timeline;
+  run.timeline_detail = opts.timeline_detail;
   return run_trace(run);
 }
 
@@ -106,6 +108,10 @@ void add_demo_command(CLI::App& app, DemoOptions& opts) {
       ->check(CLI::IsMember({"max", "average", "min"}));
   cmd->add_option("--report", opts.report,
                   "write the run's report as JSON to FILE (as octasim run --report)");
+  cmd->add_option("--timeline", opts.timeline,
+                  "write a Chrome-trace/Perfetto timeline to FILE (as octasim run --timeline)");
+  cmd->add_option("--timeline-detail", opts.timeline_detail, "layer, tile (default) or dma")
+      ->check(CLI::IsMember({"layer", "tile", "dma"}));
 }
 
 int run_demo(const DemoOptions& opts) {

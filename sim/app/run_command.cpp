@@ -1,6 +1,12 @@
 // `octasim run TRACE.cfg`: play an NVDLA trace on the device and report every check.
+#include <unistd.h>  // isatty
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <exception>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -42,6 +48,76 @@ void print_counters(const dla::OpResult& r) {
   if (!line.empty()) fmt::print("    registers: {}\n", line);
 }
 
+// The trace::Device the player drives, with a progress line on stderr: simulated cycles and the
+// share of the trace's register writes and interrupt waits done, shown once a run has taken
+// more than two seconds and refreshed four times a second. Interrupt waits run in slices of
+// simulated time so that the line moves during long layers (the device's timing is the same).
+class ProgressDevice final : public trace::Device {
+ public:
+  ProgressDevice(trace::Device& inner, const trace::Trace& t) : inner_(inner) {
+    for (const auto& c : t.commands) {
+      total_ += c.op == trace::Op::kRegWrite || c.op == trace::Op::kIntrNotify ? 1 : 0;
+    }
+  }
+  ProgressDevice(const ProgressDevice&) = delete;
+  ProgressDevice& operator=(const ProgressDevice&) = delete;
+  ~ProgressDevice() override {
+    if (shown_) std::fputs("\r\033[K", stderr);  // leave the terminal as it was
+  }
+
+  void csb_write(std::uint32_t addr, std::uint32_t value) override {
+    inner_.csb_write(addr, value);
+    ++done_;
+    tick();
+  }
+  [[nodiscard]] std::uint32_t csb_read(std::uint32_t addr) override {
+    const std::uint32_t v = inner_.csb_read(addr);
+    tick();
+    return v;
+  }
+  [[nodiscard]] MemoryImage& memory() override { return inner_.memory(); }
+  [[nodiscard]] bool wait_interrupt(unsigned status_bit, std::uint64_t timeout_cycles) override {
+    constexpr std::uint64_t kSlice = 1'000'000;
+    const std::uint64_t deadline = cycle() + timeout_cycles;
+    for (;;) {
+      const std::uint64_t slice = std::min(kSlice, deadline - cycle());
+      if (inner_.wait_interrupt(status_bit, slice)) {
+        ++done_;
+        tick();
+        return true;
+      }
+      tick();
+      if (cycle() >= deadline) return false;
+    }
+  }
+  void wait_cycles(std::uint64_t cycles) override {
+    inner_.wait_cycles(cycles);
+    tick();
+  }
+  [[nodiscard]] std::uint64_t cycle() const override { return inner_.cycle(); }
+
+ private:
+  void tick() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - started_ < std::chrono::seconds(2) ||
+        now - shown_at_ < std::chrono::milliseconds(250)) {
+      return;
+    }
+    shown_at_ = now;
+    shown_ = true;
+    fmt::print(stderr,
+               "\r\033[Koctasim: cycle {}, {}% of the trace's register writes and interrupt waits",
+               cycle(), total_ == 0 ? 100 : 100 * done_ / total_);
+    std::fflush(stderr);
+  }
+
+  trace::Device& inner_;
+  std::uint64_t total_ = 0, done_ = 0;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point shown_at_{};
+  bool shown_ = false;
+};
+
 report::RunInfo run_info(const RunOptions& opts, const trace::PlayResult& result) {
   report::RunInfo info;
   info.generator = fmt::format("octasim {}", kVersion);
@@ -58,15 +134,40 @@ trace::PlayResult play_cycle_level(const trace::Trace& t, const HwConfig& hw,
                                    const trace::PlayerOptions& po, const RunOptions& opts) {
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   dla::DlaDevice device("dla", hw);
-  trace::PlayResult result = trace::play(t, device, po);
-  const nlohmann::json summary = report::build(device, run_info(opts, result));
+  std::unique_ptr<stats::Timeline> timeline;
+  if (!opts.timeline.empty()) {
+    const stats::Detail detail = opts.timeline_detail == "layer" ? stats::Detail::kLayer
+                                 : opts.timeline_detail == "dma" ? stats::Detail::kDma
+                                                                 : stats::Detail::kTile;
+    timeline = std::make_unique<stats::Timeline>(detail);
+    device.set_timeline(timeline.get());
+  }
+  sc_core::sc_trace_file* vcd = nullptr;
+  if (!opts.vcd.empty()) {
+    // SystemC appends ".vcd" to the name it is given.
+    std::string base = opts.vcd;
+    if (base.size() > 4 && base.compare(base.size() - 4, 4, ".vcd") == 0)
+      base.resize(base.size() - 4);
+    vcd = sc_core::sc_create_vcd_trace_file(base.c_str());
+    vcd->set_time_unit(1, sc_core::SC_NS);
+    device.trace_signals(vcd);
+  }
+  trace::PlayResult result;
+  if (opts.progress && isatty(STDERR_FILENO) == 1) {
+    ProgressDevice progress(device, t);
+    result = trace::play(t, progress, po);
+  } else {
+    result = trace::play(t, device, po);
+  }
+  if (vcd != nullptr) sc_core::sc_close_vcd_trace_file(vcd);
+  const report::RunInfo info = run_info(opts, result);
+  const nlohmann::json summary = report::build(device, info);
   report::print_summary(summary);
-  if (!opts.report.empty()) {
-    try {
-      report::write(summary, opts.report);
-    } catch (const std::exception& e) {
-      throw UsageError(e.what());
-    }
+  try {
+    if (!opts.report.empty()) report::write(summary, opts.report);
+    if (timeline) report::write_timeline(*timeline, info.generator, opts.timeline);
+  } catch (const std::exception& e) {
+    throw UsageError(e.what());
   }
   return result;
 }
@@ -89,6 +190,19 @@ void add_report_options(CLI::App& cmd, RunOptions& opts) {
   cmd.add_option("--report", opts.report,
                  "write the run's report (layers, units, statistics, roofline) as JSON to FILE "
                  "(schema: sim/report/report.schema.json)");
+  cmd.add_option("--timeline", opts.timeline,
+                 "write a Chrome-trace JSON timeline (ui.perfetto.dev, chrome://tracing) to FILE: "
+                 "a track per unit, 1 cycle = 1 us");
+  cmd.add_option("--timeline-detail", opts.timeline_detail,
+                 "timeline slices per layer, per tile (stripe / line step, the default) or per "
+                 "DMA burst (dma)")
+      ->check(CLI::IsMember({"layer", "tile", "dma"}));
+  cmd.add_option("--vcd", opts.vcd,
+                 "write the device's busy/interrupt/credit/DRAM signals as a VCD waveform to "
+                 "FILE.vcd (GTKWave, Surfer)");
+  cmd.add_flag("!--no-progress", opts.progress,
+               "no progress line on stderr (shown only when stderr is a terminal and the run "
+               "takes more than two seconds)");
 }
 
 void add_run_command(CLI::App& app, RunOptions& opts) {
@@ -111,15 +225,24 @@ int run_trace(const RunOptions& opts) {
   } catch (const std::exception& e) {
     throw UsageError(e.what());
   }
-  if (opts.functional && !opts.report.empty()) {
-    throw UsageError("--report needs the cycle-level device (drop --functional)");
+  if (opts.functional) {
+    for (const auto& [option, value] :
+         {std::pair{"report", &opts.report}, {"timeline", &opts.timeline}, {"vcd", &opts.vcd}}) {
+      if (!value->empty()) {
+        throw UsageError(
+            fmt::format("--{} needs the cycle-level device (drop --functional)", option));
+      }
+    }
   }
   // Output files are created before the simulation runs, so that an unwritable path is a usage
   // error up front rather than an exception after the SystemC kernel ran.
-  for (const std::string* path : {&opts.report}) {
-    if (path->empty()) continue;
-    std::ofstream probe(*path);
-    if (!probe) throw UsageError(fmt::format("{}: cannot write file", *path));
+  const bool vcd_suffix =
+      opts.vcd.size() > 4 && opts.vcd.compare(opts.vcd.size() - 4, 4, ".vcd") == 0;
+  for (const std::string& path : {opts.report, opts.timeline,
+                                  opts.vcd.empty() || vcd_suffix ? opts.vcd : opts.vcd + ".vcd"}) {
+    if (path.empty()) continue;
+    std::ofstream probe(path);
+    if (!probe) throw UsageError(fmt::format("{}: cannot write file", path));
   }
   trace::Trace t;
   try {

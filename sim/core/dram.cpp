@@ -22,6 +22,17 @@ Dram::Dram(const sc_core::sc_module_name& name, const HwConfig& hw, MemoryImage&
   socket.register_b_transport(this, &Dram::b_transport);
 }
 
+void Dram::trace_signals(sc_core::sc_trace_file* file) {
+  drive_signals_ = true;
+  sc_core::sc_trace(file, bytes_signal_, "dram.bytes");
+  sc_core::sc_trace(file, busy_signal_, "dram.bus_busy_cycles");
+}
+
+void Dram::set_timeline(stats::Timeline* timeline) {
+  timeline_ = timeline;
+  if (timeline_ != nullptr) bus_track_ = timeline_->track("DRAM", "data bus");
+}
+
 void Dram::b_transport(int /*initiator*/, tlm::tlm_generic_payload& trans,
                        sc_core::sc_time& delay) {
   const std::uint64_t addr = trans.get_address();
@@ -35,6 +46,16 @@ void Dram::b_transport(int /*initiator*/, tlm::tlm_generic_payload& trans,
   const std::uint64_t transfer = (len + bytes_per_cycle_ - 1) / bytes_per_cycle_;
   bus_free_ = start + period_ * static_cast<double>(transfer);
   busy_cycles_ += transfer;
+  if (drive_signals_) {
+    bytes_signal_.write(bytes_read_.value() + bytes_written_.value() + len);
+    busy_signal_.write(busy_cycles_.value());
+  }
+  if (timeline_ != nullptr) {
+    const auto from = static_cast<std::uint64_t>(start / period_ + 0.5);
+    timeline_->transfer(from, from + transfer, len);
+    timeline_->slice(bus_track_, stats::Detail::kDma, from, from + transfer,
+                     trans.is_read() ? "read" : "write", len);
+  }
   if (trans.is_read()) {
     image_.read(addr, trans.get_data_ptr(), len);
     bytes_read_ += len;

@@ -33,6 +33,11 @@ class Dram final : public sc_core::sc_module {
   [[nodiscard]] unsigned bytes_per_cycle() const { return bytes_per_cycle_; }
   // The counters behind the accessors above (group named after the module: dla.dram).
   [[nodiscard]] const stats::Group& statistics() const { return stats_; }
+  // Records every data-bus transfer into `timeline` (null: stop).
+  void set_timeline(stats::Timeline* timeline);
+  // Adds dram.bytes (bytes moved so far) and dram.bus_busy_cycles to a VCD trace file and starts
+  // driving them. Before the first sc_start.
+  void trace_signals(sc_core::sc_trace_file* file);
 
  private:
   void b_transport(int initiator, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
@@ -45,6 +50,11 @@ class Dram final : public sc_core::sc_module {
   sc_core::sc_time bus_free_ = sc_core::SC_ZERO_TIME;
   stats::Group stats_;
   stats::Counter bytes_read_, bytes_written_, busy_cycles_, reads_, writes_;
+  stats::Timeline* timeline_ = nullptr;
+  std::uint32_t bus_track_ = 0;
+  sc_core::sc_signal<sc_dt::uint64, sc_core::SC_UNCHECKED_WRITERS> bytes_signal_{"bytes"};
+  sc_core::sc_signal<sc_dt::uint64, sc_core::SC_UNCHECKED_WRITERS> busy_signal_{"bus_busy_cycles"};
+  bool drive_signals_ = false;
 };
 
 }  // namespace octasim

@@ -89,4 +89,79 @@ class Group {
 [[nodiscard]] std::vector<std::uint64_t> delta(const std::vector<std::uint64_t>& before,
                                                const std::vector<std::uint64_t>& after);
 
+// What each unit did when, for a timeline viewer (Perfetto, chrome://tracing): slices of time on
+// one track per unit and sampled counters. Recorded only when a timeline was asked for (modules
+// hold a null pointer otherwise), into plain vectors; times are cycles.
+enum class Detail : std::uint8_t {
+  kLayer = 0,  // one slice per layer on each engine's layer track
+  kTile = 1,   // plus one per stripe (CSC, CACC) or line step (RDMA, core, WDMA)
+  kDma = 2,    // plus one per DMA burst (CDMA requests, DRAM transfers)
+};
+
+class Timeline {
+ public:
+  struct Track {
+    std::string process;  // CONV, SDP, PDP, CDP, DRAM
+    std::string thread;   // CSC, RDMA, ... (the track)
+  };
+  struct Slice {
+    std::uint32_t track;
+    std::uint64_t start, end;  // cycles, end exclusive
+    std::string name;
+    std::uint64_t bytes = 0;
+    std::uint32_t parts = 1;  // DMA bursts joined into this slice (tile detail)
+    Detail level = Detail::kLayer;
+  };
+  struct Series {
+    std::string process;
+    std::string name;
+  };
+  struct Sample {
+    std::uint32_t series;
+    std::uint64_t cycle;
+    double value;
+  };
+  struct Transfer {  // one DRAM data-bus transfer (for the bandwidth counter)
+    std::uint64_t start, end, bytes;
+  };
+
+  explicit Timeline(Detail detail) : detail_(detail) {}
+  Timeline(const Timeline&) = delete;
+  Timeline& operator=(const Timeline&) = delete;
+
+  [[nodiscard]] Detail detail() const { return detail_; }
+  [[nodiscard]] bool wants(Detail level) const { return level <= detail_; }
+  // The track (or counter series) of that name, created on first use; order of creation is the
+  // order shown.
+  std::uint32_t track(std::string_view process, std::string_view thread);
+  std::uint32_t series(std::string_view process, std::string_view name);
+  // Records [start, end) on `track` when `level` is wanted. At tile detail a DMA-level slice
+  // that starts where the track's previous DMA-level slice ended joins it (same busy total).
+  void slice(std::uint32_t track, Detail level, std::uint64_t start, std::uint64_t end,
+             std::string name, std::uint64_t bytes = 0);
+  void sample(std::uint32_t series, std::uint64_t cycle, double value) {
+    samples_.push_back({series, cycle, value});
+  }
+  void transfer(std::uint64_t start, std::uint64_t end, std::uint64_t bytes) {
+    transfers_.push_back({start, end, bytes});
+  }
+
+  [[nodiscard]] const std::vector<Track>& tracks() const { return tracks_; }
+  [[nodiscard]] const std::vector<Series>& series() const { return series_; }
+  [[nodiscard]] const std::vector<Slice>& slices() const { return slices_; }
+  [[nodiscard]] const std::vector<Sample>& samples() const { return samples_; }
+  [[nodiscard]] const std::vector<Transfer>& transfers() const { return transfers_; }
+
+ private:
+  Detail detail_;
+  std::vector<Track> tracks_;
+  std::vector<std::size_t> last_dma_;  // per track: index of its last DMA-level slice + 1, or 0
+  std::vector<Series> series_;
+  std::vector<Slice> slices_;
+  std::vector<Sample> samples_;
+  std::vector<Transfer> transfers_;
+};
+
+[[nodiscard]] std::string_view detail_name(Detail detail);
+
 }  // namespace octasim::stats

@@ -84,6 +84,21 @@ ConvCore::ConvCore(const sc_core::sc_module_name& name, const HwConfig& hw,
   SC_THREAD(delivery_thread);
 }
 
+void ConvCore::set_timeline(stats::Timeline* timeline) {
+  timeline_ = timeline;
+  if (timeline_ == nullptr) return;
+  dat_track_ = timeline_->track(basename(), "CDMA data DMA");
+  wt_track_ = timeline_->track(basename(), "CDMA weight DMA");
+  csc_track_ = timeline_->track(basename(), "CSC");
+  cacc_track_ = timeline_->track(basename(), "CACC delivery");
+  credit_series_ = timeline_->series(basename(), "CACC credits");
+}
+
+void ConvCore::trace_signals(sc_core::sc_trace_file* file) {
+  drive_signals_ = true;
+  sc_core::sc_trace(file, credits_signal_, std::string(basename()) + ".cacc_credits");
+}
+
 void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead& regs,
                      std::function<void()> on_done) {
   if (busy_) throw std::logic_error(std::string(name()) + " started while busy");
@@ -139,6 +154,7 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
               ((l.input.channels + hw_.mac_atomic_c - 1) / hw_.mac_atomic_c);
   output_bytes_ = op.bytes_written;
   credits_ = upper;
+  if (drive_signals_) credits_signal_.write(credits_);
   write_addr_ = read_address(regs, regs::SDP::D_DST_BASE_ADDR_HIGH::kAddr,
                              regs::SDP::D_DST_BASE_ADDR_LOW::kAddr);
 
@@ -229,6 +245,9 @@ void ConvCore::data_dma_thread() {
       perf_.dat_latency += to_cycles(arrival - issued);
       perf_.dat_busy += to_cycles(sc_core::sc_time_stamp() - issued);
       perf_.dat_bytes += bytes;
+      if (timeline_ != nullptr) {
+        timeline_->slice(dat_track_, stats::Detail::kDma, to_cycles(issued), now(), "read", bytes);
+      }
       data_client_.in_flight.push_back({arrival, atoms});
       data_client_.atoms += atoms;
       last = std::max(last, arrival);
@@ -275,6 +294,10 @@ void ConvCore::weight_dma_thread() {
         perf_.wt_latency += to_cycles(arrival - issued);
         perf_.wt_busy += to_cycles(sc_core::sc_time_stamp() - issued);
         perf_.wt_bytes += bytes;
+        if (timeline_ != nullptr) {
+          timeline_->slice(wt_track_, stats::Detail::kDma, to_cycles(issued), now(),
+                           "read group " + std::to_string(g), bytes);
+        }
         weight_client_.in_flight.push_back({arrival, atoms});
         weight_client_.atoms += atoms;
         last = std::max(last, arrival);
@@ -308,11 +331,14 @@ void ConvCore::csc_thread() {
         // package (one kernel per cycle) overlaps the current one's data.
         const std::uint32_t per_package =
             k <= 1 ? std::max(len, 2u) : std::max({len, atomic_k_, k});
+        const std::uint64_t stripe_start = now();
         sc_core::wait(cycles(std::uint64_t{packages_ - 1} * per_package));
         const sc_core::sc_time gate = sc_core::sc_time_stamp();
         while (credits_ < len) sc_core::wait(credit_ev_);
         counters_.write_stall_cycles += to_cycles(sc_core::sc_time_stamp() - gate);
         credits_ -= len;
+        const std::uint64_t resumed = now();
+        credits_changed();
         // Output bytes of this stripe (exact integer split of the layer's output).
         const std::uint64_t index = g * stripes_.size() + j;
         const std::uint64_t before = output_bytes_ * index / stripes_total_;
@@ -322,6 +348,17 @@ void ConvCore::csc_thread() {
         deliver_ev_.notify(sc_core::SC_ZERO_TIME);
         sc_core::wait(cycles(per_package));
         counters_.busy_cycles += std::uint64_t{packages_} * per_package;
+        if (tiles()) {
+          // The stripe's packages, split where the last one waited for credits.
+          const std::string name = "stripe " + std::to_string(g) + "." + std::to_string(j);
+          if (to_cycles(gate) == resumed) {
+            timeline_->slice(csc_track_, stats::Detail::kTile, stripe_start, now(), name);
+          } else {
+            timeline_->slice(csc_track_, stats::Detail::kTile, stripe_start, to_cycles(gate), name);
+            timeline_->slice(csc_track_, stats::Detail::kTile, resumed, now(),
+                             name + " (last package)");
+          }
+        }
       }
       // The group's weights leave the CBUF once its last package is issued.
       weight_resident_ -= std::min(weight_resident_, group_bytes_[g]);
@@ -337,6 +374,7 @@ void ConvCore::delivery_thread() {
     const Stripe s = to_deliver_.front();
     to_deliver_.pop_front();
     wait_until(s.ready);
+    const std::uint64_t delivery_start = now();
     // Each atom's lanes go to SDP at its throughput, plus one cycle to read the next atom.
     const std::uint32_t lanes = atomic_k_;
     const std::uint32_t per_atom = (lanes + hw_.sdp_bs_throughput - 1) / hw_.sdp_bs_throughput + 1;
@@ -344,8 +382,13 @@ void ConvCore::delivery_thread() {
       sc_core::wait(cycles(per_atom));
       ++credits_;
       credit_ev_.notify(sc_core::SC_ZERO_TIME);
+      credits_changed();
     }
     perf_.cacc_busy += std::uint64_t{s.atoms} * per_atom;
+    if (tiles()) {
+      timeline_->slice(cacc_track_, stats::Detail::kTile, delivery_start, now(),
+                       "deliver " + std::to_string(s.atoms) + " atoms", s.bytes);
+    }
     if (s.bytes > 0) {
       if (scratch_.size() < s.bytes) scratch_.resize(s.bytes);
       tlm::tlm_generic_payload trans;

@@ -52,6 +52,9 @@ class ConvCore final : public sc_core::sc_module, public EngineModel {
   [[nodiscard]] EngineStats stats() const override { return counters_.totals(); }
   [[nodiscard]] const stats::Group& statistics() const override { return stats_; }
   [[nodiscard]] const std::vector<UnitCounters>& units() const override { return units_; }
+  void set_timeline(stats::Timeline* timeline) override;
+  // CONV.cacc_credits: the CSC's CACC delivery credits.
+  void trace_signals(sc_core::sc_trace_file* file) override;
   // CDMA D_PERF_{DAT,WT}_READ_{STALL,LATENCY} when CDMA D_PERF_ENABLE.DMA_EN is set; SDP's
   // D_PERF_WDMA_WRITE_STALL (0: the WDMA's writes are posted) when SDP PERF_DMA_EN is set.
   [[nodiscard]] std::vector<std::pair<std::uint32_t, std::uint32_t>> perf_registers(
@@ -107,6 +110,20 @@ class ConvCore final : public sc_core::sc_module, public EngineModel {
   EngineCounters counters_;
   CdmaPerf perf_;
   std::vector<UnitCounters> units_;
+  // Only when a timeline was asked for: tracks of the CDMA data and weight DMAs, CSC, CACC
+  // delivery, and the CACC credit counter.
+  stats::Timeline* timeline_ = nullptr;
+  std::uint32_t dat_track_ = 0, wt_track_ = 0, csc_track_ = 0, cacc_track_ = 0, credit_series_ = 0;
+  [[nodiscard]] bool tiles() const {
+    return timeline_ != nullptr && timeline_->wants(stats::Detail::kTile);
+  }
+  [[nodiscard]] std::uint64_t now() const { return to_cycles(sc_core::sc_time_stamp()); }
+  sc_core::sc_signal<unsigned, sc_core::SC_UNCHECKED_WRITERS> credits_signal_{"cacc_credits"};
+  bool drive_signals_ = false;
+  void credits_changed() {
+    if (tiles()) timeline_->sample(credit_series_, now(), credits_);
+    if (drive_signals_) credits_signal_.write(credits_);
+  }
   std::function<void()> on_done_;
   sc_core::sc_time started_at_;
 

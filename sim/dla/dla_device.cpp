@@ -30,6 +30,7 @@ DlaDevice::DlaDevice(const sc_core::sc_module_name& name, HwConfig hw)
       stream->wdma_socket.bind(dram_.socket);
       modules_[i] = std::move(stream);
     }
+    busy_signals_.push_back(std::make_unique<Flag>((unit + "_busy").c_str()));
   }
 }
 
@@ -51,6 +52,7 @@ void DlaDevice::csb_write(std::uint32_t addr, std::uint32_t value) {
   run_for(hw_.csb_access_cycles);
   regs_.csb_write(addr, value);
   start_ready_engines();
+  update_signals();  // an interrupt cleared, an engine started
 }
 
 std::uint32_t DlaDevice::csb_read(std::uint32_t addr) {
@@ -74,6 +76,33 @@ void DlaDevice::wait_cycles(std::uint64_t cycles) {
 
 std::uint64_t DlaDevice::cycle() const {
   return static_cast<std::uint64_t>(sc_core::sc_time_stamp() / period_ + 0.5);
+}
+
+void DlaDevice::trace_signals(sc_core::sc_trace_file* file) {
+  drive_signals_ = true;
+  for (std::size_t i = 0; i < busy_signals_.size(); ++i) {
+    sc_core::sc_trace(file, *busy_signals_[i], std::string(engines()[i].name) + ".busy");
+  }
+  sc_core::sc_trace(file, intr_signal_, "glb.intr_status");
+  for (const auto& m : modules_) m->trace_signals(file);
+  dram_.trace_signals(file);
+}
+
+void DlaDevice::update_signals() {
+  if (!drive_signals_) return;
+  for (std::size_t i = 0; i < busy_signals_.size(); ++i)
+    busy_signals_[i]->write(modules_[i]->busy());
+  intr_signal_.write(regs_.interrupt_status());
+}
+
+void DlaDevice::set_timeline(stats::Timeline* timeline) {
+  timeline_ = timeline;
+  layer_tracks_.clear();
+  if (timeline_ != nullptr) {
+    for (const Engine& e : engines()) layer_tracks_.push_back(timeline_->track(e.name, "layers"));
+  }
+  for (const auto& m : modules_) m->set_timeline(timeline);
+  dram_.set_timeline(timeline);
 }
 
 std::vector<const stats::Group*> DlaDevice::statistics() const {
@@ -136,10 +165,16 @@ void DlaDevice::finish(std::size_t engine_index, std::size_t layer) {
   l.write_stall_cycles = now.write_stall_cycles - l.at_start.write_stall_cycles;
   l.counters = stats::delta(l.counters_at_start, modules_[engine_index]->statistics().snapshot());
   l.perf_registers = modules_[engine_index]->perf_registers(e, group_reader(regs_, groups));
+  if (timeline_ != nullptr) {
+    timeline_->slice(layer_tracks_[engine_index], stats::Detail::kLayer, l.start_cycle, l.end_cycle,
+                     "layer " + std::to_string(layer) + " group " + std::to_string(l.group));
+  }
   for (const auto& [addr, value] : l.perf_registers) regs_.set_value(addr, groups, value);
   complete_group(e, regs_, groups, l.result);
+  update_signals();
   if (waiting_for_interrupt_) sc_core::sc_pause();
   start_ready_engines();  // the other register group may be waiting
+  update_signals();
 }
 
 }  // namespace octasim::dla

@@ -68,6 +68,14 @@ class DlaDevice final : public sc_core::sc_module, public trace::Device {
   [[nodiscard]] const sc_core::sc_time& clock_period() const { return period_; }
   // Every statistics group of the device: the engines' (dla.CONV, dla.SDP, ...) and the DRAM's.
   [[nodiscard]] std::vector<const stats::Group*> statistics() const;
+  // Records a timeline of the engines, their units and the DRAM from now on (null: stop): a
+  // layer track per engine, then the units' tracks. Call before the trace runs.
+  void set_timeline(stats::Timeline* timeline);
+  // Adds the device's signals to a VCD trace file and drives them from now on: per engine
+  // <ENGINE>.busy (an operation running), glb.intr_status (GLB S_INTR_STATUS), and the
+  // engines' and DRAM's own (CONV.cacc_credits, dram.bytes, dram.bus_busy_cycles). Call
+  // before the trace runs.
+  void trace_signals(sc_core::sc_trace_file* file);
 
  private:
   void run_for(std::uint64_t cycles);
@@ -91,6 +99,13 @@ class DlaDevice final : public sc_core::sc_module, public trace::Device {
   std::array<Running, kEngineCount> running_;
   bool waiting_for_interrupt_ = false;
   std::vector<LayerTiming> layers_;
+  stats::Timeline* timeline_ = nullptr;
+  std::vector<std::uint32_t> layer_tracks_;
+  using Flag = sc_core::sc_signal<bool, sc_core::SC_UNCHECKED_WRITERS>;
+  std::vector<std::unique_ptr<Flag>> busy_signals_;
+  sc_core::sc_signal<unsigned, sc_core::SC_UNCHECKED_WRITERS> intr_signal_{"intr_status"};
+  bool drive_signals_ = false;
+  void update_signals();
 };
 
 }  // namespace octasim::dla

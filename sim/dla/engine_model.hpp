@@ -12,6 +12,10 @@
 #include "sim/core/stats.hpp"
 #include "sim/dla/engines.hpp"
 
+namespace sc_core {
+class sc_trace_file;
+}
+
 namespace octasim::dla {
 
 struct EngineStats {
@@ -74,6 +78,11 @@ class EngineModel {
   [[nodiscard]] virtual const stats::Group& statistics() const = 0;
   // The engine's units and which of its counters describe them.
   [[nodiscard]] virtual const std::vector<UnitCounters>& units() const = 0;
+  // Records the engine's activity into `timeline` from now on (null: stop); one track per unit.
+  virtual void set_timeline(stats::Timeline* timeline) { (void)timeline; }
+  // Adds the engine's own handshake/status signals (if any) to a VCD trace file and starts
+  // driving them (they are left alone otherwise, which costs nothing). Before the first sc_start.
+  virtual void trace_signals(sc_core::sc_trace_file* file) { (void)file; }
   // The performance registers (CSB address, value) the operation that just finished sets, as
   // its D_PERF_ENABLE fields (read through `regs`) select: the DMA stall and latency counters
   // NVDLA's C-model leaves at zero, filled from the simulated timing.

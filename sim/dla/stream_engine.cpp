@@ -78,6 +78,14 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> StreamEngine::perf_register
   return out;
 }
 
+void StreamEngine::set_timeline(stats::Timeline* timeline) {
+  timeline_ = timeline;
+  if (timeline_ == nullptr) return;
+  rdma_track_ = timeline_->track(basename(), "RDMA");
+  core_track_ = timeline_->track(basename(), "core");
+  wdma_track_ = timeline_->track(basename(), "WDMA");
+}
+
 StreamEngine::StreamEngine(const sc_core::sc_module_name& name, const HwConfig& hw,
                            const sc_core::sc_time& clock_period)
     : sc_core::sc_module(name), hw_(hw), period_(clock_period), stats_(this->name()) {
@@ -185,6 +193,11 @@ void StreamEngine::rdma_thread() {
       to_core_ev_.notify(sc_core::SC_ZERO_TIME);
       if (requests > 0) sc_core::wait(cycles(requests));  // one request per cycle
       rdma_busy_ += requests;
+      if (tiles()) {
+        const std::uint64_t now = to_cycles(sc_core::sc_time_stamp());
+        timeline_->slice(rdma_track_, stats::Detail::kTile, now - requests, now,
+                         "read step " + std::to_string(i), s.read_bytes);
+      }
     }
   }
 }
@@ -200,6 +213,11 @@ void StreamEngine::core_thread() {
       sc_core::wait(in.ready - sc_core::sc_time_stamp());
     }
     if (s.compute_cycles > 0) sc_core::wait(cycles(s.compute_cycles));
+    if (tiles()) {
+      const std::uint64_t now = to_cycles(sc_core::sc_time_stamp());
+      timeline_->slice(core_track_, stats::Detail::kTile, now - s.compute_cycles, now,
+                       "step " + std::to_string(in.step));
+    }
     counters_.busy_cycles += s.compute_cycles;
     buffered_atoms_ -= std::min<std::uint64_t>(
         buffered_atoms_, (s.read_bytes + hw_.memory_atomic_size - 1) / hw_.memory_atomic_size);
@@ -229,6 +247,11 @@ void StreamEngine::wdma_thread() {
     last_ack = std::max(last_ack, ack);
     if (requests > 0) sc_core::wait(cycles(requests));
     wdma_busy_ += requests;
+    if (tiles()) {
+      const std::uint64_t now = to_cycles(sc_core::sc_time_stamp());
+      timeline_->slice(wdma_track_, stats::Detail::kTile, now - requests, now,
+                       "write step " + std::to_string(out.step), s.write_bytes);
+    }
     to_wdma_.pop_front();
     wdma_consumed_ev_.notify(sc_core::SC_ZERO_TIME);
     if (last_ack > sc_core::sc_time_stamp() && out.step + 1 == plan_.steps.size()) {

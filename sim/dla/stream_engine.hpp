@@ -44,6 +44,7 @@ class StreamEngine final : public sc_core::sc_module, public EngineModel {
   [[nodiscard]] EngineStats stats() const override { return counters_.totals(); }
   [[nodiscard]] const stats::Group& statistics() const override { return stats_; }
   [[nodiscard]] const std::vector<UnitCounters>& units() const override { return units_; }
+  void set_timeline(stats::Timeline* timeline) override;
   [[nodiscard]] std::vector<std::pair<std::uint32_t, std::uint32_t>> perf_registers(
       const Engine& engine, const RegRead& regs) const override;
 
@@ -87,6 +88,11 @@ class StreamEngine final : public sc_core::sc_module, public EngineModel {
   EngineCounters counters_;
   stats::Counter rdma_busy_, rdma_stall_, wdma_busy_;
   std::vector<UnitCounters> units_;
+  stats::Timeline* timeline_ = nullptr;  // only when a timeline was asked for
+  std::uint32_t rdma_track_ = 0, core_track_ = 0, wdma_track_ = 0;
+  [[nodiscard]] bool tiles() const {
+    return timeline_ != nullptr && timeline_->wants(stats::Detail::kTile);
+  }
 };
 
 }  // namespace octasim::dla

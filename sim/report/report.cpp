@@ -351,6 +351,101 @@ json read(const std::string& path) {
   return j;
 }
 
+void write_timeline(const stats::Timeline& timeline, const std::string& generator,
+                    const std::string& path) {
+  json events = json::array();
+  // Processes in the order their first track or counter was created.
+  std::vector<std::string> processes;
+  const auto pid_of = [&](const std::string& process) {
+    const auto it = std::find(processes.begin(), processes.end(), process);
+    if (it != processes.end()) return static_cast<int>(it - processes.begin()) + 1;
+    processes.push_back(process);
+    events.push_back({{"name", "process_name"},
+                      {"ph", "M"},
+                      {"pid", processes.size()},
+                      {"args", {{"name", process}}}});
+    events.push_back({{"name", "process_sort_index"},
+                      {"ph", "M"},
+                      {"pid", processes.size()},
+                      {"args", {{"sort_index", processes.size()}}}});
+    return static_cast<int>(processes.size());
+  };
+  std::vector<std::pair<int, int>> ids;  // per track: pid, tid
+  std::vector<int> threads_in;           // per process: threads so far
+  for (const auto& t : timeline.tracks()) {
+    const int pid = pid_of(t.process);
+    if (threads_in.size() < processes.size()) threads_in.resize(processes.size(), 0);
+    const int tid = ++threads_in[pid - 1];
+    ids.emplace_back(pid, tid);
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", pid},
+                      {"tid", tid},
+                      {"args", {{"name", t.thread}}}});
+    events.push_back({{"name", "thread_sort_index"},
+                      {"ph", "M"},
+                      {"pid", pid},
+                      {"tid", tid},
+                      {"args", {{"sort_index", tid}}}});
+  }
+  for (const auto& s : timeline.slices()) {
+    json e = {{"name", s.name},
+              {"cat", std::string(stats::detail_name(s.level))},
+              {"ph", "X"},
+              {"ts", s.start},
+              {"dur", s.end - s.start},
+              {"pid", ids[s.track].first},
+              {"tid", ids[s.track].second}};
+    json args = json::object();
+    if (s.bytes > 0) args["bytes"] = s.bytes;
+    if (s.parts > 1) args["bursts"] = s.parts;
+    if (!args.empty()) e["args"] = std::move(args);
+    events.push_back(std::move(e));
+  }
+  for (const auto& c : timeline.samples()) {
+    const auto& series = timeline.series()[c.series];
+    events.push_back({{"name", series.name},
+                      {"ph", "C"},
+                      {"ts", c.cycle},
+                      {"pid", pid_of(series.process)},
+                      {"args", {{"value", c.value}}}});
+  }
+  // DRAM bandwidth: bytes per cycle in windows of about 1/2000 of the run (at least 16 cycles),
+  // each transfer's bytes spread evenly over its cycles.
+  std::uint64_t end = 0;
+  for (const auto& t : timeline.transfers()) end = std::max(end, t.end);
+  if (end > 0) {
+    const std::uint64_t window = std::max<std::uint64_t>(16, (end + 1999) / 2000);
+    std::vector<double> bytes((end + window - 1) / window + 1, 0.0);
+    for (const auto& t : timeline.transfers()) {
+      const double per_cycle = static_cast<double>(t.bytes) /
+                               static_cast<double>(std::max<std::uint64_t>(1, t.end - t.start));
+      for (std::uint64_t w = t.start / window; w * window < t.end; ++w) {
+        const std::uint64_t from = std::max(t.start, w * window);
+        const std::uint64_t to = std::min(t.end, (w + 1) * window);
+        bytes[w] += per_cycle * static_cast<double>(to - from);
+      }
+    }
+    const int pid = pid_of("DRAM");
+    for (std::size_t w = 0; w < bytes.size(); ++w) {
+      events.push_back({{"name", "DRAM bandwidth (B/cycle)"},
+                        {"ph", "C"},
+                        {"ts", w * window},
+                        {"pid", pid},
+                        {"args", {{"value", bytes[w] / static_cast<double>(window)}}}});
+    }
+  }
+  json doc = {{"traceEvents", std::move(events)},
+              {"otherData",
+               {{"generator", generator},
+                {"detail", std::string(stats::detail_name(timeline.detail()))},
+                {"time_unit", "1 DLA cycle = 1 us in this file"}}}};
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error(fmt::format("{}: cannot write file", path));
+  out << doc.dump() << '\n';
+  if (!out) throw std::runtime_error(fmt::format("{}: cannot write file", path));
+}
+
 void write(const json& report, const std::string& path) {
   std::ofstream out(path);
   if (!out) throw std::runtime_error(fmt::format("{}: cannot write file", path));

@@ -46,4 +46,11 @@ void write(const nlohmann::json& report, const std::string& path);
 void print_diff(const nlohmann::json& a, const std::string& name_a, const nlohmann::json& b,
                 const std::string& name_b);
 
+// Writes `timeline` as Chrome-trace JSON (Perfetto, chrome://tracing): a process per engine and
+// the DRAM, a thread per unit, "X" slices, "C" counters (CACC credits, DRAM bandwidth per
+// window); timestamps are cycles, shown as microseconds. Throws std::runtime_error naming the
+// file when it cannot be written.
+void write_timeline(const stats::Timeline& timeline, const std::string& generator,
+                    const std::string& path);
+
 }  // namespace octasim::report

@@ -190,14 +190,132 @@ def main():
         check_perf(octasim, work)
     elif check == "diff":
         check_diff(octasim, work)
+    elif check == "vcd":
+        check_vcd(octasim, work)
     elif check == "timeline":
         check_timeline(octasim, work)
     else:
         fail(f"unknown check {check}")
 
 
+def check_vcd(octasim, work):
+    out, report, _ = demo(octasim, work)
+    vcd = os.path.join(work, "demo.vcd")
+    run([octasim, "run", os.path.join(out, "demo.cfg"), "--vcd", vcd])
+    ids, scope, changes, time = {}, [], {}, 0
+    for line in open(vcd):
+        words = line.split()
+        if not words:
+            continue
+        if words[0] == "$scope":
+            scope.append(words[2])
+        elif words[0] == "$upscope":
+            scope.pop()
+        elif words[0] == "$var":
+            ids[words[3]] = ".".join(scope[1:] + [words[4]])
+        elif words[0].startswith("#"):
+            time = int(words[0][1:])
+        elif words[0][0] in "01" and words[0][1:] in ids:
+            changes.setdefault(ids[words[0][1:]], []).append((time, int(words[0][0])))
+        elif words[0][0] == "b" and len(words) == 2 and words[1] in ids:
+            changes.setdefault(ids[words[1]], []).append((time, int(words[0][1:], 2)))
+    data = json.load(open(report))
+    for layer in data["layers"]:
+        busy = [c for c in changes.get(f"{layer['engine']}.busy", []) if c[0] > 0]
+        want = [(layer["start_cycle"], 1), (layer["end_cycle"], 0)]
+        if busy != want:
+            fail(f"{layer['engine']}.busy changes {busy}, the report's layer runs {want}")
+    credits = changes.get("CONV.cacc_credits", [])
+    # nv_small: 2 x atomic-K = 16 credits, taken by the CSC and returned by the CACC.
+    if not credits or max(v for _, v in credits) != 16 or min(v for _, v in credits) >= 16:
+        fail(f"CONV.cacc_credits does not move within 0..16: {credits[:5]}")
+    dram = changes.get("dram.bytes", [])
+    total = data["dram"]["bytes_read"] + data["dram"]["bytes_written"]
+    if not dram or dram[-1][1] != total:
+        fail(f"dram.bytes ends at {dram[-1:]} , the report moved {total} bytes")
+    print(f"VCD: engine busy edges match the layers; {len(credits)} credit changes")
+
+
+TRACK_OF_UNIT = {"CDMA_DAT": "CDMA data DMA", "CDMA_WT": "CDMA weight DMA", "CSC": "CSC",
+                 "CACC": "CACC delivery", "RDMA": "RDMA", "core": "core", "WDMA": "WDMA"}
+
+
+def timeline_tracks(path):
+    """Checks the Chrome-trace structure; returns {(process, thread): [(ts, dur)]} and the
+    counter names per process."""
+    doc = json.load(open(path))
+    events = doc.get("traceEvents")
+    if not isinstance(events, list) or not events:
+        fail(f"{path}: no traceEvents list")
+    process, thread = {}, {}
+    for e in events:
+        if e.get("ph") == "M" and e.get("name") == "process_name":
+            process[e["pid"]] = e["args"]["name"]
+        if e.get("ph") == "M" and e.get("name") == "thread_name":
+            thread[(e["pid"], e["tid"])] = e["args"]["name"]
+    slices, counters = {}, {}
+    for e in events:
+        ph = e.get("ph")
+        if ph not in ("X", "M", "C"):
+            fail(f"{path}: event phase {ph!r}")
+        if ph == "X":
+            for k in ("name", "ts", "dur", "pid", "tid"):
+                if k not in e:
+                    fail(f"{path}: X event without {k}: {e}")
+            if not (isinstance(e["ts"], int) and isinstance(e["dur"], int) and e["dur"] > 0):
+                fail(f"{path}: X event with a bad ts/dur: {e}")
+            key = (process[e["pid"]], thread[(e["pid"], e["tid"])])
+            slices.setdefault(key, []).append((e["ts"], e["dur"]))
+        if ph == "C":
+            if not isinstance(e.get("args", {}).get("value"), (int, float)):
+                fail(f"{path}: C event without a numeric value: {e}")
+            counters.setdefault(process[e["pid"]], set()).add(e["name"])
+    for key, ss in slices.items():
+        ss.sort()
+        for (a, da), (b, _) in zip(ss, ss[1:]):
+            if a + da > b:
+                fail(f"{path}: slices overlap on {key}: {a}+{da} > {b}")
+    return slices, counters
+
+
 def check_timeline(octasim, work):
-    fail("not implemented")
+    _, report, _ = demo(octasim, work)
+    data = json.load(open(report))
+    busy = {}
+    for layer in data["layers"]:
+        key = (layer["engine"], "layers")
+        busy[key] = busy.get(key, 0) + layer["cycles"]
+        for u in layer["units"]:
+            key = (layer["engine"], TRACK_OF_UNIT[u["name"]])
+            busy[key] = busy.get(key, 0) + u["busy_cycles"]
+    busy[("DRAM", "data bus")] = data["dram"]["busy_cycles"]
+    trace = os.path.join(work, "demo", "demo.cfg")
+    counts = {}
+    for detail in ("layer", "tile", "dma"):
+        path = os.path.join(work, f"timeline_{detail}.json")
+        run([octasim, "run", trace, "--timeline", path, "--timeline-detail", detail])
+        slices, counters = timeline_tracks(path)
+        if "DRAM bandwidth (B/cycle)" not in counters.get("DRAM", set()):
+            fail(f"{path}: no DRAM bandwidth counter")
+        if detail == "layer":
+            if set(slices) != {k for k in busy if k[1] == "layers"}:
+                fail(f"{path}: layer detail has tracks {sorted(slices)}")
+        else:
+            if "CACC credits" not in counters.get("CONV", set()):
+                fail(f"{path}: no CACC credits counter")
+            if set(slices) != set(busy):
+                fail(f"{path}: tracks {sorted(slices)}, expected {sorted(busy)}")
+        for key, ss in slices.items():
+            total = sum(d for _, d in ss)
+            if total != busy[key]:
+                fail(f"{path}: {key} slices add up to {total}, the report says {busy[key]}")
+        counts[detail] = {k: len(v) for k, v in slices.items()}
+    # Per burst there are more slices than per tile where bursts touch (CDMA data reads).
+    key = ("CONV", "CDMA data DMA")
+    if not counts["dma"][key] > counts["tile"][key]:
+        fail(f"{key}: {counts['dma'][key]} slices at dma detail, {counts['tile'][key]} at tile")
+    print("timeline busy time per track equals the report:",
+          ", ".join(f"{p}/{t} {busy[(p, t)]}" for p, t in sorted(busy)))
 
 
 if __name__ == "__main__":
