@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -19,6 +20,8 @@
 #include "Voctav_iter.h"
 #include "models/quant/exact_sum.hpp"
 #include "models/quant/octav.hpp"
+#include "octasim/regs/nvdla.hpp"
+#include "sim/core/memory_image.hpp"
 #include "tests/octav/octav_test_util.hpp"
 
 namespace {
@@ -91,6 +94,12 @@ SC_MODULE(OctavIterBench) {
 
   std::vector<Job> jobs;
   std::vector<Readout> readouts;
+  // When set, runs OCTAV itself instead of `jobs`: `iterate` gets each pass's readout and
+  // returns the next clipping scalar, or a negative value to stop.
+  std::vector<float> sequence_input;
+  Signedness sequence_sign = Signedness::kSigned;
+  double sequence_start = 0.0;
+  std::function<double(const Readout&, double)> iterate;
 
   SC_HAS_PROCESS(OctavIterBench);
   explicit OctavIterBench(const sc_core::sc_module_name& name) : sc_core::sc_module(name) {
@@ -99,6 +108,30 @@ SC_MODULE(OctavIterBench) {
   }
 
  private:
+  Readout pass(const Job& j) {
+    cfg_unsigned.write(j.sign == Signedness::kUnsigned);
+    cfg_threshold.write(octasim::models::octav_threshold_bits(j.s));
+    clear.write(true);
+    wait();
+    clear.write(false);
+    for (float f : j.x) {
+      in_valid.write(true);
+      in_data.write(bits_of(f));
+      wait();
+    }
+    in_valid.write(false);
+    wait();
+    Readout r;
+    r.count_above = count_above.read();
+    r.count_nonzero_below = count_nonzero_below.read();
+    for (int k = 0; k < kWords; ++k) {
+      rd_sel.write(static_cast<std::uint32_t>(k));
+      wait();
+      r.sum[k] = sum_word.read();
+    }
+    return r;
+  }
+
   void drive() {
     rst_n.write(false);
     clear.write(false);
@@ -106,6 +139,16 @@ SC_MODULE(OctavIterBench) {
     wait();
     wait();
     rst_n.write(true);
+    if (iterate) {
+      Job j{sequence_input, sequence_start, sequence_sign};
+      while (j.s >= 0.0) {
+        const Readout r = pass(j);
+        readouts.push_back(r);
+        j.s = iterate(r, j.s);
+      }
+      sc_core::sc_stop();
+      return;
+    }
     for (const Job& j : jobs) {
       cfg_unsigned.write(j.sign == Signedness::kUnsigned);
       cfg_threshold.write(octasim::models::octav_threshold_bits(j.s));
@@ -133,7 +176,8 @@ SC_MODULE(OctavIterBench) {
   }
 };
 
-std::vector<Readout> run_rtl(const std::vector<Job>& jobs) {
+std::vector<Readout> run_rtl(const std::vector<Job>& jobs,
+                             const std::function<void(OctavIterBench&)>& setup = {}) {
   sc_core::sc_clock clk("clk", 2, sc_core::SC_NS);
   sc_core::sc_signal<bool> rst_n("rst_n"), clear("clear"), in_valid("in_valid"),
       cfg_unsigned("cfg_unsigned");
@@ -165,6 +209,7 @@ std::vector<Readout> run_rtl(const std::vector<Job>& jobs) {
   bench.count_nonzero_below(count_nonzero_below);
   bench.sum_word(sum_word);
   bench.jobs = jobs;
+  if (setup) setup(bench);
   sc_core::sc_start();
   dut.final();
   return bench.readouts;
@@ -248,6 +293,71 @@ TEST(RtlOctavIter, WideSumsSubnormalsAndSignedZeros) {
   }
   for (double s : {0.0, 1e-20, 1.0, 1e20, 1e38}) jobs.push_back({any, s, Signedness::kSigned});
   check_all(jobs);
+}
+
+// A whole OCTAV run with the RTL computing every pass's reductions: the iterate chain of
+// models::octav_update on the RTL's counts and sum (rounded once), with the unit's convergence
+// rule, ends on the clipping scalar the OCTAV unit reports (sim/octav run_octav's D_CLIP_RESULT)
+// and models::octav computes.
+TEST(RtlOctavIter, DrivesAWholeOctavRunToTheUnitsClip) {
+  if (already_elaborated()) GTEST_SKIP() << "SystemC elaborates once per process; run alone";
+  using octasim::octav::DataType;
+  const auto t = octasim::test::laplace_tensor(DataType::kInt16, 2500, 600.0, 77);
+  octasim::models::OctavOptions o;
+  o.bits = 3;
+  o.max_iterations = 30;
+  o.tolerance = 1e-5;
+  // The unit on the same data (flat INT16 in memory).
+  octasim::MemoryImage mem;
+  mem.write(0x1000, t.raw.data(), t.raw.size());
+  octasim::test::RegMap regs;
+  namespace R = octasim::regs;
+  regs.set(R::OCTAV::D_MISC_CFG::kAddr,
+           R::OCTAV::D_MISC_CFG::DATA_TYPE.set(0, R::OCTAV::D_MISC_CFG::DATA_TYPE_INT16) |
+               R::OCTAV::D_MISC_CFG::LAYOUT.set(0, R::OCTAV::D_MISC_CFG::LAYOUT_FLAT));
+  regs.set(R::OCTAV::D_BITS::kAddr, 3);
+  regs.set(R::OCTAV::D_SRC_BASE_ADDR_LOW::kAddr, 0x1000);
+  regs.set(R::OCTAV::D_FLAT_LENGTH::kAddr, 2500);
+  regs.set(R::OCTAV::D_MAX_ITERATIONS::kAddr, 30);
+  regs.set(R::OCTAV::D_TOLERANCE::kAddr, octasim::test::fp32_bits(1e-5f));
+  o.tolerance = 1e-5f;
+  const auto unit = octasim::octav::run_octav(octasim::HwConfig{}, regs.reader(), {}, mem);
+  std::uint32_t unit_clip = 0;
+  for (const auto& [addr, v] : unit.status) {
+    if (addr == R::OCTAV::D_CLIP_RESULT::kAddr) unit_clip = v;
+  }
+  const auto model = octasim::models::octav(t.values.data(), t.values.size(), o);
+  ASSERT_EQ(unit_clip, octasim::test::fp32_bits(static_cast<float>(model.clip)));
+
+  // The RTL run: s_0 = max/2, then the unit's update and convergence rule.
+  float max_mag = 0.0f;
+  for (float f : t.values) max_mag = std::max(max_mag, std::fabs(f));
+  double previous = -1.0;
+  int iterations = 0;
+  double clip = 0.0;
+  (void)run_rtl({}, [&](OctavIterBench& b) {
+    b.sequence_input = t.values;
+    b.sequence_start = 0.5 * static_cast<double>(max_mag);
+    b.iterate = [&](const Readout& r, double s) {
+      octasim::models::OctavReductions red;
+      red.count_above = r.count_above;
+      red.count_nonzero_at_or_below = r.count_nonzero_below;
+      red.sum_above = round_words(r.sum);
+      const double next = octasim::models::octav_update(red, o.bits, o.sign);
+      ++iterations;
+      const bool cycle = next == previous;
+      clip = cycle ? std::min(next, s) : next;
+      if (cycle || next == s || std::fabs(next - s) <= o.tolerance * next ||
+          iterations >= o.max_iterations) {
+        return -1.0;
+      }
+      previous = s;
+      return next;
+    };
+  });
+  EXPECT_EQ(iterations, model.iterations);
+  EXPECT_EQ(octasim::test::fp32_bits(static_cast<float>(clip)), unit_clip);
+  EXPECT_EQ(clip, model.clip);
 }
 
 }  // namespace
