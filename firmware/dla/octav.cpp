@@ -116,7 +116,7 @@ class ClipSdpMmio final : public Mmio {
 
 SdpLayer plain_sdp(const ClipSdpLayer& l) {
   SdpLayer s;
-  s.precision = Precision::kInt16;
+  s.precision = l.precision;
   s.src = l.src;
   s.dst = l.dst;
   s.count_saturation = l.count_saturation;
@@ -211,6 +211,24 @@ models::ops::SdpConfig clip_sdp_model_config(const ClipSdpLayer& layer, const Sd
   return c;
 }
 
+OctavSdpBits program_octav_sdp(Mmio& mmio, const OctavLayer& octav, const ClipSdpLayer& sdp,
+                               unsigned octav_group, unsigned sdp_group, unsigned sdp_rdma_group,
+                               unsigned atom_bytes) {
+  if (octav.auto_program != OctavAutoProgram::kSdp || sdp.clip) {
+    throw FirmwareError(
+        "OCTAV -> SDP: OCTAV must auto-program SDP, and the SDP layer take no clip");
+  }
+  check_octav(octav);
+  (void)sdp_model_config(plain_sdp(sdp), atom_bytes);  // refusals before any write
+  OctavSdpBits bits;
+  bits.octav = program_octav(mmio, octav, octav_group);
+  bits.sdp = program_clip_sdp(mmio, sdp, sdp_group, sdp_rdma_group, atom_bytes, false);
+  mmio.wait_interrupt(bits.octav);
+  enable_sdp(mmio);
+  mmio.wait_interrupt(bits.sdp);
+  return bits;
+}
+
 QuantizedConvBits program_quantized_conv(Mmio& mmio, const QuantizedConvLayer& layer,
                                          const ConvHardware& hw, unsigned conv_group,
                                          unsigned octav_group) {
@@ -241,11 +259,10 @@ QuantizedConvBits program_quantized_conv(Mmio& mmio, const QuantizedConvLayer& l
   QuantizedConvBits bits;
   bits.conv = program_conv(mmio, layer.conv, conv_group, hw);
   mmio.wait_interrupt(bits.conv);
-  bits.octav = program_octav(mmio, o, octav_group);
-  bits.sdp = program_clip_sdp(mmio, s, sdp_group, sdp_rdma_group, hw.atom_bytes, false);
-  mmio.wait_interrupt(bits.octav);
-  enable_sdp(mmio);
-  mmio.wait_interrupt(bits.sdp);
+  const OctavSdpBits os =
+      program_octav_sdp(mmio, o, s, octav_group, sdp_group, sdp_rdma_group, hw.atom_bytes);
+  bits.octav = os.octav;
+  bits.sdp = os.sdp;
   return bits;
 }
 

@@ -72,6 +72,7 @@ struct SdpClip {
 // D_OP_ENABLE (SDP_RDMA, then SDP) is written only when `enable`; otherwise call enable_sdp
 // later. Returns SDP_DONE_STATUS<group>'s bit.
 struct ClipSdpLayer {
+  Precision precision = Precision::kInt16;  // input = output (octasim's SDP converts neither)
   FeatureSurface src, dst;
   std::optional<SdpClip> clip;
   bool count_saturation = true;
@@ -85,6 +86,16 @@ void enable_sdp(Mmio& mmio);
 [[nodiscard]] models::ops::SdpConfig clip_sdp_model_config(const ClipSdpLayer& layer,
                                                            const SdpClip& clip,
                                                            unsigned atom_bytes);
+
+// OCTAV (`octav`, which must auto-program SDP) and then the SDP it programs (`sdp`, without
+// clip): OCTAV in octav_group, SDP in sdp_group and SDP_RDMA in sdp_rdma_group (each unit's
+// next group). Waits for OCTAV before enabling SDP, then for SDP. Returns their interrupt bits.
+struct OctavSdpBits {
+  unsigned octav = 0, sdp = 0;
+};
+OctavSdpBits program_octav_sdp(Mmio& mmio, const OctavLayer& octav, const ClipSdpLayer& sdp,
+                               unsigned octav_group, unsigned sdp_group, unsigned sdp_rdma_group,
+                               unsigned atom_bytes);
 
 // conv -> OCTAV -> SDP. conv must be INT16 (its SDP writes A = conv.dst); sdp_out receives the
 // codes. Groups, as the units' consumer pointers stand: the convolution (CDMA..SDP, SDP_RDMA)
