@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 #include "octasim/regs/nvdla.hpp"
 #include "sim/octav/octav_functional.hpp"
@@ -122,6 +123,14 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> OctavCore::perf_registers(
            dla::saturate32(stats_.since_layer(counters_.active_cycles))}};
 }
 
+void OctavCore::set_timeline(stats::Timeline* timeline) {
+  timeline_ = timeline;
+  if (timeline_ == nullptr) return;
+  dma_track_ = timeline_->track(basename(), "DMA");
+  datapath_track_ = timeline_->track(basename(), "datapath");
+  divider_track_ = timeline_->track(basename(), "divider");
+}
+
 std::uint64_t OctavCore::compute_cycles(std::uint32_t elements) const {
   return (elements + hw_.octav_elements_per_cycle - 1) / hw_.octav_elements_per_cycle;
 }
@@ -161,11 +170,20 @@ void OctavCore::dram_pass() {
         transfer(tlm::TLM_READ_COMMAND, requests_[i].addr, requests_[i].bytes);
     counters_.bytes_read += requests_[i].bytes;
     ++dma_busy_;
+    if (timeline_ != nullptr) {
+      const std::uint64_t now = to_cycles(sc_core::sc_time_stamp());
+      timeline_->slice(dma_track_, stats::Detail::kDma, now, now + 1,
+                       "pass " + std::to_string(pass_) + " read", requests_[i].bytes);
+    }
     const sc_core::sc_time start = std::max(datapath_free, arrival);
     counters_.read_stall_cycles += to_cycles(start - datapath_free);
     const std::uint64_t c = compute_cycles(requests_[i].elements);
     counters_.busy_cycles += c;
     datapath_free = start + cycles(c);
+    if (timeline_ != nullptr) {
+      timeline_->slice(datapath_track_, stats::Detail::kDma, to_cycles(start),
+                       to_cycles(datapath_free), "pass " + std::to_string(pass_));
+    }
     done[i] = datapath_free;
     next_issue = sc_core::sc_time_stamp() + cycles(1);
   }
@@ -178,6 +196,11 @@ void OctavCore::buffer_pass() {
   std::uint64_t total = 0;
   for (const Request& r : requests_) total += compute_cycles(r.elements);
   counters_.busy_cycles += total;
+  if (timeline_ != nullptr) {
+    const std::uint64_t now = to_cycles(sc_core::sc_time_stamp());
+    timeline_->slice(datapath_track_, stats::Detail::kTile, now, now + total,
+                     "pass " + std::to_string(pass_) + " (buffer)");
+  }
   if (total > 0) sc_core::wait(cycles(total));
 }
 
@@ -187,6 +210,7 @@ void OctavCore::run_thread() {
     pass_cycles_.clear();
     for (unsigned p = 0; p < passes_; ++p) {
       const sc_core::sc_time t0 = sc_core::sc_time_stamp();
+      pass_ = p;
       if (p == 0 || !buffered_) {
         dram_pass();
       } else {
@@ -197,6 +221,11 @@ void OctavCore::run_thread() {
         const std::uint64_t d = hw_.octav_divide_latency + groups_ - 1;
         divide_cycles_ += d;
         ++iterations_;
+        if (timeline_ != nullptr) {
+          const std::uint64_t now = to_cycles(sc_core::sc_time_stamp());
+          timeline_->slice(divider_track_, stats::Detail::kTile, now, now + d,
+                           "iteration " + std::to_string(p));
+        }
         if (d > 0) sc_core::wait(cycles(d));
       }
       pass_cycles_.push_back(to_cycles(sc_core::sc_time_stamp() - t0));

@@ -53,6 +53,9 @@ class OctavCore final : public sc_core::sc_module, public dla::EngineModel {
   [[nodiscard]] const std::vector<dla::UnitCounters>& units() const override { return units_; }
   [[nodiscard]] std::vector<std::pair<std::uint32_t, std::uint32_t>> perf_registers(
       const dla::Engine& engine, const dla::RegRead& regs) const override;
+  // Tracks DMA (one slice per read request, joined at tile detail), datapath (its compute per
+  // request, or per buffered pass) and divider (per iteration).
+  void set_timeline(stats::Timeline* timeline) override;
 
   // Cycles of the last operation's passes (pass 0 first) and divisions, for tests and reports.
   [[nodiscard]] const std::vector<std::uint64_t>& last_pass_cycles() const { return pass_cycles_; }
@@ -98,6 +101,9 @@ class OctavCore final : public sc_core::sc_module, public dla::EngineModel {
   stats::Counter passes_count_, iterations_, divide_cycles_, dma_busy_, dma_stall_,
       stats_pass_cycles_, iteration_cycles_;
   std::vector<dla::UnitCounters> units_;
+  stats::Timeline* timeline_ = nullptr;  // only when a timeline was asked for
+  std::uint32_t dma_track_ = 0, datapath_track_ = 0, divider_track_ = 0;
+  unsigned pass_ = 0;  // the pass running (timeline slice names)
 };
 
 }  // namespace octasim::octav

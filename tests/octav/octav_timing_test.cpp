@@ -35,14 +35,17 @@ struct LayerRun {
   std::uint64_t layer_cycles = 0;
   std::uint64_t stats_pass_cycles = 0;  // the statistics counters of the report
   std::uint64_t iteration_cycles = 0;
+  std::uint64_t dma_busy = 0, datapath_busy = 0, divider_busy = 0;
 };
 
 // Programs a flat INT8 (or feature-layout, when c > 0) OCTAV operation in group 0 and waits for
 // its interrupt.
 LayerRun run_octav_layer(const HwConfig& hw, std::uint32_t length, std::uint32_t w = 0,
-                         std::uint32_t h = 0, std::uint32_t c = 0) {
+                         std::uint32_t h = 0, std::uint32_t c = 0,
+                         stats::Timeline* timeline = nullptr) {
   using M = R::OCTAV::D_MISC_CFG;
   dla::DlaDevice dev("dla", hw);
+  if (timeline != nullptr) dev.set_timeline(timeline);
   const bool feature = c > 0;
   const std::size_t n = feature ? std::size_t{w} * h * c : length;
   const test::TypedTensor t = test::laplace_tensor(DataType::kInt8, n, 12.0, 41);
@@ -87,6 +90,9 @@ LayerRun run_octav_layer(const HwConfig& hw, std::uint32_t length, std::uint32_t
   };
   r.stats_pass_cycles = counter("stats_pass_cycles");
   r.iteration_cycles = counter("iteration_cycles");
+  r.dma_busy = counter("dma_busy_cycles");
+  r.datapath_busy = counter("busy_cycles");
+  r.divider_busy = counter("divide_cycles");
   EXPECT_EQ(dev.layers().size(), 1u);
   EXPECT_EQ(dev.layers().back().engine, "OCTAV");
   r.layer_cycles = dev.layers().back().end_cycle - dev.layers().back().start_cycle;
@@ -151,6 +157,26 @@ TEST(OctavTiming, PerChannelDividesEveryGroupAndWritesResults) {
   EXPECT_EQ(r.pass_cycles[0], kPass0);
   for (std::size_t i = 1; i < r.pass_cycles.size(); ++i) EXPECT_EQ(r.pass_cycles[i], kIteration);
   EXPECT_EQ(r.active, 8 + kPass0 + r.iterations * kIteration + kWrite);
+}
+
+TEST(OctavTiming, TimelineTracksAddUpToTheUnitsBusyCycles) {
+  if (already_elaborated()) GTEST_SKIP() << "SystemC elaborates once per process; run alone";
+  HwConfig hw = nv_small();
+  hw.octav_buffer_bytes = 1024;  // every pass from DRAM: DMA slices in every pass
+  stats::Timeline timeline(stats::Detail::kTile);
+  const LayerRun r = run_octav_layer(hw, 2048, 0, 0, 0, &timeline);
+  std::uint64_t dma = 0, datapath = 0, divider = 0;
+  for (const auto& s : timeline.slices()) {
+    const auto& t = timeline.tracks()[s.track];
+    if (t.process != "OCTAV" || t.thread == "layers") continue;
+    const std::uint64_t d = s.end - s.start;
+    (t.thread == "DMA" ? dma : t.thread == "datapath" ? datapath : divider) += d;
+  }
+  EXPECT_EQ(dma, r.dma_busy);
+  EXPECT_EQ(dma, 256u * r.passes);  // one 8-byte request per cycle, 256 per pass
+  EXPECT_EQ(datapath, r.datapath_busy);
+  EXPECT_EQ(divider, r.divider_busy);
+  EXPECT_EQ(divider, 24u * r.iterations);
 }
 
 }  // namespace
