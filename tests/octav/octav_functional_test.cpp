@@ -266,6 +266,13 @@ TEST(OctavFunctional, Int32FrontEndRoundsToNearestEven) {
   EXPECT_EQ(x[1], -16777220.0f);
 }
 
+TEST(OctavFunctional, CounterFieldsHoldTheLongestRun) {
+  // D_MAX_ITERATIONS is at most 255, so a run makes at most 256 passes (pass 0 included).
+  EXPECT_EQ(R::OCTAV::D_PERF_PASSES::PERF_PASSES.get(256), 256u);
+  EXPECT_EQ(R::OCTAV::D_ITERATIONS::ITERATIONS.get(255), 255u);
+  EXPECT_EQ(R::OCTAV::D_MAX_ITERATIONS::MAX_ITERATIONS.get(255), 255u);
+}
+
 TEST(OctavFunctional, DegenerateGroups) {
   // Channel 0 all zero -> 0; channel 1 one magnitude (5, -5) -> 5; both after 0 iterations.
   Program p;
