@@ -2,6 +2,7 @@
 // UV plane's x offset, channel pre-extension. Expectations derived by hand from format.rst and
 // NVDLA's C-model rules (see conv_image.hpp).
 #include "models/ops/conv_image.hpp"
+#include "tests/models/vec_memory.hpp"
 
 #include <cstring>
 #include <random>
@@ -13,22 +14,7 @@
 namespace octasim::models::ops {
 namespace {
 
-class VecMemory final : public Memory {
- public:
-  explicit VecMemory(std::size_t size) : bytes_(size, 0) {}
-  void read(std::uint64_t addr, std::uint8_t* dst, std::size_t size) const override {
-    if (addr + size > bytes_.size()) throw std::runtime_error("read outside memory");
-    std::memcpy(dst, bytes_.data() + addr, size);
-  }
-  void write(std::uint64_t addr, const std::uint8_t* src, std::size_t size) override {
-    if (addr + size > bytes_.size()) throw std::runtime_error("write outside memory");
-    std::memcpy(bytes_.data() + addr, src, size);
-  }
-  void put(std::uint64_t addr, std::vector<std::uint8_t> b) { write(addr, b.data(), b.size()); }
-
- private:
-  std::vector<std::uint8_t> bytes_;
-};
+using test::VecMemory;
 
 ImageSurface surface(PixelFormat f, std::uint32_t w = 1, std::uint32_t h = 1) {
   ImageSurface s;

@@ -2,6 +2,7 @@
 // format.rst), the feature surface round trip, and run_conv_int against an independent
 // reference that builds the padded input explicitly; CACC truncation rounding and saturation.
 #include "models/ops/conv.hpp"
+#include "tests/models/vec_memory.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,22 +15,7 @@
 namespace octasim::models::ops {
 namespace {
 
-class VecMemory final : public Memory {
- public:
-  explicit VecMemory(std::size_t size) : bytes_(size, 0) {}
-  void read(std::uint64_t addr, std::uint8_t* dst, std::size_t size) const override {
-    if (addr + size > bytes_.size()) throw std::runtime_error("read outside memory");
-    std::memcpy(dst, bytes_.data() + addr, size);
-  }
-  void write(std::uint64_t addr, const std::uint8_t* src, std::size_t size) override {
-    if (addr + size > bytes_.size()) throw std::runtime_error("write outside memory");
-    std::memcpy(bytes_.data() + addr, src, size);
-  }
-  [[nodiscard]] std::uint8_t at(std::uint64_t addr) const { return bytes_[addr]; }
-
- private:
-  std::vector<std::uint8_t> bytes_;
-};
+using test::VecMemory;
 
 // 10 kernels of 2x3x11 INT8 on nv_small (atomic-C 8, atomic-K 8): group 0 = kernels 0..7,
 // group 1 = kernels 8..9; channel blocks of 8 and 3. Inside a group: C' -> K -> W -> H -> C.
@@ -67,8 +53,8 @@ TEST(ConvWeights, WriteThenReadRoundTripsAndPadsTo128Bytes) {
   const ConvWeightLayout L{8, 8, ConvPrecision::kInt8};
   VecMemory mem(4096);
   EXPECT_EQ(write_weights(w, 256, L, mem), 768u);  // 660 rounded up to 128
-  EXPECT_EQ(mem.at(256 + 659), static_cast<std::uint8_t>(w.at(9, 1, 2, 10)));
-  EXPECT_EQ(mem.at(256 + 660), 0u);
+  EXPECT_EQ(mem.byte(256 + 659), static_cast<std::uint8_t>(w.at(9, 1, 2, 10)));
+  EXPECT_EQ(mem.byte(256 + 660), 0u);
   const ConvWeights back = read_weights(256, 10, 2, 3, 11, L, mem);
   EXPECT_EQ(back.data, w.data);
 }
@@ -81,8 +67,8 @@ TEST(ConvFeature, SurfaceRoundTripWithStridesAndZeroPaddingLanes) {
   VecMemory mem(2048);
   write_feature_cube(c, s, ConvPrecision::kInt8, mem);
   // Element (x=2, y=1, c=9): surface 1, line 1, atom 2, lane 1.
-  EXPECT_EQ(mem.at(1000 + 100 + 40 + 16 + 1), static_cast<std::uint8_t>(c.at(2, 1, 9)));
-  EXPECT_EQ(mem.at(1000 + 100 + 40 + 16 + 3), 0u);  // lane of channel 11: padding
+  EXPECT_EQ(mem.byte(1000 + 100 + 40 + 16 + 1), static_cast<std::uint8_t>(c.at(2, 1, 9)));
+  EXPECT_EQ(mem.byte(1000 + 100 + 40 + 16 + 3), 0u);  // lane of channel 11: padding
   const ConvCube back = read_feature_cube(s, ConvPrecision::kInt8, mem);
   EXPECT_EQ(back.data, c.data);
 }

@@ -11,28 +11,13 @@
 
 #include "octasim/regs/nvdla.hpp"
 #include "sim/dla/functional.hpp"
+#include "tests/models/vec_memory.hpp"
 
 namespace octasim::models::ops {
 namespace {
 
 // A flat memory from address 0.
-class VecMemory final : public Memory {
- public:
-  explicit VecMemory(std::size_t size) : bytes_(size, 0) {}
-  void read(std::uint64_t addr, std::uint8_t* dst, std::size_t size) const override {
-    if (addr + size > bytes_.size()) throw std::runtime_error("read outside memory");
-    std::memcpy(dst, bytes_.data() + addr, size);
-  }
-  void write(std::uint64_t addr, const std::uint8_t* src, std::size_t size) override {
-    if (addr + size > bytes_.size()) throw std::runtime_error("write outside memory");
-    std::memcpy(bytes_.data() + addr, src, size);
-  }
-  std::int8_t at(std::uint64_t addr) const { return static_cast<std::int8_t>(bytes_[addr]); }
-  void set(std::uint64_t addr, std::int8_t v) { bytes_[addr] = static_cast<std::uint8_t>(v); }
-
- private:
-  std::vector<std::uint8_t> bytes_;
-};
+using test::VecMemory;
 
 TEST(PdpWindow, SpanCountsPaddedPositions) {
   // Kernel 3, stride 2, pad 1 before, 6 inputs: window 0 covers -1..1.
