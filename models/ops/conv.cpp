@@ -78,7 +78,7 @@ std::uint64_t ConvWeightLayout::offset(const ConvWeights& w, std::uint32_t k, st
   const std::uint64_t kernel_elems = std::uint64_t{w.kernel_height} * w.kernel_width * w.channels;
   const std::uint32_t block = c / atomic_c;
   const std::uint32_t block_size = std::min<std::uint32_t>(atomic_c, w.channels - block * atomic_c);
-  std::uint64_t e = std::uint64_t{group} * g_size * kernel_elems;           // earlier groups
+  std::uint64_t e = std::uint64_t{group} * g_size * kernel_elems;                // earlier groups
   e += std::uint64_t{block} * atomic_c * w.kernel_height * w.kernel_width * kg;  // earlier blocks
   e += ((std::uint64_t{r} * w.kernel_width + s) * kg + (k - group * g_size)) * block_size;
   e += c - block * atomic_c;
@@ -142,8 +142,7 @@ ConvResult run_conv_int(const ConvCube& in, const ConvWeights& w, const ConvPara
   }
   if (w.channels != in.channels) {
     throw std::runtime_error("convolution: weight channels (" + std::to_string(w.channels) +
-                             ") differ from input channels (" + std::to_string(in.channels) +
-                             ")");
+                             ") differ from input channels (" + std::to_string(in.channels) + ")");
   }
   const std::uint32_t out_c = std::max(out_channels_padded, w.kernels);
   ConvResult res;
@@ -177,19 +176,18 @@ ConvResult run_conv_int(const ConvCube& in, const ConvWeights& w, const ConvPara
       for (std::uint32_t ox = 0; ox < p.out_width; ++ox) {
         std::int64_t acc = 0;
         for (std::uint32_t r = 0; r < w.kernel_height; ++r) {
-          const std::int64_t y = std::int64_t{oy} * p.stride_y - p.pad_top +
-                                 std::int64_t{r} * p.dilation_y;
+          const std::int64_t y =
+              std::int64_t{oy} * p.stride_y - p.pad_top + std::int64_t{r} * p.dilation_y;
           for (std::uint32_t s = 0; s < w.kernel_width; ++s) {
-            const std::int64_t x = std::int64_t{ox} * p.stride_x - p.pad_left +
-                                   std::int64_t{s} * p.dilation_x;
+            const std::int64_t x =
+                std::int64_t{ox} * p.stride_x - p.pad_left + std::int64_t{s} * p.dilation_x;
             if (y < 0 || y >= in.height || x < 0 || x >= in.width) {
               acc += std::int64_t{p.pad_value} *
                      wsum[(std::size_t{k} * w.kernel_height + r) * w.kernel_width + s];
               continue;
             }
-            const std::int32_t* dp = &hwc[(static_cast<std::size_t>(y) * in.width +
-                                           static_cast<std::size_t>(x)) *
-                                          C];
+            const std::int32_t* dp =
+                &hwc[(static_cast<std::size_t>(y) * in.width + static_cast<std::size_t>(x)) * C];
             const std::int32_t* wp = &w.data[w.index(k, r, s, 0)];
             std::int64_t dot = 0;
             for (std::uint32_t c = 0; c < C; ++c) dot += std::int64_t{dp[c]} * wp[c];
@@ -212,8 +210,8 @@ ConvResult run_conv_int(const ConvCube& in, const ConvWeights& w, const ConvPara
       }
     }
   }
-  res.macs = std::uint64_t{p.out_width} * p.out_height * w.kernels * w.kernel_height *
-             w.kernel_width * C;
+  res.macs =
+      std::uint64_t{p.out_width} * p.out_height * w.kernels * w.kernel_height * w.kernel_width * C;
   return res;
 }
 

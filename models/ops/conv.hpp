@@ -78,7 +78,10 @@ struct ConvWeights {
 
   ConvWeights() = default;
   ConvWeights(std::uint32_t k, std::uint32_t r, std::uint32_t s, std::uint32_t c)
-      : kernels(k), kernel_height(r), kernel_width(s), channels(c),
+      : kernels(k),
+        kernel_height(r),
+        kernel_width(s),
+        channels(c),
         data(std::size_t{k} * r * s * c, 0) {}
   [[nodiscard]] std::size_t index(std::uint32_t k, std::uint32_t r, std::uint32_t s,
                                   std::uint32_t c) const {
@@ -146,7 +149,7 @@ struct ConvResult {
 // Direct convolution of `in` with `w`: CMAC products and CACC accumulation, truncation and
 // saturation. `out_channels_padded` rounds the output channel count up (to the memory atom's
 // element count) so the result covers whole output atoms.
-[[nodiscard]] ConvResult run_conv_int(const ConvCube& in, const ConvWeights& w,
-                                      const ConvParams& p, std::uint32_t out_channels_padded);
+[[nodiscard]] ConvResult run_conv_int(const ConvCube& in, const ConvWeights& w, const ConvParams& p,
+                                      std::uint32_t out_channels_padded);
 
 }  // namespace octasim::models::ops
