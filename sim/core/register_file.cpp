@@ -144,6 +144,12 @@ void RegisterFile::set_value(std::uint32_t addr, unsigned group, std::uint32_t v
   storage_[slot(addr, r.is_dual() ? group : 0)] = value;
 }
 
+bool RegisterFile::is_op_enable(std::uint32_t addr) const {
+  const std::size_t word = addr / 4;
+  if (word >= unit_index_.size() || unit_index_[word] < 0) return false;
+  return units_[static_cast<std::size_t>(unit_index_[word])].op_enable_addr == addr;
+}
+
 RegisterFile::Groups RegisterFile::consumers() const {
   Groups g(units_.size());
   for (std::size_t i = 0; i < units_.size(); ++i)

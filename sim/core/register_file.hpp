@@ -34,6 +34,9 @@ class RegisterFile {
   // Software (CSB) side.
   void csb_write(std::uint32_t addr, std::uint32_t value);
   [[nodiscard]] std::uint32_t csb_read(std::uint32_t addr);
+  // Whether `addr` is some unit's D_OP_ENABLE (the only software write that can let an
+  // operation start).
+  [[nodiscard]] bool is_op_enable(std::uint32_t addr) const;
 
   // Hardware side.
   // The value the hardware executing `group` sees (D_: that group's copy; S_: the only copy).

@@ -51,7 +51,8 @@ void DlaDevice::run_for(std::uint64_t cycles) {
 void DlaDevice::csb_write(std::uint32_t addr, std::uint32_t value) {
   run_for(hw_.csb_access_cycles);
   regs_.csb_write(addr, value);
-  start_ready_engines();
+  // Only setting a D_OP_ENABLE can let an operation start (completions are handled in finish).
+  if (regs_.is_op_enable(addr) && (value & 1u) != 0) start_ready_engines();
   update_signals();  // an interrupt cleared, an engine started
 }
 

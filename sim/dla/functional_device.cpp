@@ -7,7 +7,8 @@ FunctionalDevice::FunctionalDevice(HwConfig hw)
 
 void FunctionalDevice::csb_write(std::uint32_t addr, std::uint32_t value) {
   regs_.csb_write(addr, value);
-  start_ready_engines();
+  // Only setting a D_OP_ENABLE can let an operation start.
+  if (regs_.is_op_enable(addr) && (value & 1u) != 0) start_ready_engines();
 }
 
 bool FunctionalDevice::wait_interrupt(unsigned status_bit, std::uint64_t timeout_cycles) {
