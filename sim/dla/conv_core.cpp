@@ -6,6 +6,7 @@
 
 #include "models/ops/conv_compress.hpp"
 #include "octasim/regs/nvdla.hpp"
+#include "sim/core/dma.hpp"
 
 // Sources of the mechanisms (NVDLA's RTL, nvdla/hw vmod/nvdla): the CSC sequence generator
 // (NV_NVDLA_CSC_sg.v: loop order, stripe lengths, package issue cost, credit check on a stripe's
@@ -204,17 +205,8 @@ void ConvCore::wait_until(const sc_core::sc_time& t) {
 }
 
 sc_core::sc_time ConvCore::read(std::uint64_t addr, std::uint32_t bytes) {
-  if (scratch_.size() < bytes) scratch_.resize(bytes);
-  tlm::tlm_generic_payload trans;
-  trans.set_command(tlm::TLM_READ_COMMAND);
-  trans.set_address(addr);
-  trans.set_data_ptr(scratch_.data());
-  trans.set_data_length(bytes);
-  trans.set_streaming_width(bytes);
-  trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  dma_socket->b_transport(trans, delay);
-  const sc_core::sc_time arrival = sc_core::sc_time_stamp() + delay;
+  const sc_core::sc_time arrival =
+      dma_transfer(dma_socket, tlm::TLM_READ_COMMAND, addr, bytes, scratch_);
   const std::uint32_t request = hw_.memory_atomic_size * hw_.primary_memif_max_burst;
   sc_core::wait(cycles((bytes + request - 1) / request));  // one request per cycle
   return arrival;
@@ -390,17 +382,10 @@ void ConvCore::delivery_thread() {
                        "deliver " + std::to_string(s.atoms) + " atoms", s.bytes);
     }
     if (s.bytes > 0) {
-      if (scratch_.size() < s.bytes) scratch_.resize(s.bytes);
-      tlm::tlm_generic_payload trans;
-      trans.set_command(tlm::TLM_WRITE_COMMAND);
-      trans.set_address(write_addr_);
-      trans.set_data_ptr(scratch_.data());
-      trans.set_data_length(static_cast<unsigned>(s.bytes));
-      trans.set_streaming_width(static_cast<unsigned>(s.bytes));
-      trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-      sc_core::sc_time delay = cycles(hw_.sdp_pipeline_latency);
-      dma_socket->b_transport(trans, delay);
-      last_ack = std::max(last_ack, sc_core::sc_time_stamp() + delay);
+      // SDP's pipeline lies between CACC's delivery and the WDMA's request.
+      last_ack = std::max(last_ack, dma_transfer(dma_socket, tlm::TLM_WRITE_COMMAND, write_addr_,
+                                                 static_cast<std::uint32_t>(s.bytes), scratch_,
+                                                 cycles(hw_.sdp_pipeline_latency)));
       write_addr_ += s.bytes;
     }
     if (++stripes_delivered_ == stripes_total_) {

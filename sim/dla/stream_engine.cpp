@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "octasim/regs/nvdla.hpp"
+#include "sim/core/dma.hpp"
 
 namespace octasim::dla {
 namespace {
@@ -153,18 +154,7 @@ sc_core::sc_time StreamEngine::transfer(tlm_utils::simple_initiator_socket<Strea
   const std::uint32_t request_bytes = hw_.memory_atomic_size * hw_.primary_memif_max_burst;
   requests = (bytes + request_bytes - 1) / request_bytes;
   if (bytes == 0) return sc_core::SC_ZERO_TIME;
-  if (scratch_.size() < bytes) scratch_.resize(bytes);
-  tlm::tlm_generic_payload trans;
-  trans.set_command(cmd);
-  trans.set_address(addr);
-  trans.set_data_ptr(scratch_.data());
-  trans.set_data_length(bytes);
-  trans.set_streaming_width(bytes);
-  trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  socket->b_transport(trans, delay);
-  // An address outside DRAM still costs its time; the functional model reported the error.
-  return sc_core::sc_time_stamp() + delay;
+  return dma_transfer(socket, cmd, addr, bytes, scratch_);
 }
 
 void StreamEngine::rdma_thread() {

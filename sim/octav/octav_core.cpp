@@ -5,6 +5,7 @@
 #include <string>
 
 #include "octasim/regs/nvdla.hpp"
+#include "sim/core/dma.hpp"
 #include "sim/octav/octav_functional.hpp"
 
 namespace octasim::octav {
@@ -137,17 +138,7 @@ std::uint64_t OctavCore::compute_cycles(std::uint32_t elements) const {
 
 sc_core::sc_time OctavCore::transfer(tlm::tlm_command cmd, std::uint64_t addr,
                                      std::uint32_t bytes) {
-  if (scratch_.size() < bytes) scratch_.resize(bytes);
-  tlm::tlm_generic_payload trans;
-  trans.set_command(cmd);
-  trans.set_address(addr);
-  trans.set_data_ptr(scratch_.data());
-  trans.set_data_length(bytes);
-  trans.set_streaming_width(bytes);
-  trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  dma_socket->b_transport(trans, delay);
-  return sc_core::sc_time_stamp() + delay;
+  return dma_transfer(dma_socket, cmd, addr, bytes, scratch_);
 }
 
 void OctavCore::dram_pass() {
