@@ -210,7 +210,7 @@ void add_run_command(CLI::App& app, RunOptions& opts) {
   cmd->add_option("trace", opts.trace, "trace file (NVDLA .cfg syntax)")->required();
   cmd->add_option("--config", opts.config,
                   "hardware configuration: nv_small (default), nv_small_256, nv_small_256_full, "
-                  "nv_large, nv_full, or a JSON file");
+                  "nv_large, nv_full, soc_small, soc_large (DLA + PPU), or a JSON file");
   cmd->add_flag("--functional", opts.functional,
                 "zero-time functional simulation (results only, no timing)");
   cmd->add_option("--timeout-cycles", opts.timeout_cycles,

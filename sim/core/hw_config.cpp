@@ -94,6 +94,48 @@ const Param kParams[] = {
     {"octav_divide_latency",
      "cycles of OCTAV's FP64 division ending an iteration (then one group per cycle)",
      &HwConfig::octav_divide_latency},
+    {"mem_partitions", "memory partitions, one DRAM channel each", &HwConfig::mem_partitions},
+    {"mem_interleave_bytes", "address interleave granule across L2 slices (bytes)",
+     &HwConfig::mem_interleave_bytes},
+    {"xbar_latency", "crossbar traversal latency each way (cycles)", &HwConfig::xbar_latency},
+    {"xbar_port_bytes_per_cycle", "crossbar bytes per cycle per initiator port (0: no limit)",
+     &HwConfig::xbar_port_bytes_per_cycle},
+    {"l2_slices_per_partition", "L2 slices per memory partition (0: no L2)",
+     &HwConfig::l2_slices_per_partition},
+    {"l2_slice_bytes", "L2 slice capacity (bytes)", &HwConfig::l2_slice_bytes},
+    {"l2_ways", "L2 associativity", &HwConfig::l2_ways},
+    {"l2_line_bytes", "L2 line size (bytes)", &HwConfig::l2_line_bytes},
+    {"l2_hit_latency", "L2 hit latency (cycles)", &HwConfig::l2_hit_latency},
+    {"l2_bytes_per_cycle", "L2 slice data bytes per cycle", &HwConfig::l2_bytes_per_cycle},
+    {"dram_banks", "DRAM banks per channel", &HwConfig::dram_banks},
+    {"dram_row_bytes", "DRAM row (page) bytes per bank", &HwConfig::dram_row_bytes},
+    {"dram_burst_bytes", "DRAM bytes per burst", &HwConfig::dram_burst_bytes},
+    {"dram_trcd", "DRAM activate-to-column delay tRCD (cycles)", &HwConfig::dram_trcd},
+    {"dram_trp", "DRAM precharge time tRP (cycles)", &HwConfig::dram_trp},
+    {"dram_cl", "DRAM CAS latency CL (cycles)", &HwConfig::dram_cl},
+    {"dram_tras", "DRAM minimum activate-to-precharge time tRAS (cycles)", &HwConfig::dram_tras},
+    {"ppu_gpcs", "PPU GPCs (0: no PPU)", &HwConfig::ppu_gpcs},
+    {"ppu_sms_per_gpc", "SMs per GPC", &HwConfig::ppu_sms_per_gpc},
+    {"ppu_tensor_cores_per_sm", "tensor cores per SM", &HwConfig::ppu_tensor_cores_per_sm},
+    {"ppu_max_ctas_per_sm", "CTAs resident per SM at most (occupancy)",
+     &HwConfig::ppu_max_ctas_per_sm},
+    {"ppu_smem_bytes_per_sm", "shared memory per SM (bytes); a CTA's tiles must fit",
+     &HwConfig::ppu_smem_bytes_per_sm},
+    {"ppu_fma_lanes_per_sm", "FP32 FMA lanes per SM (non-tensor path)",
+     &HwConfig::ppu_fma_lanes_per_sm},
+    {"ppu_sm_bytes_per_cycle", "SM load/store bytes per cycle to the crossbar",
+     &HwConfig::ppu_sm_bytes_per_cycle},
+    {"ppu_tc_fp16_step_cycles", "cycles per 4x4x4 FP16/BF16 tensor-core step",
+     &HwConfig::ppu_tc_fp16_step_cycles},
+    {"ppu_tc_int8_step_cycles", "cycles per 8x8x16 INT8 tensor-core step",
+     &HwConfig::ppu_tc_int8_step_cycles},
+    {"ppu_tc_int4_step_cycles", "cycles per 8x8x32 INT4 tensor-core step",
+     &HwConfig::ppu_tc_int4_step_cycles},
+    {"ppu_cta_launch_cycles", "cycles to dispatch one CTA to an SM",
+     &HwConfig::ppu_cta_launch_cycles},
+    {"ppu_command_cycles", "front-end cycles per push-buffer command",
+     &HwConfig::ppu_command_cycles},
+    {"ppu_channels", "push-buffer channels", &HwConfig::ppu_channels},
 };
 
 const char* find_builtin(const std::string& name) {
@@ -126,6 +168,33 @@ void validate(const HwConfig& c, const std::string& source) {
     fail(source, "throughputs of present units must be at least 1");
   }
   if (c.sdp_ew && c.sdp_ew_throughput == 0) fail(source, "sdp_ew needs sdp_ew_throughput >= 1");
+  if (c.mem_partitions == 0) fail(source, "mem_partitions must be at least 1");
+  if (!power_of_two(c.mem_interleave_bytes))
+    fail(source, "mem_interleave_bytes must be a power of two");
+  if (c.l2_slices_per_partition != 0) {
+    if (!power_of_two(c.l2_line_bytes)) fail(source, "l2_line_bytes must be a power of two");
+    if (c.l2_ways == 0 || c.l2_bytes_per_cycle == 0)
+      fail(source, "l2_ways and l2_bytes_per_cycle must be at least 1");
+    if (c.l2_slice_bytes % (c.l2_line_bytes * c.l2_ways) != 0 ||
+        !power_of_two(c.l2_slice_bytes / (c.l2_line_bytes * c.l2_ways))) {
+      fail(source, "l2_slice_bytes must be a power-of-two number of sets of l2_ways lines");
+    }
+    if (c.mem_interleave_bytes < c.l2_line_bytes)
+      fail(source, "mem_interleave_bytes must be at least l2_line_bytes");
+  }
+  if (c.dram_banks == 0 || !power_of_two(c.dram_row_bytes) || !power_of_two(c.dram_burst_bytes))
+    fail(source, "dram_banks must be >= 1, dram_row_bytes and dram_burst_bytes powers of two");
+  if (c.ppu_gpcs != 0) {
+    if (c.ppu_sms_per_gpc == 0 || c.ppu_tensor_cores_per_sm == 0 || c.ppu_max_ctas_per_sm == 0 ||
+        c.ppu_fma_lanes_per_sm == 0 || c.ppu_sm_bytes_per_cycle == 0 || c.ppu_channels == 0) {
+      fail(source,
+           "a PPU needs at least one SM per GPC, tensor core, CTA slot, FMA lane, "
+           "SM byte per cycle and channel");
+    }
+    if (c.ppu_tc_fp16_step_cycles == 0 || c.ppu_tc_int8_step_cycles == 0 ||
+        c.ppu_tc_int4_step_cycles == 0)
+      fail(source, "tensor-core step cycles must be at least 1");
+  }
   if (c.octav_elements_per_cycle == 0) fail(source, "octav_elements_per_cycle must be at least 1");
 }
 

@@ -70,6 +70,43 @@ struct HwConfig {
   unsigned octav_buffer_bytes = 16384;
   unsigned octav_divide_latency = 24;
 
+  // The shared memory system (sim/mem): memory partitions, each with L2 slices and one DRAM
+  // channel; addresses interleave across slices every mem_interleave_bytes. With no L2 slices
+  // and zero bank timing it is a single fixed-latency DRAM bus (NVDLA's test memory: the DLA-only
+  // configurations).
+  unsigned mem_partitions = 1;             // memory partitions = DRAM channels
+  unsigned mem_interleave_bytes = 256;     // address interleave granule across L2 slices
+  unsigned xbar_latency = 0;               // crossbar traversal, cycles each way
+  unsigned xbar_port_bytes_per_cycle = 0;  // per initiator port (0: not a limit)
+  unsigned l2_slices_per_partition = 0;    // 0: no L2 (requests go straight to DRAM)
+  unsigned l2_slice_bytes = 262144;
+  unsigned l2_ways = 16;
+  unsigned l2_line_bytes = 128;
+  unsigned l2_hit_latency = 20;      // cycles, tag + data array
+  unsigned l2_bytes_per_cycle = 64;  // per slice
+  unsigned dram_banks = 1;           // per channel
+  unsigned dram_row_bytes = 2048;    // row (page) size per bank
+  unsigned dram_burst_bytes = 64;    // bytes per burst on the channel data bus
+  unsigned dram_trcd = 0;            // activate to column command, cycles
+  unsigned dram_trp = 0;             // precharge to activate
+  unsigned dram_cl = 0;              // column command to data
+  unsigned dram_tras = 0;            // activate to precharge, minimum
+
+  // The PPU (sim/ppu): GPCs of SMs with tensor cores; 0 GPCs: no PPU (the DLA-only configs).
+  unsigned ppu_gpcs = 0;
+  unsigned ppu_sms_per_gpc = 2;
+  unsigned ppu_tensor_cores_per_sm = 4;
+  unsigned ppu_max_ctas_per_sm = 2;        // occupancy limit (CTA slots per SM)
+  unsigned ppu_smem_bytes_per_sm = 65536;  // shared memory; a CTA's tiles must fit its share
+  unsigned ppu_fma_lanes_per_sm = 64;      // non-tensor FP32 FMA lanes (the fallback path)
+  unsigned ppu_sm_bytes_per_cycle = 64;    // SM load/store bandwidth to the crossbar
+  unsigned ppu_tc_fp16_step_cycles = 1;    // one 4x4x4 FP16/BF16 MMA step per tensor core
+  unsigned ppu_tc_int8_step_cycles = 8;    // one 8x8x16 INT8 step
+  unsigned ppu_tc_int4_step_cycles = 8;    // one 8x8x32 INT4 step
+  unsigned ppu_cta_launch_cycles = 16;     // scheduler: CTA dispatch to an SM
+  unsigned ppu_command_cycles = 4;         // front end: decode of one push-buffer command
+  unsigned ppu_channels = 2;               // push-buffer channels (doorbells)
+
   // Sustained DRAM bytes per cycle the memory system delivers.
   [[nodiscard]] unsigned dram_bandwidth() const {
     return dram_bytes_per_cycle != 0 ? dram_bytes_per_cycle : primary_memif_width / 8;

@@ -29,11 +29,39 @@ void expect_error(F&& f, std::initializer_list<std::string> fragments) {
   }
 }
 
-TEST(HwConfig, BuiltinsAreTheFiveNvdlaConfigurations) {
+TEST(HwConfig, BuiltinsAreTheFiveNvdlaConfigurationsAndTwoSocs) {
   auto names = builtin_hw_configs();
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names, (std::vector<std::string>{"nv_full", "nv_large", "nv_small", "nv_small_256",
-                                             "nv_small_256_full"}));
+                                             "nv_small_256_full", "soc_large", "soc_small"}));
+}
+
+TEST(HwConfig, NvdlaConfigurationsHaveNoPpuAndAFlatMemory) {
+  for (const char* name :
+       {"nv_small", "nv_small_256", "nv_small_256_full", "nv_large", "nv_full"}) {
+    const HwConfig c = load_hw_config(name);
+    EXPECT_EQ(c.ppu_gpcs, 0u) << name;
+    EXPECT_EQ(c.l2_slices_per_partition, 0u) << name;
+    EXPECT_EQ(c.mem_partitions, 1u) << name;
+    EXPECT_EQ(c.dram_trcd + c.dram_trp + c.dram_cl + c.dram_tras, 0u) << name;
+  }
+}
+
+TEST(HwConfig, SocConfigurationsStartFromNvdlaOnes) {
+  const HwConfig small = load_hw_config("soc_small");
+  EXPECT_EQ(small.mac_atomic_c, 8u);  // nv_small's DLA
+  EXPECT_EQ(small.ppu_gpcs * small.ppu_sms_per_gpc, 2u);
+  EXPECT_EQ(small.mem_partitions * small.l2_slices_per_partition, 4u);
+  const HwConfig large = load_hw_config("soc_large");
+  EXPECT_EQ(large.mac_atomic_c, 64u);  // nv_full's DLA
+  EXPECT_EQ(large.ppu_gpcs * large.ppu_sms_per_gpc, 16u);
+}
+
+TEST(HwConfig, RejectsAnImpossibleL2Geometry) {
+  EXPECT_THROW((void)parse_hw_config(R"({"base": "soc_small", "l2_slice_bytes": 100000})", "x"),
+               std::runtime_error);
+  EXPECT_THROW((void)parse_hw_config(R"({"base": "soc_small", "ppu_tensor_cores_per_sm": 0})", "x"),
+               std::runtime_error);
 }
 
 TEST(HwConfig, NvSmallMatchesNvdlaSpec) {
