@@ -49,7 +49,8 @@ constexpr std::uint32_t kIdle = 0, kRunning = 1, kPending = 2;
 
 // GLB interrupt bits that exist: 0..9 (SDP, CDP, PDP, BDMA, RUBIK), 16..21 (CDMA_DAT,
 // CDMA_WT, CACC) and octasim's 22..23 (OCTAV).
-constexpr std::uint32_t kAllInterrupts = 0x000003ffu | 0x003f0000u | 0x00c00000u;
+// NVDLA's bits (0-9, 16-21), OCTAV's (22-23) and the PPU channels' (24-27).
+constexpr std::uint32_t kAllInterrupts = 0x000003ffu | 0x003f0000u | 0x00c00000u | 0x0f000000u;
 
 TEST(RegisterFile, ResetStateIsAllZeroBothPointersGroupZero) {
   RegisterFile rf;

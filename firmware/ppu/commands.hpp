@@ -1,0 +1,194 @@
+// The PPU's software interface as data: the push-buffer command format the front end executes
+// and the kernel descriptors a LAUNCH command points at. Shared by the simulator (sim/ppu
+// decodes it) and firmware (PushBuffer below encodes it), like the register map. Plain C++.
+//
+// A push buffer is a sequence of little-endian 32-bit words in device memory. Every command is
+// one header word — opcode in bits 31..24, payload length in words in bits 7..0 — followed by
+// exactly that many payload words:
+//
+//   NOP            0 words
+//   REG_WRITE      2 words: CSB address, value          (a DLA/OCTAV register, as the host's)
+//   WAIT_DLA       1 word:  GLB S_INTR_STATUS mask       (waits until every bit is set, then
+//                                                         clears them: write one to clear)
+//   LAUNCH         2 words: descriptor address low, high (runs a kernel; the channel continues
+//                                                         when it has finished: stream order)
+//   SEM_ACQUIRE    3 words: address low, high, value     (waits until the 32-bit word at the
+//                                                         address is >= value)
+//   SEM_RELEASE    3 words: address low, high, value     (writes value to the word)
+//   MEMCPY         5 words: dst low, high, src low, high, bytes
+//   INTERRUPT      0 words                               (raises GLB bit 24+channel)
+//
+// Commands of one channel run in order, each after the previous one has finished; channels run
+// concurrently, so SEM_ACQUIRE/SEM_RELEASE order work across channels (a DLA layer driven by one
+// channel, a PPU kernel by another). A malformed command stops its channel in the ERROR state
+// with a code and the byte offset of the command (registers S_CH<n>_ERROR, _ERROR_OFFSET) and
+// raises the channel's interrupt.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace octasim::ppu_format {
+
+enum class Opcode : std::uint8_t {
+  kNop = 0x00,
+  kRegWrite = 0x01,
+  kWaitDla = 0x02,
+  kLaunch = 0x03,
+  kSemAcquire = 0x04,
+  kSemRelease = 0x05,
+  kMemcpy = 0x06,
+  kInterrupt = 0x07,
+};
+
+// Payload words each opcode takes (anything else is BAD_LENGTH); -1 for an unknown opcode.
+[[nodiscard]] constexpr int payload_words(std::uint8_t opcode) {
+  switch (static_cast<Opcode>(opcode)) {
+    case Opcode::kNop:
+      return 0;
+    case Opcode::kRegWrite:
+      return 2;
+    case Opcode::kWaitDla:
+      return 1;
+    case Opcode::kLaunch:
+      return 2;
+    case Opcode::kSemAcquire:
+      return 3;
+    case Opcode::kSemRelease:
+      return 3;
+    case Opcode::kMemcpy:
+      return 5;
+    case Opcode::kInterrupt:
+      return 0;
+  }
+  return -1;
+}
+
+[[nodiscard]] constexpr std::uint32_t header(Opcode op) {
+  return static_cast<std::uint32_t>(op) << 24 |
+         static_cast<std::uint32_t>(payload_words(static_cast<std::uint8_t>(op)));
+}
+
+// Error codes of S_CH<n>_ERROR.CODE (the register map names them too).
+enum class ErrorCode : std::uint8_t {
+  kNone = 0,
+  kUnknownCommand = 1,
+  kBadLength = 2,
+  kPbOutOfRange = 3,  // PUT beyond PB_SIZE, not a multiple of 4, or a command running past PUT
+  kBadKernel = 4,     // a descriptor the PPU cannot run (kind, type, shape, tiles)
+  kBadAddress = 5,    // memory outside the device's address space
+  kBadRegister = 6,   // REG_WRITE to an address where no register lives
+};
+
+// ---- Kernel descriptors (LAUNCH) -------------------------------------------------------------
+// 32 little-endian 32-bit words at a 4-byte-aligned address. Word 0 is the kind; the rest
+// depends on it. Addresses are two words (low, high). Unused words are zero.
+enum class KernelKind : std::uint32_t {
+  kGemm = 1,         // D = A x B + C on tensor cores (or the FMA path)
+  kConv = 2,         // implicit-GEMM convolution, NHWC input, KRSC weights, NHWC output
+  kElementwise = 3,  // D[i] = op(A[i], B[i]) over FP32 vectors
+  kReduce = 4,       // D[r] = sum over columns of A[r][*] (FP32 rows)
+};
+
+// How a shape that breaks the tensor-core rules runs (GEMM/conv flags bits 13..12).
+enum class ShapePolicy : std::uint32_t {
+  kPad = 0,       // pad M, N, K to the type's multiple with masked lanes (same result)
+  kFallback = 1,  // run on the FMA (non-tensor) path
+};
+
+enum class ElementwiseOp : std::uint32_t { kAdd = 0, kMul = 1, kRelu = 2 };
+
+inline constexpr unsigned kDescriptorWords = 32;
+
+// Word indices.
+namespace gemm {
+inline constexpr unsigned kKind = 0;
+inline constexpr unsigned kType = 1;   // models::GemmType index: 0 fp16_fp32, 1 fp16_fp16,
+                                       // 2 bf16_fp32, 3 int8_int32, 4 int4_int32, 5 fp32
+inline constexpr unsigned kFlags = 2;  // bit 0: C present; bits 13..12: ShapePolicy;
+                                       // bit 16: split-precision FP32 (type must be fp32)
+inline constexpr unsigned kM = 3, kN = 4, kK = 5;
+inline constexpr unsigned kA = 6, kB = 8, kC = 10, kD = 12;       // address pairs
+inline constexpr unsigned kTileM = 14, kTileN = 15, kTileK = 16;  // 0: the PPU's default
+// Split precision (flags bit 16): format 0 BF16, 1 FP16; parts 1..3; products 1, 3 or 6;
+// residual scale as a signed power of two.
+inline constexpr unsigned kSplitFormat = 17, kSplitParts = 18, kSplitProducts = 19,
+                          kSplitScaleLog2 = 20;
+}  // namespace gemm
+
+namespace conv {
+inline constexpr unsigned kKind = 0;
+inline constexpr unsigned kType = 1;
+inline constexpr unsigned kFlags = 2;  // bit 0: bias (as C, broadcast down the output rows)
+inline constexpr unsigned kN = 3, kH = 4, kW = 5, kC = 6, kKOut = 7, kR = 8, kS = 9;
+inline constexpr unsigned kStrideH = 10, kStrideW = 11, kPadH = 12, kPadW = 13;
+inline constexpr unsigned kInput = 14, kWeights = 16, kBias = 18, kOutput = 20;
+inline constexpr unsigned kTileM = 22, kTileN = 23, kTileK = 24;
+}  // namespace conv
+
+namespace elementwise {
+inline constexpr unsigned kKind = 0, kOp = 1, kCount = 2;
+inline constexpr unsigned kA = 4, kB = 6, kD = 8;
+}  // namespace elementwise
+
+namespace reduce {
+inline constexpr unsigned kKind = 0, kRows = 1, kCols = 2;
+inline constexpr unsigned kA = 4, kD = 6;
+}  // namespace reduce
+
+// ---- Encoding (firmware side) --------------------------------------------------------------
+// Builds a push buffer word by word.
+class PushBuffer {
+ public:
+  void nop() { words_.push_back(header(Opcode::kNop)); }
+  void reg_write(std::uint32_t addr, std::uint32_t value) {
+    words_.insert(words_.end(), {header(Opcode::kRegWrite), addr, value});
+  }
+  void wait_dla(std::uint32_t mask) {
+    words_.insert(words_.end(), {header(Opcode::kWaitDla), mask});
+  }
+  void launch(std::uint64_t descriptor) {
+    words_.insert(words_.end(), {header(Opcode::kLaunch), lo(descriptor), hi(descriptor)});
+  }
+  void sem_acquire(std::uint64_t addr, std::uint32_t value) {
+    words_.insert(words_.end(), {header(Opcode::kSemAcquire), lo(addr), hi(addr), value});
+  }
+  void sem_release(std::uint64_t addr, std::uint32_t value) {
+    words_.insert(words_.end(), {header(Opcode::kSemRelease), lo(addr), hi(addr), value});
+  }
+  void memcpy(std::uint64_t dst, std::uint64_t src, std::uint32_t bytes) {
+    words_.insert(words_.end(),
+                  {header(Opcode::kMemcpy), lo(dst), hi(dst), lo(src), hi(src), bytes});
+  }
+  void interrupt() { words_.push_back(header(Opcode::kInterrupt)); }
+
+  [[nodiscard]] const std::vector<std::uint32_t>& words() const { return words_; }
+  [[nodiscard]] std::vector<std::uint8_t> bytes() const { return to_bytes(words_); }
+
+  static std::uint32_t lo(std::uint64_t v) { return static_cast<std::uint32_t>(v); }
+  static std::uint32_t hi(std::uint64_t v) { return static_cast<std::uint32_t>(v >> 32); }
+  static std::vector<std::uint8_t> to_bytes(const std::vector<std::uint32_t>& words) {
+    std::vector<std::uint8_t> out;
+    out.reserve(words.size() * 4);
+    for (std::uint32_t w : words) {
+      for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(w >> (8 * i)));
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::uint32_t> words_;
+};
+
+// A kernel descriptor being filled in.
+struct Descriptor {
+  std::vector<std::uint32_t> words = std::vector<std::uint32_t>(kDescriptorWords, 0);
+  void set(unsigned index, std::uint32_t value) { words.at(index) = value; }
+  void set_address(unsigned index, std::uint64_t addr) {
+    words.at(index) = PushBuffer::lo(addr);
+    words.at(index + 1) = PushBuffer::hi(addr);
+  }
+  [[nodiscard]] std::vector<std::uint8_t> bytes() const { return PushBuffer::to_bytes(words); }
+};
+
+}  // namespace octasim::ppu_format
