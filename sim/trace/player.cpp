@@ -1,7 +1,9 @@
 #include "sim/trace/player.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -151,7 +153,31 @@ class Run {
       case Op::kCheckNothing:
         require_notified(c);
         break;
+      case Op::kPpuSubmit:
+        ppu_submit(c);
+        break;
     }
+  }
+
+  // Loads the push buffer, points the channel at it and rings its doorbell (PUT = its size).
+  void ppu_submit(const Command& c) {
+    std::uint64_t size = 0;
+    for (const DatPacket& p : read_dat_file(c.path)) {
+      size = std::max<std::uint64_t>(size, p.offset + p.payload.size());
+    }
+    if (size % 4 != 0 || size > 0xffffffffu) {
+      fail(c, fmt::format("push buffer {} is {} bytes: expected whole 32-bit words, below 4 GiB",
+                          c.path, size));
+    }
+    mem_load(c);
+    const std::uint32_t base = regs::PPU::S_CH0_PB_BASE_LOW::kAddr + 0x40 * c.channel;
+    if (!wrote_) result_.first_write_cycle = dev_.cycle();
+    wrote_ = true;
+    dev_.csb_write(base + 0x0, static_cast<std::uint32_t>(c.addr));
+    dev_.csb_write(base + 0x4, static_cast<std::uint32_t>(c.addr >> 32));
+    dev_.csb_write(base + 0x8, static_cast<std::uint32_t>(size));
+    dev_.csb_write(base + 0xc, static_cast<std::uint32_t>(size));
+    last_write_cycle_ = dev_.cycle();
   }
 
   void poll(const Command& c) {
@@ -228,6 +254,10 @@ class Run {
   // The golden image is zero where no packet lies; a later packet overwrites an earlier one.
   // Compared chunk by chunk, so a large region needs no buffer of its size.
   void check_file(const Command& c) {
+    if (c.file_compare == FileCompare::kFp32Tol || c.file_compare == FileCompare::kFp16Tol) {
+      check_file_tolerance(c);
+      return;
+    }
     if (c.file_compare != FileCompare::kBytes) {
       check_file_fp16(c);
       return;
@@ -343,6 +373,59 @@ class Run {
                         max_exps.empty() ? c.max_exp : static_cast<std::int8_t>(max_exps[worst]),
                         c.cc_terms, c.cc_scale);
       }
+    }
+    check(c, fmt::format("check_file {} 0x{:x}+0x{:x}", rule, c.addr, c.size), failed == 0, detail);
+  }
+
+  // check_file FP32_TOL / FP16_TOL: |got - want| <= abs_tol + rel_tol * |want| per element; a
+  // NaN passes only against a NaN and an infinity only against the same infinity. Reports the
+  // worst element (largest excess over its bound) and the largest relative error seen.
+  void check_file_tolerance(const Command& c) {
+    require_notified(c);
+    const MemoryImage& mem = dev_.memory();
+    mem.check_range(c.addr, c.size);
+    const bool fp32 = c.file_compare == FileCompare::kFp32Tol;
+    const unsigned width = fp32 ? 4 : 2;
+    const std::uint64_t elements = c.size / width;
+    const std::vector<std::uint8_t> want = dat_image(c, c.path, c.size);
+    std::vector<std::uint8_t> got(static_cast<std::size_t>(c.size));
+    mem.read(c.addr, got.data(), got.size());
+    const auto value = [&](const std::vector<std::uint8_t>& bytes, std::uint64_t i) {
+      std::uint32_t bits = 0;
+      for (unsigned b = 0; b < width; ++b) bits |= std::uint32_t{bytes[i * width + b]} << (8 * b);
+      return fp32 ? models::decode_float(bits, models::kFp32)
+                  : models::decode_float(bits, models::kFp16);
+    };
+    std::uint64_t failed = 0, worst = 0;
+    double worst_excess = -1.0, worst_bound = 0.0;
+    for (std::uint64_t i = 0; i < elements; ++i) {
+      const double a = value(got, i), b = value(want, i);
+      bool pass = false;
+      double excess = 0.0, bound = 0.0;
+      if (std::isnan(a) || std::isnan(b) || std::isinf(a) || std::isinf(b)) {
+        pass = (std::isnan(a) && std::isnan(b)) || a == b;
+        excess = std::numeric_limits<double>::infinity();
+      } else {
+        bound = c.abs_tol + c.rel_tol * std::fabs(b);
+        excess = std::fabs(a - b) - bound;
+        pass = excess <= 0.0;
+      }
+      if (pass) continue;
+      ++failed;
+      if (excess > worst_excess) {
+        worst_excess = excess;
+        worst = i;
+        worst_bound = bound;
+      }
+    }
+    const char* rule = fp32 ? "FP32_TOL" : "FP16_TOL";
+    std::string detail;
+    if (failed != 0) {
+      detail = fmt::format(
+          "{}:{}: {} of {} {} elements fail; worst at 0x{:x} (element {}): got {}, want {}, "
+          "bound {} (abs_tol {} + rel_tol {} x |want|)",
+          trace_.path, c.line, failed, elements, fp32 ? "FP32" : "FP16", c.addr + width * worst,
+          worst, value(got, worst), value(want, worst), worst_bound, c.abs_tol, c.rel_tol);
     }
     check(c, fmt::format("check_file {} 0x{:x}+0x{:x}", rule, c.addr, c.size), failed == 0, detail);
   }

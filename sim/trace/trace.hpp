@@ -37,6 +37,7 @@ enum class Op : std::uint8_t {
   kCheckCrc,      // check_crc(sync_id, mem, addr, size, crc)
   kCheckFile,     // check_file(sync_id, mem, addr, size, "golden.dat")
   kCheckNothing,  // check_nothing(sync_id)
+  kPpuSubmit,     // ppu_submit(channel, pri_mem, address, "pushbuffer.dat") (octasim)
 };
 
 enum class Compare : std::uint8_t { kEqual, kGreater, kLess, kNotEqual, kNotGreater, kNotLess };
@@ -48,7 +49,14 @@ enum class FileCompare : std::uint8_t {
   kBytes,         // check_file(id, mem, addr, size, "golden.dat")
   kFp16Sdp,       // ..., FP16_SDP): bit-by-bit identical FP16 elements, worst element reported
   kFp16CcDirect,  // ..., FP16_CC_DIRECT, R*S*C, scale, max_exp): the CC direct threshold
+  // Tolerance rules for PPU results (octasim): elements of the format, |got - want| <=
+  // abs_tol + rel_tol * |want|; a NaN must meet a NaN, an infinity the same infinity.
+  kFp32Tol,  // ..., FP32_TOL, abs_tol, rel_tol)
+  kFp16Tol,  // ..., FP16_TOL, abs_tol, rel_tol)
 };
+// PPU push-buffer channels in the register map (S_CH0 .. S_CH3); a configuration may have fewer.
+inline constexpr unsigned kPpuChannels = 4;
+
 enum class MemPattern : std::uint8_t { kAllZero, kAllOne, kRandom };
 
 // The interrupts of GLB S_INTR_STATUS, named as traces name them (SDP_0, CDMA_DAT_1, ...).
@@ -78,6 +86,9 @@ struct Command {
   double cc_scale = 1.0;
   int max_exp = 0;
   std::string max_exp_path;
+  double abs_tol = 0.0;  // FP32_TOL / FP16_TOL
+  double rel_tol = 0.0;
+  unsigned channel = 0;  // ppu_submit
   // Synchronisation.
   std::string sync_id;
   std::string target;  // sync_notify / sync_wait target, reg_read variable

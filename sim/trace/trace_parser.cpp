@@ -45,6 +45,8 @@ const char* op_name(Op op) {
       return "check_file";
     case Op::kCheckNothing:
       return "check_nothing";
+    case Op::kPpuSubmit:
+      return "ppu_submit";
   }
   return "?";
 }
@@ -205,6 +207,19 @@ class LineParser {
       memory(args_[0]);
       c.addr = u64(args_[1], "address");
       c.path = data_file(args_[2]);
+    } else if (name_ == "ppu_submit") {
+      expect_args(4, "ppu_submit(channel, pri_mem, address, \"pushbuffer.dat\")");
+      c.op = Op::kPpuSubmit;
+      c.channel = u32(args_[0], "channel");
+      if (c.channel >= kPpuChannels) {
+        fail(fmt::format("PPU channel {} does not exist (channels 0 to {})", c.channel,
+                         kPpuChannels - 1));
+      }
+      memory(args_[1]);
+      c.addr = u64(args_[2], "address");
+      if (c.addr % 4 != 0)
+        fail(fmt::format("push buffer address 0x{:x} is not 4-byte aligned", c.addr));
+      c.path = data_file(args_[3]);
     } else if (name_ == "intr_notify") {
       expect_args(2, "intr_notify(INTERRUPT, sync_id)");
       c.op = Op::kIntrNotify;
@@ -255,13 +270,16 @@ class LineParser {
   }
 
   // check_file(sync_id, pri_mem, address, size, "golden.dat"[, FP16_SDP |
-  //            , FP16_CC_DIRECT, R*S*C, scale, max_exp | "max_exp.dat"]).
+  //            , FP16_CC_DIRECT, R*S*C, scale, max_exp | "max_exp.dat" |
+  //            , FP32_TOL, abs_tol, rel_tol | , FP16_TOL, abs_tol, rel_tol]).
   void check_file_args(Command& c) const {
     static const char* const kForms =
         "check_file(sync_id, pri_mem, address, size, \"golden.dat\"[, FP16_SDP | , "
-        "FP16_CC_DIRECT, R*S*C, scale, max_exp or \"max_exp.dat\"])";
-    if (args_.size() != 5 && args_.size() != 6 && args_.size() != 9) {
-      fail(fmt::format("check_file expects 5, 6 or 9 arguments: {}; got {}", kForms, args_.size()));
+        "FP16_CC_DIRECT, R*S*C, scale, max_exp or \"max_exp.dat\" | , FP32_TOL, abs_tol, "
+        "rel_tol | , FP16_TOL, abs_tol, rel_tol])";
+    if (args_.size() != 5 && args_.size() != 6 && args_.size() != 8 && args_.size() != 9) {
+      fail(fmt::format("check_file expects 5, 6, 8 or 9 arguments: {}; got {}", kForms,
+                       args_.size()));
     }
     c.op = Op::kCheckFile;
     c.sync_id = identifier(args_[0], "sync id");
@@ -283,13 +301,20 @@ class LineParser {
       } else {
         c.max_exp = small_int(args_[8], "max_exp");
       }
+    } else if ((rule == "FP32_TOL" || rule == "FP16_TOL") && args_.size() == 8) {
+      c.file_compare = rule == "FP32_TOL" ? FileCompare::kFp32Tol : FileCompare::kFp16Tol;
+      c.abs_tol = tolerance(args_[6], "abs_tol");
+      c.rel_tol = tolerance(args_[7], "rel_tol");
     } else {
       fail(fmt::format("unknown check_file comparison '{}' with {} arguments: {}", rule,
                        args_.size(), kForms));
     }
-    if (c.size % 2 != 0 || c.addr % 2 != 0) {
-      fail(fmt::format("{} compares FP16 elements: address 0x{:x} and size 0x{:x} must be even",
-                       rule, c.addr, c.size));
+    const unsigned element = c.file_compare == FileCompare::kFp32Tol ? 4 : 2;
+    if (c.size % element != 0 || c.addr % element != 0) {
+      fail(
+          fmt::format("{} compares {}-byte elements: address 0x{:x} and size 0x{:x} must be "
+                      "multiples of {}",
+                      rule, element, c.addr, c.size, element));
     }
   }
 
@@ -303,6 +328,20 @@ class LineParser {
     }
     if (used != s.size() || s.empty() || !(v > 0.0) || !std::isfinite(v)) {
       fail(fmt::format("expected {} (a positive number), got '{}'", what, s));
+    }
+    return v;
+  }
+
+  double tolerance(const std::string& s, const char* what) const {
+    std::size_t used = 0;
+    double v = -1.0;
+    try {
+      v = std::stod(s, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != s.size() || s.empty() || !(v >= 0.0) || !std::isfinite(v)) {
+      fail(fmt::format("expected {} (a non-negative number), got '{}'", what, s));
     }
     return v;
   }
@@ -397,10 +436,13 @@ class LineParser {
   }
 
   Interrupt interrupt(const std::string& s) const {
-    // SDP_0 -> SDP_DONE_STATUS0, CDMA_DAT_1 -> CDMA_DAT_DONE_STATUS1.
+    // SDP_0 -> SDP_DONE_STATUS0, CDMA_DAT_1 -> CDMA_DAT_DONE_STATUS1, PPU_2 -> PPU_CH2_STATUS.
     const auto us = s.rfind('_');
-    if (us != std::string::npos && us + 2 == s.size() && (s.back() == '0' || s.back() == '1')) {
-      const std::string field_name = s.substr(0, us) + "_DONE_STATUS" + s.back();
+    if (us != std::string::npos && us + 2 == s.size() &&
+        std::isdigit(static_cast<unsigned char>(s.back()))) {
+      const std::string field_name = s.rfind("PPU_", 0) == 0 && us == 3
+                                         ? std::string("PPU_CH") + s.back() + "_STATUS"
+                                         : s.substr(0, us) + "_DONE_STATUS" + s.back();
       const regs::RegisterInfo* status = regs::find_register(regs::GLB::S_INTR_STATUS::kAddr);
       for (std::size_t i = 0; status != nullptr && i < status->field_count; ++i) {
         if (field_name == status->fields[i].name) return {s, status->fields[i].field.lsb};
@@ -408,7 +450,7 @@ class LineParser {
     }
     fail(
         fmt::format("unknown interrupt '{}' (expected SDP_0, PDP_1, CDP_0, CACC_0, CDMA_DAT_0, "
-                    "CDMA_WT_0, BDMA_0, RUBIK_0, OCTAV_0 or their _1 forms)",
+                    "CDMA_WT_0, BDMA_0, RUBIK_0, OCTAV_0 or their _1 forms, or PPU_0 to PPU_3)",
                     s));
   }
 

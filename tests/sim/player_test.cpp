@@ -440,6 +440,86 @@ TEST(Player, CheckFilePassFailAndFirstMismatch) {
                     dev2, 2, "outside");
 }
 
+TEST(Player, PpuSubmitLoadsThePushBufferAndRingsTheDoorbell) {
+  TempDir dir;
+  dir.write("pb.dat",
+            "{offset:0x0, size:4, payload:0x00 0x00 0x00 0x07} ,\n"
+            "{offset:0x4, size:4, payload:0x00 0x00 0x00 0x00}\n");
+  FakeDevice dev;
+  (void)run(dir, "ppu_submit(2, pri_mem, 0x80000100, \"pb.dat\");", dev);
+  EXPECT_EQ(mem(dev, 0x80000100, 8), (std::vector<std::uint8_t>{0, 0, 0, 7, 0, 0, 0, 0}));
+  // Channel 2's registers: PB_BASE_LOW/HIGH, PB_SIZE, then PUT (the doorbell) last.
+  ASSERT_EQ(dev.writes.size(), 4u);
+  const std::uint32_t ch2 = 0x13000 + 2 * 0x40;
+  EXPECT_EQ(dev.writes[0].addr, ch2 + 0x0);
+  EXPECT_EQ(dev.writes[0].value, 0x80000100u);
+  EXPECT_EQ(dev.writes[1].addr, ch2 + 0x4);
+  EXPECT_EQ(dev.writes[1].value, 0u);
+  EXPECT_EQ(dev.writes[2].addr, ch2 + 0x8);
+  EXPECT_EQ(dev.writes[2].value, 8u);
+  EXPECT_EQ(dev.writes[3].addr, ch2 + 0xc);
+  EXPECT_EQ(dev.writes[3].value, 8u);
+}
+
+TEST(Player, PpuSubmitOfAPartialWordIsAnError) {
+  TempDir dir;
+  dir.write("pb.dat", "{offset:0x0, size:3, payload:0x00 0x00 0x00}\n");
+  FakeDevice dev;
+  expect_play_error(dir, "ppu_submit(0, pri_mem, 0x1000, \"pb.dat\");", dev, 1,
+                    "expected whole 32-bit words");
+}
+
+TEST(Player, CheckFileFp32ToleranceBoundsEachElement) {
+  TempDir dir;
+  // Device memory: 1.0f, 2.0f, NaN. Golden: 1.0f + 1 ulp (0x3f800001), 2.001f, NaN.
+  dir.write("in.dat",
+            "{offset:0x0, size:12, payload:0x00 0x00 0x80 0x3f 0x00 0x00 0x00 0x40 "
+            "0x00 0x00 0xc0 0x7f}\n");
+  dir.write("want.dat",
+            "{offset:0x0, size:12, payload:0x01 0x00 0x80 0x3f 0x62 0x10 0x00 0x40 "
+            "0x00 0x00 0xc0 0x7f}\n");
+  dir.write("want0.dat", "{offset:0x0, size:4, payload:0x01 0x00 0x80 0x3f}\n");
+  FakeDevice dev;
+  const Played p = run(dir,
+                       "mem_load(pri_mem, 0x2000, \"in.dat\");\n"
+                       "sync_notify(x, s);\n"
+                       // 2.001 - 2 = 1e-3 > 1e-4 + 1e-4 * 2.001: fails on element 1 only.
+                       "check_file(s, pri_mem, 0x2000, 12, \"want.dat\", FP32_TOL, 1e-4, 1e-4);\n"
+                       // 1e-3 <= 0 + 1e-3 * 2.001: passes, and 1 ulp of 1.0 too.
+                       "check_file(s, pri_mem, 0x2000, 12, \"want.dat\", FP32_TOL, 0, 1e-3);\n"
+                       // Exact comparison fails on the one-ulp element first.
+                       "check_file(s, pri_mem, 0x2000, 4, \"want0.dat\", FP32_TOL, 0, 0);\n",
+                       dev);
+  ASSERT_EQ(p.result.checks.size(), 3u);
+  EXPECT_FALSE(p.result.checks[0].pass);
+  EXPECT_NE(p.result.checks[0].detail.find("1 of 3 FP32 elements fail"), std::string::npos)
+      << p.result.checks[0].detail;
+  EXPECT_NE(p.result.checks[0].detail.find("element 1"), std::string::npos)
+      << p.result.checks[0].detail;
+  EXPECT_TRUE(p.result.checks[1].pass) << p.result.checks[1].detail;
+  EXPECT_FALSE(p.result.checks[2].pass);
+}
+
+TEST(Player, CheckFileFp16ToleranceTreatsInfinitiesExactly) {
+  TempDir dir;
+  // Device: +inf, 1.0. Golden: -inf, 1.0.
+  dir.write("in.dat", "{offset:0x0, size:4, payload:0x00 0x7c 0x00 0x3c}\n");
+  dir.write("want.dat", "{offset:0x0, size:4, payload:0x00 0xfc 0x00 0x3c}\n");
+  dir.write("inf.dat", "{offset:0x0, size:2, payload:0x00 0x7c}\n");
+  FakeDevice dev;
+  const Played p = run(dir,
+                       "mem_load(pri_mem, 0x2000, \"in.dat\");\n"
+                       "sync_notify(x, s);\n"
+                       "check_file(s, pri_mem, 0x2000, 4, \"want.dat\", FP16_TOL, 1000, 1);\n"
+                       "check_file(s, pri_mem, 0x2002, 2, \"inf.dat\", FP16_TOL, 0, 0);\n",
+                       dev);
+  ASSERT_EQ(p.result.checks.size(), 2u);
+  EXPECT_FALSE(p.result.checks[0].pass);
+  EXPECT_NE(p.result.checks[0].detail.find("element 0"), std::string::npos);
+  // 0x2002 holds 1.0 (0x3c00); the golden is +inf (0x7c00): a mismatch.
+  EXPECT_FALSE(p.result.checks[1].pass);
+}
+
 TEST(Player, MemLoadPlacesPacketsAtBasePlusOffset) {
   TempDir dir;
   dir.write("in.dat",

@@ -235,6 +235,52 @@ TEST(TraceParser, InterruptNamesMapToGlbStatusBits) {
   }
 }
 
+TEST(TraceParser, PpuInterruptsAreGlbBits24To27) {
+  TempDir dir;
+  for (unsigned ch = 0; ch < 4; ++ch) {
+    const std::string name = "PPU_" + std::to_string(ch);
+    const Command c = parse_one(dir, "intr_notify(" + name + ", s);");
+    EXPECT_EQ(c.interrupt.status_bit, 24 + ch) << name;
+  }
+  expect_trace_error(dir, "intr_notify(PPU_4, s);", 1, "unknown interrupt 'PPU_4'");
+  expect_trace_error(dir, "intr_notify(SDP_2, s);", 1, "unknown interrupt 'SDP_2'");
+}
+
+TEST(TraceParser, PpuSubmitForm) {
+  TempDir dir;
+  dir.write("pb.dat", "{offset:0x0, size:4, payload:0x00 0x00 0x00 0x07}\n");
+  const Command c = parse_one(dir, "ppu_submit(1, pri_mem, 0x80001000, \"pb.dat\");");
+  EXPECT_EQ(c.op, Op::kPpuSubmit);
+  EXPECT_EQ(c.channel, 1u);
+  EXPECT_EQ(c.addr, 0x80001000u);
+  EXPECT_EQ(c.path, (dir.path() / "pb.dat").string());
+  expect_trace_error(dir, "ppu_submit(4, pri_mem, 0x1000, \"pb.dat\");", 1,
+                     "PPU channel 4 does not exist");
+  expect_trace_error(dir, "ppu_submit(0, pri_mem, 0x1002, \"pb.dat\");", 1, "not 4-byte aligned");
+  expect_trace_error(dir, "ppu_submit(0, pri_mem, 0x1000);", 1, "ppu_submit expects 4 arguments");
+  expect_trace_error(dir, "ppu_submit(0, pri_mem, 0x1000, \"none.dat\");", 1, "not found");
+}
+
+TEST(TraceParser, CheckFileToleranceRules) {
+  TempDir dir;
+  dir.write("g.dat", "{offset:0x0, size:4, payload:0x00 0x00 0x80 0x3f}\n");
+  const Command c =
+      parse_one(dir, "check_file(s, pri_mem, 0x1000, 8, \"g.dat\", FP32_TOL, 1e-6, 0.001);");
+  EXPECT_EQ(c.file_compare, FileCompare::kFp32Tol);
+  EXPECT_DOUBLE_EQ(c.abs_tol, 1e-6);
+  EXPECT_DOUBLE_EQ(c.rel_tol, 0.001);
+  const Command h = parse_one(dir, "check_file(s, pri_mem, 0x1000, 2, \"g.dat\", FP16_TOL, 0, 0);");
+  EXPECT_EQ(h.file_compare, FileCompare::kFp16Tol);
+  expect_trace_error(dir, "check_file(s, pri_mem, 0x1000, 6, \"g.dat\", FP32_TOL, 0, 0);", 1,
+                     "multiples of 4");
+  expect_trace_error(dir, "check_file(s, pri_mem, 0x1000, 8, \"g.dat\", FP32_TOL, -1, 0);", 1,
+                     "expected abs_tol (a non-negative number)");
+  expect_trace_error(dir, "check_file(s, pri_mem, 0x1000, 8, \"g.dat\", FP32_TOL, 0);", 1,
+                     "expects 5, 6, 8 or 9 arguments");
+  expect_trace_error(dir, "check_file(s, pri_mem, 0x1000, 8, \"g.dat\", FP64_TOL, 0, 0);", 1,
+                     "unknown check_file comparison 'FP64_TOL'");
+}
+
 TEST(TraceParser, SyncAndChecks) {
   TempDir dir;
   dir.write("golden.dat", "{offset:0x0, size:1, payload:0x01}\n");
