@@ -103,59 +103,36 @@ void store_acc_value(GemmType t, std::uint8_t* base, std::size_t i, double v) {
   store_le(base + 4 * i, std::isnan(v) ? 0x7fc00000u : encode_float(v, kFp32), 4);
 }
 
-double pow2(int e) {
-  return std::ldexp(1.0, e);
-}
-
-// Exponent of the FP16 quantum (ulp) at |x|, or INT_MIN when |x| < 2^-25 (rounds to zero).
-int fp16_quantum_exp(double x) {
-  std::uint64_t bits;
-  std::memcpy(&bits, &x, sizeof bits);
-  const int be = static_cast<int>((bits >> 52) & 0x7ffu) - 1023;
-  if (be < -25) return std::numeric_limits<int>::min();
-  return std::max(be - 10, -24);
-}
-
-// x rounded to FP16 (RNE, overflow to inf), as a double. Agrees with encode_float(x, kFp16).
+// x rounded to FP16 (RNE, overflow to inf), as a double; agrees with encode_float(x, kFp16).
 double round_fp16(double x) {
   if (!std::isfinite(x)) return x;
   if (std::fabs(x) >= 65520.0) return std::copysign(std::numeric_limits<double>::infinity(), x);
-  const int qe = fp16_quantum_exp(x);
-  if (qe == std::numeric_limits<int>::min()) return std::copysign(0.0, x);
+  std::uint64_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  const int be = static_cast<int>((bits >> 52) & 0x7ffu) - 1023;  // |x| in [2^be, 2^(be+1))
+  if (be < -25) return std::copysign(0.0, x);                     // below 2^-25: to zero
+  const int qe = std::max(be - 10, -24);                          // the FP16 quantum 2^qe
   // Adding 1.5 * 2^(52 + qe) rounds x (|x| < 2^(qe + 11)) to a multiple of 2^qe, to nearest
-  // even, in the one double add; subtracting it again is exact.
-  const double magic = 1.5 * pow2(52 + qe);
-  const double r = (x + magic) - magic;
-  return std::copysign(r, x);
+  // even, in one double add; subtracting it again is exact.
+  const std::uint64_t magic_bits =
+      (static_cast<std::uint64_t>(52 + qe + 1023) << 52) | (std::uint64_t{1} << 51);
+  double magic;
+  std::memcpy(&magic, &magic_bits, sizeof magic);
+  return std::copysign((x + magic) - magic, x);
 }
 
-// Whether x lies exactly halfway between two FP16 neighbours (65520 included: halfway between
-// 65504 and the overflow threshold 2^16).
-bool fp16_midpoint(double x) {
-  const int qe = fp16_quantum_exp(x);
-  if (qe == std::numeric_limits<int>::min()) return false;  // 2^-25 itself has qe = -24
-  const double t = std::ldexp(std::fabs(x), 1 - qe);
-  return t == std::floor(t) && std::fmod(t, 2.0) == 1.0;
-}
-
-// acc16 = round_fp16(p + acc16) with one rounding. p (an exact FP16 x FP16 product) and acc are
-// multiples of 2^-48 below 2^33, so the double sum s can be inexact but TwoSum gives its exact
-// error e (|e| <= ulp(s) / 2, no overflow). The exact sum lies strictly between s and the next
-// double toward e. FP16 values and midpoints are doubles, so no rounding boundary lies strictly
-// inside that gap: the exact sum rounds like s, except when s itself is a midpoint, where it
-// rounds like the next double toward e (which is not a midpoint: they are far apart).
+// acc16 = round_fp16(p + acc16), one rounding, computed as round_fp16 of the double sum.
+// Why that is exact: the FP16 rounding boundaries (midpoints, and 65520 for overflow) are
+// doubles. If the double sum s is inexact, the exact sum lies strictly between s and a
+// neighbouring double, with no boundary strictly inside, so both round alike unless s itself
+// is a boundary. s cannot be one: p (an FP16 x FP16 product: 22 significant bits, a multiple of
+// 2^-48) and acc (a multiple of 2^-24) sum to a multiple of 2^-48, exact in double below 2^5.
+// For an inexact sum of exponent e >= 5 one addend must have a set bit below 2^(e-52): if it is
+// acc, e >= 29 and both sums overflow to inf; if it is p, |p| < 2^(e-30), so s is within
+// 2^(e-30) + ulp(s) of acc, an FP16 value whose nearest boundary is >= 2^(e-12) away.
+// (ops_gemm_test checks this against exact 128-bit fixed-point sums.)
 double fp16_step(double acc, double p) {
-  const double s = p + acc;
-  if (!std::isfinite(s)) return s;
-  const double bb = s - p;
-  const double err = (p - (s - bb)) + (acc - bb);
-  if (err != 0.0) {
-    if (fp16_midpoint(s)) {
-      return round_fp16(std::nextafter(s, err > 0 ? std::numeric_limits<double>::infinity()
-                                                  : -std::numeric_limits<double>::infinity()));
-    }
-  }
-  return round_fp16(s);
+  return round_fp16(p + acc);
 }
 
 std::int64_t saturating_add(std::int64_t acc, std::int64_t add, std::uint64_t& sat) {
@@ -357,29 +334,42 @@ std::uint64_t gemm_accumulate(const GemmOperands& ops, unsigned m0, unsigned m1,
     for (std::size_t kk = 0; kk < tk; ++kk)
       b[j * tk + kk] = input_float(t, ops.b, (k0 + kk) * N + n0 + j);
 
-  if (acc_kind(t) == AccKind::kFp16) {
+  // Four output elements at a time: independent chains, each still k ascending.
+  auto run = [&](auto step, auto to_acc) {
     for (std::size_t i = 0; i < tm; ++i) {
-      for (std::size_t j = 0; j < tn; ++j) {
-        const float* ar = &a[i * tk];
-        const float* br = &b[j * tk];
-        double x = acc[i * tn + j];
+      const float* ar = &a[i * tk];
+      std::size_t j = 0;
+      for (; j + 4 <= tn; j += 4) {
+        const float* b0 = &b[j * tk];
+        auto x0 = to_acc(acc[i * tn + j]), x1 = to_acc(acc[i * tn + j + 1]);
+        auto x2 = to_acc(acc[i * tn + j + 2]), x3 = to_acc(acc[i * tn + j + 3]);
         for (std::size_t kk = 0; kk < tk; ++kk) {
-          x = fp16_step(x, static_cast<double>(ar[kk]) * static_cast<double>(br[kk]));
+          const float av = ar[kk];
+          x0 = step(av, b0[kk], x0);
+          x1 = step(av, b0[tk + kk], x1);
+          x2 = step(av, b0[2 * tk + kk], x2);
+          x3 = step(av, b0[3 * tk + kk], x3);
         }
-        acc[i * tn + j] = x;
+        acc[i * tn + j] = static_cast<double>(x0);
+        acc[i * tn + j + 1] = static_cast<double>(x1);
+        acc[i * tn + j + 2] = static_cast<double>(x2);
+        acc[i * tn + j + 3] = static_cast<double>(x3);
+      }
+      for (; j < tn; ++j) {
+        const float* br = &b[j * tk];
+        auto x = to_acc(acc[i * tn + j]);
+        for (std::size_t kk = 0; kk < tk; ++kk) x = step(ar[kk], br[kk], x);
+        acc[i * tn + j] = static_cast<double>(x);
       }
     }
-    return 0;
-  }
-
-  for (std::size_t i = 0; i < tm; ++i) {
-    for (std::size_t j = 0; j < tn; ++j) {
-      const float* ar = &a[i * tk];
-      const float* br = &b[j * tk];
-      auto x = static_cast<float>(acc[i * tn + j]);
-      for (std::size_t kk = 0; kk < tk; ++kk) x = std::fma(ar[kk], br[kk], x);
-      acc[i * tn + j] = static_cast<double>(x);
-    }
+  };
+  if (acc_kind(t) == AccKind::kFp16) {
+    run([](float av, float bv,
+           double x) { return fp16_step(x, static_cast<double>(av) * static_cast<double>(bv)); },
+        [](double v) { return v; });
+  } else {
+    run([](float av, float bv, float x) { return std::fma(av, bv, x); },
+        [](double v) { return static_cast<float>(v); });
   }
   return 0;
 }

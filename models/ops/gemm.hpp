@@ -15,9 +15,9 @@
 //   decoded exactly to float, one round-to-nearest-even per product-accumulate. Written as an
 //   explicit std::fma on floats, so -ffp-contract cannot change it.
 // - FP16 accumulation (kFp16Fp16): acc = round_fp16(a_k * b_k + acc), the exact sum rounded once
-//   (RNE, overflow to +-inf). The product (22 significant bits) is exact in double; the sum is
-//   computed with TwoSum, and when the double sum is inexact and lies exactly on an FP16
-//   rounding boundary the exact error decides the direction (gemm.cpp), so no double rounding.
+//   (RNE, overflow to +-inf). The product (22 significant bits) is exact in double, and
+//   rounding the double sum to FP16 equals rounding the exact sum (proof in gemm.cpp), so there
+//   is no double rounding. An accumulator that overflowed stays +-inf (or NaN).
 // - INT8 / INT4 (kInt8Int32, kInt4Int32): products exact, INT32 accumulator, one MMA k-step at a
 //   time: k is cut into chunks [j * mma_k, (j + 1) * mma_k) at absolute multiples of mma_k (the
 //   last chunk may be short) and acc = saturate_int32(acc + exact sum of the chunk's products).

@@ -438,6 +438,52 @@ TEST(GemmSpecial, Fp16AccumulatorSingleRounding) {
   EXPECT_EQ(d[1], 2050.0);
 }
 
+// Single FP16-accumulator steps (K = 1, C random) over the whole FP16 range, subnormals and
+// overflow included, against the exact 128-bit sum: the double-sum shortcut must never round
+// differently.
+TEST(GemmSpecial, Fp16AccumulatorStepMatchesExactSumOverTheRange) {
+  const GemmType t = GemmType::kFp16Fp16;
+  std::mt19937 rng(99);
+  std::uniform_int_distribution<int> bits(0, 0xffff);
+  auto finite_fp16 = [&]() {
+    for (;;) {
+      const double v = decode_float(static_cast<std::uint32_t>(bits(rng)), kFp16);
+      if (std::isfinite(v)) return v;
+    }
+  };
+  const unsigned m = 64, n = 64;
+  std::uint64_t checked = 0;
+  for (int round = 0; round < 8; ++round) {
+    std::vector<double> a(m), b(n), c(std::size_t{m} * n);
+    for (auto& x : a) x = finite_fp16();
+    for (auto& x : b) x = finite_fp16();
+    for (auto& x : c) x = finite_fp16();
+    if (round % 2 == 1) {  // C near a product's magnitude: cancellations and ties
+      for (unsigned i = 0; i < m; ++i) {
+        for (unsigned j = 0; j < n; ++j) {
+          const double v =
+              decode_float(encode_float(-a[i] * b[j] * (1 + std::ldexp(1.0, -11)), kFp16), kFp16);
+          if (std::isfinite(v)) c[i * n + j] = v;  // (else keep the random finite C)
+        }
+      }
+    }
+    const auto as = encode_gemm_input(t, a), bs = encode_gemm_input(t, b);
+    const auto cs = encode_gemm_acc(t, c);
+    const GemmOperands ops{t, m, n, 1, as.data(), bs.data(), cs.data()};
+    const auto got = decode_gemm_acc(t, gemm_reference(ops).d, std::size_t{m} * n);
+    for (unsigned i = 0; i < m; ++i) {
+      for (unsigned j = 0; j < n; ++j) {
+        const double want = fp16_step_exact(c[i * n + j], a[i], b[j]);
+        ASSERT_TRUE(same_bits(t, got[i * n + j], want))
+            << a[i] << " * " << b[j] << " + " << c[i * n + j] << ": " << got[i * n + j] << " vs "
+            << want;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 8u * 64 * 64);
+}
+
 // --- convolution -------------------------------------------------------------------------------
 
 // A direct convolution loop, NHWC / KRSC, taps in (r, s, c) order, padding skipped.
