@@ -130,7 +130,8 @@ double round_fp16(double x) {
 // For an inexact sum of exponent e >= 5 one addend must have a set bit below 2^(e-52): if it is
 // acc, e >= 29 and both sums overflow to inf; if it is p, |p| < 2^(e-30), so s is within
 // 2^(e-30) + ulp(s) of acc, an FP16 value whose nearest boundary is >= 2^(e-12) away.
-// (ops_gemm_test checks this against exact 128-bit fixed-point sums.)
+// (ops_gemm_test checks this against exact 128-bit fixed-point sums.) The product is exact in
+// double, so a compiler contracting p + acc into a double fma cannot change the result.
 double fp16_step(double acc, double p) {
   return round_fp16(p + acc);
 }

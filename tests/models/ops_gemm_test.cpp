@@ -598,8 +598,9 @@ TEST_P(GemmTypeTest, ConvImplicitGemmMatchesDirectConvAndIm2col) {
 }
 
 TEST(GemmConv, PaddingTapsAreSkippedNotAddedAsZero) {
-  // 1x1 input -0... a single output whose only in-bounds product is -0 and whose C is -0: the
-  // implicit reference skips the padded taps and keeps -0; im2col adds +0 products -> +0.
+  // A 1x1 input holding -0, a 3x3 kernel of ones, pad 1: the one output has a single in-bounds
+  // product, -0, and C = -0. The implicit reference skips the padded taps and keeps -0;
+  // im2col adds +0 products (0 * 1) -> +0.
   const GemmType t = GemmType::kFp32;
   ConvGemmShape sh;
   sh.h = 1;
