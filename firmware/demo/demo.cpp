@@ -1,5 +1,7 @@
 #include "firmware/demo/demo.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <random>
 #include <system_error>
@@ -9,8 +11,10 @@
 
 #include "firmware/demo/host_memory.hpp"
 #include "firmware/dla/cdp.hpp"
+#include "firmware/dla/octav.hpp"
 #include "firmware/dla/sdp.hpp"
 #include "models/numerics/crc32.hpp"
+#include "models/quant/octav.hpp"
 #include "octasim/regs/nvdla.hpp"
 
 namespace octasim::firmware {
@@ -18,13 +22,42 @@ namespace {
 
 constexpr std::uint32_t kWidth = 16, kHeight = 16, kChannels = 8, kKernels = 16;
 constexpr std::uint64_t kInput = 0x80000000, kWeights = 0x80010000, kBias = 0x80018000,
-                        kConvOut = 0x80020000, kPdpOut = 0x80030000, kCdpOut = 0x80040000;
+                        kConvOut = 0x80020000, kPdpOut = 0x80030000, kCdpOut = 0x80040000,
+                        kOctavOut = 0x80050000, kMaxOut = 0x80060000;
+constexpr int kCodeBits = 4;  // the requantization of layer 4
 
 void check_output(TraceWriter& trace, const HostMemory& golden, const FeatureSurface& s,
                   Precision p, unsigned atom) {
   const std::uint64_t size = surface_bytes(s, p, atom);
   const std::vector<std::uint8_t> bytes = golden.bytes(s.address, static_cast<std::size_t>(size));
   trace.check_crc(s.address, size, models::crc32(bytes.data(), bytes.size()));
+}
+
+// The INT8 values of a packed feature surface in golden memory, in cube order.
+std::vector<double> int8_values(const HostMemory& golden, const FeatureSurface& s, unsigned atom) {
+  models::ops::ConvFeatureSurface f;
+  f.base = s.address;
+  f.line_stride = s.line_stride;
+  f.surface_stride = s.surface_stride;
+  f.width = s.width;
+  f.height = s.height;
+  f.channels = s.channels;
+  f.atom_bytes = atom;
+  const models::ops::ConvCube cube =
+      models::ops::read_feature_cube(f, models::ops::ConvPrecision::kInt8, golden);
+  return {cube.data.begin(), cube.data.end()};
+}
+
+// Mean squared error of B-bit codes dequantized by the convertor's multiplier against `ref`.
+double dequantized_mse(const std::vector<double>& codes, const SdpConvertor& cvt,
+                       const std::vector<double>& ref) {
+  const double m = std::ldexp(static_cast<double>(cvt.scale), -static_cast<int>(cvt.shift));
+  double sum = 0.0;
+  for (std::size_t i = 0; i < codes.size(); ++i) {
+    const double e = codes[i] / m - ref[i];
+    sum += e * e;
+  }
+  return sum / static_cast<double>(codes.size());
 }
 
 }  // namespace
@@ -56,8 +89,8 @@ DemoSummary build_demo(TraceWriter& trace, const DemoOptions& options) {
   conv.sdp.bias = SdpPerChannel{kBias, 4};
   conv.sdp.relu = true;
   // A sum of 72 products of uniform INT8 values spreads about 74^2 * sqrt(72) = 46000:
-  // y = (x * 57) >> 16, about x / 1150, puts it at about 40.
-  conv.sdp.cvt = SdpConvertor{0, 57, 16};
+  // y = (x * 30) >> 16, about x / 2185, puts it at about 21 (no INT8 saturation).
+  conv.sdp.cvt = SdpConvertor{0, 30, 16};
   conv.dst = packed_surface(kConvOut, kWidth, kHeight, kKernels, atom);
 
   PdpLayer pdp;
@@ -96,6 +129,44 @@ DemoSummary build_demo(TraceWriter& trace, const DemoOptions& options) {
   const models::ops::CdpLayerResult cdp_run =
       models::ops::run_cdp_layer(cdp_model_layer(cdp, atom), tables, golden);
 
+  // Layer 4: OCTAV computes the MSE-optimal clipping scalar of the CONV+SDP output for 4-bit
+  // unsigned codes (ReLU made it non-negative) and auto-programs SDP, which requantizes it;
+  // layer 5: the same SDP with max-scaling fields (s = max |x|) for comparison.
+  OctavLayer octav;
+  octav.type = OctavDataType::kInt8;
+  octav.is_unsigned = true;
+  octav.src = conv.dst;
+  octav.bits = kCodeBits;
+  octav.auto_program = OctavAutoProgram::kSdp;
+  octav.auto_clamp = true;
+  ClipSdpLayer octav_sdp;
+  octav_sdp.precision = p;
+  octav_sdp.src = conv.dst;
+  octav_sdp.dst = packed_surface(kOctavOut, kWidth, kHeight, kKernels, atom);
+  const std::vector<double> activations = int8_values(golden, conv.dst, atom);
+  const std::vector<float> activations_f(activations.begin(), activations.end());
+  models::OctavOptions oo;
+  oo.bits = kCodeBits;
+  oo.sign = models::Signedness::kUnsigned;
+  oo.max_iterations = octav.max_iterations;
+  oo.tolerance = octav.tolerance;
+  const models::ClipResult clip = models::octav(activations_f.data(), activations_f.size(), oo);
+  const auto clip_f = static_cast<float>(clip.clip);  // D_CLIP_RESULT holds FP32
+  const SdpClip octav_fields = sdp_clip_fields(static_cast<double>(clip_f), kCodeBits, true);
+  (void)models::ops::run_sdp_layer(clip_sdp_model_config(octav_sdp, octav_fields, atom), golden);
+  double max_abs = 0.0;
+  for (const double v : activations) max_abs = std::max(max_abs, std::fabs(v));
+  ClipSdpLayer max_sdp = octav_sdp;
+  max_sdp.dst = packed_surface(kMaxOut, kWidth, kHeight, kKernels, atom);
+  max_sdp.clip = sdp_clip_fields(max_abs, kCodeBits, true);
+  (void)models::ops::run_sdp_layer(clip_sdp_model_config(max_sdp, *max_sdp.clip, atom), golden);
+  const double mse_octav =
+      dequantized_mse(int8_values(golden, octav_sdp.dst, atom), octav_fields.cvt, activations);
+  const double mse_max =
+      dequantized_mse(int8_values(golden, max_sdp.dst, atom), max_sdp.clip->cvt, activations);
+  std::size_t clipped = 0;
+  for (const double v : activations) clipped += v > static_cast<double>(clip_f) ? 1 : 0;
+
   const char* pool_name = options.pool == PoolMethod::kAverage ? "average"
                           : options.pool == PoolMethod::kMin   ? "min"
                                                                : "max";
@@ -110,6 +181,12 @@ DemoSummary build_demo(TraceWriter& trace, const DemoOptions& options) {
       fmt::format("CDP  LRN over {} channels, y = x * ({:g} + {:g}/{} * sum x^2)^-{:g} "
                   "(LUT: LE exponent + LO linear, entries x 2^{})",
                   lrn.local_size, lrn.k, lrn.alpha, lrn.local_size, lrn.beta, lut.fraction_bits),
+      fmt::format("OCTAV clipping scalar of the CONV+SDP output for {}-bit unsigned codes "
+                  "(Newton-Raphson in the device), auto-programs SDP",
+                  kCodeBits),
+      fmt::format("SDP  requantize to {}-bit codes with OCTAV's clip; then with max-scaling "
+                  "(s = max = {:g}) for comparison",
+                  kCodeBits, max_abs),
   };
 
   trace.comment("octasim demo trace, generated by octasim's firmware (firmware/demo/demo.cpp)");
@@ -142,7 +219,32 @@ DemoSummary build_demo(TraceWriter& trace, const DemoOptions& options) {
   trace.check_register(regs::CDP::D_PERF_LUT_HYBRID::kAddr, cdp_run.stats.lut.hybrid.value());
   trace.check_register(regs::CDP::D_PERF_LUT_LE_HIT::kAddr, cdp_run.stats.lut.le_hit.value());
   trace.check_register(regs::CDP::D_PERF_LUT_LO_HIT::kAddr, cdp_run.stats.lut.lo_hit.value());
+  trace.comment("layer 4: OCTAV -> SDP (auto-programmed with the device's clipping scalar)");
+  trace.mem_init_zero(octav_sdp.dst.address, surface_bytes(octav_sdp.dst, p, atom));
+  trace.mem_init_zero(max_sdp.dst.address, surface_bytes(max_sdp.dst, p, atom));
+  // After the convolution (SDP and SDP_RDMA ran group 0: its SDP read the bias), both are at
+  // group 1; OCTAV at 0.
+  const OctavSdpBits octav_bits = program_octav_sdp(trace, octav, octav_sdp, 0, 1, 1, atom);
+  (void)octav_bits;
+  trace.check_register(regs::OCTAV::D_CLIP_RESULT::kAddr, models::fp32_bits_from_double(clip_f));
+  trace.check_register(regs::OCTAV::D_ITERATIONS::kAddr,
+                       static_cast<std::uint32_t>(clip.iterations));
+  check_output(trace, golden, octav_sdp.dst, p, atom);
+  trace.comment("layer 5: SDP with max-scaling fields (firmware-computed), for comparison");
+  trace.wait_interrupt(program_clip_sdp(trace, max_sdp, 0, 0, atom));
+  check_output(trace, golden, max_sdp.dst, p, atom);
+
   DemoSummary summary;
+  summary.quantization = fmt::format(
+      "{}-bit unsigned codes of the CONV+SDP output ({} values), MSE against those INT8 values:\n"
+      "    {:<22} {:>10} {:>10} {:>8} {:>10}\n"
+      "    {:<22} {:>10.4f} {:>10} {:>8} {:>10.4f}\n"
+      "    {:<22} {:>10.4f} {:>10} {:>8} {:>10.4f}\n"
+      "    OCTAV's clip and iterations are checked against the device's D_CLIP_RESULT and "
+      "D_ITERATIONS; its cycles are layer 4 (OCTAV) in the summary below",
+      kCodeBits, activations.size(), "method", "clip s", "iterations", "clipped", "MSE",
+      "OCTAV (in the device)", clip_f, clip.iterations, clipped, mse_octav, "max-scaling", max_abs,
+      "-", 0, mse_max);
   summary.layers = std::move(layers);
   summary.counters = fmt::format(
       "CACC D_OUT_SATURATION {}, SDP D_PERF_OUT_SATURATION {}, CDP D_OUT_SATURATION {}, "

@@ -7,6 +7,9 @@
 //        output convertor
 //   PDP  2x2 pooling (max, or average), stride 2, reading the SDP output -> 8x8x16
 //   CDP  LRN over 5 channels, y = x * (2 + 1e-4/5 * sum x^2)^-0.75 through the LUT
+//   OCTAV the MSE-optimal clipping scalar of the CONV+SDP output for 4-bit unsigned codes,
+//        computed in the device, auto-programs SDP, which requantizes that output; then the same
+//        SDP with max-scaling fields, for comparison (clip, iterations, MSE in the summary)
 //
 // Layouts follow the hardware description (nv_small's by default: 8-byte memory atoms); every
 // surface lives in pri_mem at 0x8000_0000+.
@@ -34,6 +37,7 @@ inline constexpr const char* kDemoTraceName = "demo.cfg";
 struct DemoSummary {
   std::vector<std::string> layers;  // one line per layer: what it computes
   std::string counters;             // the statistics registers the trace checks, and their values
+  std::string quantization;         // OCTAV's clip next to max-scaling: clip, iterations, MSE
 };
 
 // Records the demo into `trace`.

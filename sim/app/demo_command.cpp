@@ -79,7 +79,7 @@ int generate_and_run(const std::string& dir, bool temporary, const DemoOptions& 
   }
   fmt::print(
       "octasim {} — built-in demo: a quantized CONV -> PDP -> CDP network programmed by "
-      "octasim's firmware\n",
+      "octasim's firmware, then OCTAV requantizing the CONV output\n",
       kVersion);
   for (const auto& layer : files.summary.layers) fmt::print("  {}\n", layer);
   fmt::print(
@@ -87,6 +87,8 @@ int generate_and_run(const std::string& dir, bool temporary, const DemoOptions& 
       "the models/ reference ops\n",
       demo.seed);
   fmt::print("expected counters: {}\n", files.summary.counters);
+  fmt::print("quantization with device-computed clipping scalars vs max-scaling: {}\n",
+             files.summary.quantization);
   fmt::print("trace: {}{}\n\n", files.trace_path,
              temporary ? " (temporary; keep one with: octasim demo --out DIR)" : "");
   RunOptions run;

@@ -65,17 +65,18 @@ void expect_demo_passes(PoolMethod pool, const std::string& tag) {
   options.pool = pool;
   const DemoFiles files = write_demo(dir.str() + "/nested/out", options);  // directories created
   EXPECT_EQ(files.trace_path, dir.str() + "/nested/out/demo.cfg");
-  ASSERT_EQ(files.summary.layers.size(), 4u);  // CONV, SDP (flying), PDP, CDP
+  // CONV, SDP (flying), PDP, CDP, OCTAV, SDP (OCTAV's clip, then max-scaling).
+  ASSERT_EQ(files.summary.layers.size(), 6u);
 
   std::vector<std::string> engines;
   const trace::PlayResult r = play(files.trace_path, &engines);
-  // Three CRC checks (one per hardware layer) and seven statistics checks (CACC and SDP
-  // saturation, CDP saturation and four LUT counters).
-  ASSERT_EQ(r.checks.size(), 10u);
+  // Five CRC checks (CONV, PDP, CDP, the two requantizing SDPs), seven statistics checks (CACC
+  // and SDP saturation, CDP saturation and four LUT counters) and OCTAV's clip and iterations.
+  ASSERT_EQ(r.checks.size(), 14u);
   for (const auto& c : r.checks) {
     EXPECT_TRUE(c.pass) << "line " << c.line << ": " << c.description << ": " << c.detail;
   }
-  EXPECT_EQ(engines, (std::vector<std::string>{"CONV", "PDP", "CDP"}));
+  EXPECT_EQ(engines, (std::vector<std::string>{"CONV", "PDP", "CDP", "OCTAV", "SDP", "SDP"}));
 }
 
 TEST(DemoEndToEnd, MaxPoolingDemoPassesOnTheFunctionalDevice) {

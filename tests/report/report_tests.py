@@ -64,8 +64,9 @@ def check_schema(octasim, work, schema_path):
                     **data["layers"][0]["roofline"], "bound": "both"}}]}):
         if jsonschema.Draft202012Validator(schema).is_valid(bad):
             fail("the schema accepts an invalid report")
-    if [l["engine"] for l in data["layers"]] != ["CONV", "PDP", "CDP"]:
-        fail(f"layers {[l['engine'] for l in data['layers']]}, expected CONV, PDP, CDP")
+    want_layers = ["CONV", "PDP", "CDP", "OCTAV", "SDP", "SDP"]
+    if [l["engine"] for l in data["layers"]] != want_layers:
+        fail(f"layers {[l['engine'] for l in data['layers']]}, expected {want_layers}")
     # The demo's PDP reads its 16x16x16 INT8 input (4096 B) and writes 8x8x16 (1024 B); the
     # datapath takes one element per cycle (nv_small pdp_throughput 1): 4096 busy cycles.
     pdp = data["layers"][1]
@@ -107,9 +108,13 @@ def check_perf(octasim, work):
     out, _, _ = demo(octasim, work)
     lines = open(os.path.join(out, "demo.cfg")).read().splitlines()
     cfg, read_engine = [], {}
+    # Only the first layer of each engine (the demo's CONV, PDP, CDP; its later SDP layers
+    # run after OCTAV) gets the perf enables and reads.
+    enabled, read = set(), set()
     for line in lines:
         for op_enable, writes in PERF_ENABLES.items():
-            if line.startswith(f"reg_write({op_enable}"):
+            if line.startswith(f"reg_write({op_enable}") and op_enable not in enabled:
+                enabled.add(op_enable)
                 cfg += [f"reg_write({w});" for w in writes]
         if re.match(r"reg_write\(NVDLA_(SDP|CDMA)\.D_PERF_ENABLE_0", line):
             continue  # replaced above (DMA_EN added to the demo's SAT_EN)
@@ -117,7 +122,8 @@ def check_perf(octasim, work):
             continue
         cfg.append(line)
         m = re.match(r"intr_notify\((\w+),", line)
-        if m and m.group(1) in PERF_READS:
+        if m and m.group(1) in PERF_READS and m.group(1) not in read:
+            read.add(m.group(1))
             engine, regs = PERF_READS[m.group(1)]
             for r in regs:
                 cfg.append(f"reg_read({r}, perf);")
@@ -220,11 +226,14 @@ def check_vcd(octasim, work):
         elif words[0][0] == "b" and len(words) == 2 and words[1] in ids:
             changes.setdefault(ids[words[1]], []).append((time, int(words[0][1:], 2)))
     data = json.load(open(report))
+    runs = {}  # engine -> its layers' (start, 1), (end, 0) edges, in order
     for layer in data["layers"]:
-        busy = [c for c in changes.get(f"{layer['engine']}.busy", []) if c[0] > 0]
-        want = [(layer["start_cycle"], 1), (layer["end_cycle"], 0)]
+        runs.setdefault(layer["engine"], []).extend(
+            [(layer["start_cycle"], 1), (layer["end_cycle"], 0)])
+    for engine, want in runs.items():
+        busy = [c for c in changes.get(f"{engine}.busy", []) if c[0] > 0]
         if busy != want:
-            fail(f"{layer['engine']}.busy changes {busy}, the report's layer runs {want}")
+            fail(f"{engine}.busy changes {busy}, the report's layer runs {want}")
     credits = changes.get("CONV.cacc_credits", [])
     # nv_small: 2 x atomic-K = 16 credits, taken by the CSC and returned by the CACC.
     if not credits or max(v for _, v in credits) != 16 or min(v for _, v in credits) >= 16:
@@ -237,7 +246,8 @@ def check_vcd(octasim, work):
 
 
 TRACK_OF_UNIT = {"CDMA_DAT": "CDMA data DMA", "CDMA_WT": "CDMA weight DMA", "CSC": "CSC",
-                 "CACC": "CACC delivery", "RDMA": "RDMA", "core": "core", "WDMA": "WDMA"}
+                 "CACC": "CACC delivery", "RDMA": "RDMA", "core": "core", "WDMA": "WDMA",
+                 "DMA": "DMA", "datapath": "datapath", "divider": "divider"}
 
 
 def timeline_tracks(path):
