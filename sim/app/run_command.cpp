@@ -27,9 +27,12 @@ namespace octasim::app {
 namespace {
 
 void print_layer(const std::string& engine, unsigned group, const dla::OpResult& r) {
-  fmt::print("  {} group {}: in {}x{}x{} -> out {}x{}x{}, read {} B, wrote {} B\n", engine, group,
-             r.in.width, r.in.height, r.in.channels, r.out.width, r.out.height, r.out.channels,
-             r.bytes_read, r.bytes_written);
+  // A unit without an output surface (OCTAV: clipping scalars to registers) shows none.
+  const std::string to =
+      r.out.width == 0 ? std::string()
+                       : fmt::format(" -> out {}x{}x{}", r.out.width, r.out.height, r.out.channels);
+  fmt::print("  {} group {}: in {}x{}x{}{}, read {} B, wrote {} B\n", engine, group, r.in.width,
+             r.in.height, r.in.channels, to, r.bytes_read, r.bytes_written);
   if (r.macs > 0) {
     fmt::print("    kernel {}x{}, stride {}x{}, weights {} B, {} MACs\n", r.kernel_width,
                r.kernel_height, r.stride_width, r.stride_height, r.weight_bytes, r.macs);

@@ -15,8 +15,9 @@ namespace {
 using nlohmann::json;
 
 // The engine's configured datapath throughput (elements per cycle): the roofline peak of SDP,
-// PDP and CDP, which count one op per element processed.
+// PDP, CDP and OCTAV, which count one op per element processed (OCTAV: per pass).
 unsigned engine_throughput(const HwConfig& hw, const std::string& engine) {
+  if (engine == "OCTAV") return hw.octav_elements_per_cycle;
   if (engine == "PDP") return hw.pdp_throughput;
   if (engine == "CDP") return hw.cdp_throughput;
   return hw.sdp_bs_throughput;
@@ -158,12 +159,17 @@ std::string count_or_dash(const json& unit, const char* key, bool has) {
 void print_layer(const json& l) {
   const json& in = l.at("input");
   const json& out = l.at("output");
-  fmt::print("  {} group {}: in {}x{}x{} -> out {}x{}x{}, read {} B, wrote {} B\n",
+  // A unit without an output surface (OCTAV: clipping scalars to registers) shows none.
+  const std::string to =
+      out.at("width").get<unsigned>() == 0
+          ? std::string()
+          : fmt::format(" -> out {}x{}x{}", out.at("width").get<unsigned>(),
+                        out.at("height").get<unsigned>(), out.at("channels").get<unsigned>());
+  fmt::print("  {} group {}: in {}x{}x{}{}, read {} B, wrote {} B\n",
              l.at("engine").get<std::string>(), l.at("group").get<unsigned>(),
              in.at("width").get<unsigned>(), in.at("height").get<unsigned>(),
-             in.at("channels").get<unsigned>(), out.at("width").get<unsigned>(),
-             out.at("height").get<unsigned>(), out.at("channels").get<unsigned>(),
-             l.at("bytes_read").get<std::uint64_t>(), l.at("bytes_written").get<std::uint64_t>());
+             in.at("channels").get<unsigned>(), to, l.at("bytes_read").get<std::uint64_t>(),
+             l.at("bytes_written").get<std::uint64_t>());
   if (l.contains("kernel")) {
     const json& k = l.at("kernel");
     fmt::print("    kernel {}x{}, stride {}x{}, weights {} B, {} MACs\n",
