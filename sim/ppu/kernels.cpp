@@ -464,6 +464,7 @@ class GemmKernel final : public Kernel {
 // ---- Element-wise and reduction: streaming FP32 kernels on the FMA lanes ---------------------
 constexpr unsigned kStreamStepElements = 1024;  // 4 KiB of each operand per step
 constexpr unsigned kStreamCtaSteps = 4;
+constexpr unsigned kStreamPrefetch = 3;  // steps in flight ahead: 4 buffers per operand
 
 class ElementwiseKernel final : public Kernel {
  public:
@@ -480,7 +481,7 @@ class ElementwiseKernel final : public Kernel {
     if (binary_) b_ = read_image(image, addr_b_, std::uint64_t{count_} * 4, "B");
     check_writable(image, addr_d_, std::uint64_t{count_} * 4, "D");
     d_.assign(std::size_t{count_} * 4, 0);
-    smem_bytes_ = 2 * (binary_ ? 2 : 1) * kStreamStepElements * 4;
+    smem_bytes_ = (kStreamPrefetch + 1) * (binary_ ? 2 : 1) * kStreamStepElements * 4;
     lanes_ = std::max(1u, hw.ppu_fma_lanes_per_sm);
     peak_macs_ = static_cast<double>(sms(hw)) * lanes_;
     compulsory_bytes_ = a_.size() + b_.size() + d_.size();
@@ -504,6 +505,7 @@ class ElementwiseKernel final : public Kernel {
                  kStreamStepElements));
   }
   [[nodiscard]] bool tensor() const override { return false; }
+  [[nodiscard]] unsigned prefetch_depth() const override { return kStreamPrefetch; }
   void loads(unsigned cta, unsigned step, std::vector<Range>& out) const override {
     const auto [first, n] = span(cta, step);
     out.push_back({addr_a_ + first * 4, n * 4});
@@ -559,7 +561,7 @@ class ReduceKernel final : public Kernel {
     a_ = read_image(image, addr_a_, std::uint64_t{rows_} * cols_ * 4, "A");
     check_writable(image, addr_d_, std::uint64_t{rows_} * 4, "D");
     d_.assign(std::size_t{rows_} * 4, 0);
-    smem_bytes_ = 2 * kReduceRows * kReduceCols * 4;
+    smem_bytes_ = (kStreamPrefetch + 1) * kReduceRows * kReduceCols * 4;
     lanes_ = std::max(1u, hw.ppu_fma_lanes_per_sm);
     peak_macs_ = static_cast<double>(sms(hw)) * lanes_;
     compulsory_bytes_ = a_.size() + d_.size();
@@ -577,6 +579,7 @@ class ReduceKernel final : public Kernel {
     return static_cast<unsigned>(ceil_div(cols_, kReduceCols));
   }
   [[nodiscard]] bool tensor() const override { return false; }
+  [[nodiscard]] unsigned prefetch_depth() const override { return kStreamPrefetch; }
   void loads(unsigned cta, unsigned step, std::vector<Range>& out) const override {
     const unsigned r0 = cta * kReduceRows, r1 = std::min(rows_, r0 + kReduceRows);
     const unsigned c0 = step * kReduceCols, c1 = std::min(cols_, c0 + kReduceCols);

@@ -74,6 +74,8 @@ class Kernel {
   virtual void end(unsigned cta, CtaState& s, std::vector<Range>& stores) = 0;
   // Writes D to the image.
   virtual void finish(MemoryImage& image) = 0;
+  // K-steps whose loads are in flight ahead of the one computing (1: double buffering).
+  [[nodiscard]] virtual unsigned prefetch_depth() const { return 1; }
   // Shared memory one CTA needs (double-buffered operand tiles).
   [[nodiscard]] std::uint64_t smem_bytes() const { return smem_bytes_; }
   // Peak MACs per cycle of the whole PPU on this kernel's path (tensor or FMA).

@@ -327,7 +327,7 @@ void Ppu::launch(unsigned ch, std::uint32_t offset, std::uint64_t descriptor) {
   k.record.occupancy = static_cast<unsigned>(std::min<std::uint64_t>(
       std::max(1u, hw_.ppu_max_ctas_per_sm), hw_.ppu_smem_bytes_per_sm / k.smem_bytes()));
   k.record.start_cycle = cycles(sc_core::sc_time_stamp());
-  in_flight_[ch] = InFlight{0, records_.size()};
+  in_flight_[ch] = InFlight{0, records_.size(), sc_core::SC_ZERO_TIME};
   records_.push_back(k.record);
   ++kernels_launched_;
   ++kernels_in_flight_;
@@ -339,6 +339,9 @@ void Ppu::launch(unsigned ch, std::uint32_t offset, std::uint64_t descriptor) {
   }
   sched_event_.notify(sc_core::SC_ZERO_TIME);
   while (in_flight_[ch].done < ctas) wait(c.kernel_done);
+  if (in_flight_[ch].last_ack > sc_core::sc_time_stamp()) {
+    wait(in_flight_[ch].last_ack - sc_core::sc_time_stamp());
+  }
   k.finish(image_);
   KernelRecord& r = records_[in_flight_[ch].record];
   r.saturations = k.record.saturations;
@@ -459,17 +462,19 @@ void Ppu::run_cta(Sm& sm, Slot& slot) {
   std::uint64_t read = 0, written = 0;
   k.begin(cta, slot.state);
   const unsigned steps = k.steps(cta);
-  slot.ranges.clear();
-  k.loads(cta, 0, slot.ranges);
-  sc_core::sc_time ready = issue(sm, slot, tlm::TLM_READ_COMMAND, read);
+  const unsigned depth = std::max(1u, k.prefetch_depth());
+  slot.ready.assign(steps, sc_core::SC_ZERO_TIME);
+  const auto load = [&](unsigned s) {
+    slot.ranges.clear();
+    k.loads(cta, s, slot.ranges);
+    slot.ready[s] = issue(sm, slot, tlm::TLM_READ_COMMAND, read);
+  };
+  for (unsigned s = 0; s < std::min(steps, depth); ++s) load(s);
   for (unsigned s = 0; s < steps; ++s) {
-    if (ready > sc_core::sc_time_stamp()) wait(ready - sc_core::sc_time_stamp());
-    sc_core::sc_time next = sc_core::sc_time_stamp();
-    if (s + 1 < steps) {  // double buffering: the next k-tile loads while this one computes
-      slot.ranges.clear();
-      k.loads(cta, s + 1, slot.ranges);
-      next = issue(sm, slot, tlm::TLM_READ_COMMAND, read);
-    }
+    if (slot.ready[s] > sc_core::sc_time_stamp()) wait(slot.ready[s] - sc_core::sc_time_stamp());
+    // The buffer of step s - 1 is free: the loads `depth` steps ahead start (double buffering
+    // for depth 1: tile s + 1 loads while tile s computes).
+    if (s + depth < steps) load(s + depth);
     const std::uint64_t mc = k.math_cycles(cta, s);
     const sc_core::sc_time start = std::max(sc_core::sc_time_stamp(), sm.pipe_free);
     sm.pipe_free = start + period_ * static_cast<double>(mc);
@@ -477,12 +482,16 @@ void Ppu::run_cta(Sm& sm, Slot& slot) {
     sm.macs_counter += k.macs(cta, s);
     k.step(cta, s, slot.state);
     wait(sm.pipe_free - sc_core::sc_time_stamp());
-    ready = next;
   }
   slot.ranges.clear();
   k.end(cta, slot.state, slot.ranges);
+  // Posted stores: the CTA leaves once they are issued (its slot and shared memory free); the
+  // kernel ends when the last is acknowledged.
   const sc_core::sc_time acked = issue(sm, slot, tlm::TLM_WRITE_COMMAND, written);
-  if (acked > sc_core::sc_time_stamp()) wait(acked - sc_core::sc_time_stamp());
+  InFlight& f = in_flight_[slot.channel];
+  f.last_ack = std::max(f.last_ack, acked);
+  const sc_core::sc_time issued = std::max(sc_core::sc_time_stamp(), sm.port_free);
+  if (issued > sc_core::sc_time_stamp()) wait(issued - sc_core::sc_time_stamp());
   sm.bytes_read += read;
   sm.bytes_written += written;
   records_[record].bytes_read += read;  // by index: another channel's launch may reallocate

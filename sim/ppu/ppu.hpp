@@ -85,6 +85,7 @@ class Ppu final : public sc_core::sc_module {
     CtaState state;
     std::vector<Range> ranges;
     std::vector<Range> requests;
+    std::vector<sc_core::sc_time> ready;  // per k-step: when its loads have arrived
     std::vector<std::uint8_t> scratch;
   };
   struct Sm {
@@ -108,6 +109,8 @@ class Ppu final : public sc_core::sc_module {
   struct InFlight {  // per channel: the kernel's progress
     unsigned done = 0;
     std::size_t record = 0;
+    sc_core::sc_time last_ack = sc_core::SC_ZERO_TIME;  // stores are posted: the kernel ends
+                                                        // when the last one is acknowledged
   };
 
   void channel_thread(unsigned ch);

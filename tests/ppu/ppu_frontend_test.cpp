@@ -58,7 +58,7 @@ TEST(PpuFrontEnd, ChannelsRunKernelsConcurrently) {
   if (already_elaborated()) GTEST_SKIP() << "SystemC elaborates once per process; run alone";
   Bench bench(soc_small());
   std::mt19937 rng(4);
-  const unsigned m = 128, n = 128, k = 128;
+  const unsigned m = 128, n = 64, k = 256;  // 2 CTAs each: both kernels fit the 4 CTA slots
   std::uint64_t d[2];
   std::vector<std::uint8_t> a[2], b[2];
   for (unsigned ch = 0; ch < 2; ++ch) {
@@ -75,8 +75,9 @@ TEST(PpuFrontEnd, ChannelsRunKernelsConcurrently) {
   print_records(bench.ppu);
   const auto& ks = bench.ppu.kernels();
   ASSERT_EQ(ks.size(), 2u);
-  EXPECT_LT(ks[1].start_cycle, ks[0].end_cycle);  // overlapping: they share the SMs
-  EXPECT_LT(ks[0].start_cycle, ks[1].end_cycle);
+  // Overlapping, not one after the other: they share the SMs.
+  EXPECT_LT(ks[1].start_cycle, ks[0].end_cycle);
+  EXPECT_LT(ks[1].end_cycle, ks[0].end_cycle + ks[0].cycles() / 2);
   for (unsigned ch = 0; ch < 2; ++ch) {
     const auto want = models::ops::gemm_reference(
         {GemmType::kFp16Fp32, m, n, k, a[ch].data(), b[ch].data(), nullptr});

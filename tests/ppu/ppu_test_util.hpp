@@ -110,6 +110,16 @@ inline void print_records(const Ppu& ppu) {
   }
 }
 
+inline void print_groups(const std::vector<const stats::Group*>& groups) {
+  if (std::getenv("OCTASIM_PPU_VERBOSE") == nullptr) return;
+  for (const stats::Group* g : groups) {
+    for (std::size_t i = 0; i < g->size(); ++i) {
+      std::printf("  %s = %llu\n", g->full_name(i).c_str(),
+                  static_cast<unsigned long long>(g->value(i)));
+    }
+  }
+}
+
 // One elaboration: memory image, memory system, test host, PPU.
 struct Bench {
   explicit Bench(const HwConfig& config)
