@@ -320,6 +320,10 @@ void Ppu::launch(unsigned ch, std::uint32_t offset, std::uint64_t descriptor) {
       fail(ch, r.error, offset);
       return;
     }
+    if (r.kernel->smem_bytes() > hw_.ppu_smem_bytes_per_sm) {  // would never be dispatched
+      fail(ch, ErrorCode::kBadKernel, offset);
+      return;
+    }
     c.kernel = std::move(r.kernel);
   }
   Kernel& k = *c.kernel;
