@@ -13,21 +13,21 @@ DlaDevice::DlaDevice(const sc_core::sc_module_name& name, HwConfig hw)
       hw_(std::move(hw)),
       period_(1, sc_core::SC_NS),
       memory_(hw_.mem_address_width),
-      dram_("dram", hw_, memory_, period_) {
+      memory_system_("mem", hw_, memory_, period_) {
   for (std::size_t i = 0; i < engines().size(); ++i) {
     const std::string unit(engines()[i].name);
     if (unit == "CONV") {
       auto conv = std::make_unique<ConvCore>(unit.c_str(), hw_, period_);
-      conv->dma_socket.bind(dram_.socket);
+      conv->dma_socket.bind(memory_system_.socket);
       modules_[i] = std::move(conv);
     } else if (unit == "OCTAV") {
       auto octav_unit = std::make_unique<octav::OctavCore>(unit.c_str(), hw_, period_);
-      octav_unit->dma_socket.bind(dram_.socket);
+      octav_unit->dma_socket.bind(memory_system_.socket);
       modules_[i] = std::move(octav_unit);
     } else {
       auto stream = std::make_unique<StreamEngine>(unit.c_str(), hw_, period_);
-      stream->rdma_socket.bind(dram_.socket);
-      stream->wdma_socket.bind(dram_.socket);
+      stream->rdma_socket.bind(memory_system_.socket);
+      stream->wdma_socket.bind(memory_system_.socket);
       modules_[i] = std::move(stream);
     }
     busy_signals_.push_back(std::make_unique<Flag>((unit + "_busy").c_str()));
@@ -86,7 +86,7 @@ void DlaDevice::trace_signals(sc_core::sc_trace_file* file) {
   }
   sc_core::sc_trace(file, intr_signal_, "glb.intr_status");
   for (const auto& m : modules_) m->trace_signals(file);
-  dram_.trace_signals(file);
+  memory_system_.trace_signals(file);
 }
 
 void DlaDevice::update_signals() {
@@ -103,13 +103,14 @@ void DlaDevice::set_timeline(stats::Timeline* timeline) {
     for (const Engine& e : engines()) layer_tracks_.push_back(timeline_->track(e.name, "layers"));
   }
   for (const auto& m : modules_) m->set_timeline(timeline);
-  dram_.set_timeline(timeline);
+  memory_system_.set_timeline(timeline);
 }
 
 std::vector<const stats::Group*> DlaDevice::statistics() const {
   std::vector<const stats::Group*> groups;
   for (const auto& m : modules_) groups.push_back(&m->statistics());
-  groups.push_back(&dram_.statistics());
+  const std::vector<const stats::Group*> memory = memory_system_.statistics();
+  groups.insert(groups.end(), memory.begin(), memory.end());
   return groups;
 }
 

@@ -1,8 +1,8 @@
-// The cycle-level DLA: the CSB register file, the DRAM behind TLM-2.0, and the SDP, PDP and CDP
-// engines as SystemC modules. Register writes that complete a group's programming start the
-// engine; its functional result is computed at start (into an overlay) and becomes visible in
-// DRAM, with its status registers and interrupt, when the engine's last write is acknowledged.
-// The trace player drives it from sc_main (not from a SystemC thread) through the
+// The cycle-level DLA: the CSB register file, the memory system (sim/mem) behind TLM-2.0, and the
+// SDP, PDP and CDP engines as SystemC modules. Register writes that complete a group's programming
+// start the engine; its functional result is computed at start (into an overlay) and becomes
+// visible in DRAM, with its status registers and interrupt, when the engine's last write is
+// acknowledged. The trace player drives it from sc_main (not from a SystemC thread) through the
 // trace::Device interface: every access or wait runs the kernel for the time it takes.
 #pragma once
 
@@ -13,7 +13,6 @@
 
 #include <systemc>
 
-#include "sim/core/dram.hpp"
 #include "sim/core/hw_config.hpp"
 #include "sim/core/memory_image.hpp"
 #include "sim/core/overlay_memory.hpp"
@@ -21,6 +20,7 @@
 #include "sim/dla/conv_core.hpp"
 #include "sim/dla/engines.hpp"
 #include "sim/dla/stream_engine.hpp"
+#include "sim/mem/memory_system.hpp"
 #include "sim/trace/player.hpp"
 
 namespace octasim::dla {
@@ -64,9 +64,10 @@ class DlaDevice final : public sc_core::sc_module, public trace::Device {
   [[nodiscard]] const HwConfig& config() const { return hw_; }
   [[nodiscard]] const std::vector<LayerTiming>& layers() const { return layers_; }
   [[nodiscard]] const EngineModel& engine(std::size_t i) const { return *modules_[i]; }
-  [[nodiscard]] const Dram& dram() const { return dram_; }
+  [[nodiscard]] const MemorySystem& memory_system() const { return memory_system_; }
   [[nodiscard]] const sc_core::sc_time& clock_period() const { return period_; }
-  // Every statistics group of the device: the engines' (dla.CONV, dla.SDP, ...) and the DRAM's.
+  // Every statistics group of the device: the engines' (dla.CONV, dla.SDP, ...) and the memory
+  // system's (mem.xbar, mem.l2.slice<i>, mem.dram.ch<i>).
   [[nodiscard]] std::vector<const stats::Group*> statistics() const;
   // Records a timeline of the engines, their units and the DRAM from now on (null: stop): a
   // layer track per engine, then the units' tracks. Call before the trace runs.
@@ -93,7 +94,7 @@ class DlaDevice final : public sc_core::sc_module, public trace::Device {
   sc_core::sc_time period_;
   MemoryImage memory_;
   RegisterFile regs_;
-  Dram dram_;
+  MemorySystem memory_system_;
   std::array<std::unique_ptr<EngineModel>, kEngineCount> modules_;
   std::array<std::unique_ptr<OverlayMemory>, kEngineCount> overlays_;
   std::array<Running, kEngineCount> running_;

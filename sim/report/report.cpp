@@ -276,7 +276,7 @@ json build(const dla::DlaDevice& device, const RunInfo& run) {
   }
   j["units"] = std::move(units);
 
-  const Dram& dram = device.dram();
+  const MemorySystem& dram = device.memory_system();
   const double window = static_cast<double>(run.trace_cycles);
   const double bw = ratio(static_cast<double>(dram.bytes_read() + dram.bytes_written()), window);
   j["dram"] = {{"bytes_read", dram.bytes_read()},
