@@ -48,6 +48,7 @@ Ppu::Ppu(const sc_core::sc_module_name& name, const HwConfig& hw, MemoryImage& i
   for (unsigned g = 0; g < hw.ppu_gpcs; ++g) {
     for (unsigned s = 0; s < hw.ppu_sms_per_gpc; ++s) {
       auto sm = std::make_unique<Sm>(fmt::format("gpc{}_sm{}_socket", g, s));
+      sm->track_name = fmt::format("gpc{}.sm{}", g, s);
       sm->stats = std::make_unique<stats::Group>(fmt::format("{}.gpc{}.sm{}", this->name(), g, s));
       auto& st = *sm->stats;
       sm->busy_cycles =
@@ -101,6 +102,16 @@ std::vector<const stats::Group*> Ppu::statistics() const {
   std::vector<const stats::Group*> out{&frontend_stats_};
   for (const auto& sm : sms_) out.push_back(sm->stats.get());
   return out;
+}
+
+void Ppu::set_timeline(stats::Timeline* timeline) {
+  timeline_ = timeline;
+  if (timeline_ == nullptr) return;
+  channel_tracks_.clear();
+  for (unsigned ch = 0; ch < channels_; ++ch) {
+    channel_tracks_.push_back(timeline_->track("PPU", fmt::format("ch{}", ch)));
+  }
+  for (auto& sm : sms_) sm->track = timeline_->track("PPU", sm->track_name);
 }
 
 std::uint64_t Ppu::cycles(const sc_core::sc_time& t) const {
@@ -356,6 +367,11 @@ void Ppu::launch(unsigned ch, std::uint32_t offset, std::uint64_t descriptor) {
   r.arithmetic_intensity =
       macs / static_cast<double>(std::max<std::uint64_t>(1, k.compulsory_bytes()));
   const double dram = static_cast<double>(std::max(1u, hw_.mem_partitions)) * hw_.dram_bandwidth();
+  if (timeline_ != nullptr) {
+    timeline_->slice(channel_tracks_[ch], stats::Detail::kLayer, r.start_cycle, r.end_cycle,
+                     fmt::format("{} {} {}x{}x{}", r.kind, r.type, r.m, r.n, r.k),
+                     r.bytes_read + r.bytes_written);
+  }
   r.bound = r.arithmetic_intensity >= k.peak_macs_per_cycle() / dram ? "compute" : "memory";
   --kernels_in_flight_;
 }
@@ -464,6 +480,7 @@ void Ppu::run_cta(Sm& sm, Slot& slot) {
   ++sm.ctas;
   const std::size_t record = in_flight_[slot.channel].record;
   std::uint64_t read = 0, written = 0;
+  const std::uint64_t cta_start = cycles(sc_core::sc_time_stamp());
   k.begin(cta, slot.state);
   const unsigned steps = k.steps(cta);
   const unsigned depth = std::max(1u, k.prefetch_depth());
@@ -498,6 +515,10 @@ void Ppu::run_cta(Sm& sm, Slot& slot) {
   if (issued > sc_core::sc_time_stamp()) wait(issued - sc_core::sc_time_stamp());
   sm.bytes_read += read;
   sm.bytes_written += written;
+  if (timeline_ != nullptr) {
+    timeline_->slice(sm.track, stats::Detail::kTile, cta_start, cycles(sc_core::sc_time_stamp()),
+                     fmt::format("{} cta {}", k.record.kind, cta), read + written);
+  }
   records_[record].bytes_read += read;  // by index: another channel's launch may reallocate
   records_[record].bytes_written += written;
   if (--sm.resident == 0) sm.busy_cycles += cycles(sc_core::sc_time_stamp() - sm.resident_since);

@@ -63,6 +63,9 @@ class Ppu final : public sc_core::sc_module {
   [[nodiscard]] const std::vector<KernelRecord>& kernels() const { return records_; }
   // "<name>.frontend", "<name>.gpc<g>.sm<s>".
   [[nodiscard]] std::vector<const stats::Group*> statistics() const;
+  // Records into `timeline` (null: stop): a slice per kernel on its channel's track (process
+  // "PPU", thread "ch<n>"), and at tile detail one per CTA on its SM's track ("gpc<g>.sm<s>").
+  void set_timeline(stats::Timeline* timeline);
 
  private:
   struct Channel {
@@ -98,6 +101,8 @@ class Ppu final : public sc_core::sc_module {
     sc_core::sc_time pipe_free = sc_core::SC_ZERO_TIME;  // math pipe (tensor cores / FMA)
     sc_core::sc_time resident_since = sc_core::SC_ZERO_TIME;
     std::unique_ptr<stats::Group> stats;
+    std::string track_name;
+    std::uint32_t track = 0;
     stats::Counter busy_cycles, tensor_cycles, fma_cycles, macs_counter, ctas, bytes_read,
         bytes_written, requests;
   };
@@ -147,6 +152,8 @@ class Ppu final : public sc_core::sc_module {
   sc_core::sc_event sem_event_;  // a SEM_RELEASE wrote a word
   unsigned kernels_in_flight_ = 0;
   std::vector<KernelRecord> records_;
+  stats::Timeline* timeline_ = nullptr;
+  std::vector<std::uint32_t> channel_tracks_;
   stats::Group frontend_stats_;
   stats::Counter commands_, kernels_launched_, fetch_bytes_, copy_bytes_, wait_cycles_, errors_;
 };

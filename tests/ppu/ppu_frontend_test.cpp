@@ -59,6 +59,8 @@ TEST(PpuFrontEnd, ChannelsRunKernelsConcurrently) {
   Bench bench(soc_small());
   std::mt19937 rng(4);
   const unsigned m = 128, n = 64, k = 256;  // 2 CTAs each: both kernels fit the 4 CTA slots
+  stats::Timeline timeline(stats::Detail::kTile);
+  bench.ppu.set_timeline(&timeline);
   std::uint64_t d[2];
   std::vector<std::uint8_t> a[2], b[2];
   for (unsigned ch = 0; ch < 2; ++ch) {
@@ -101,6 +103,25 @@ TEST(PpuFrontEnd, ChannelsRunKernelsConcurrently) {
   EXPECT_EQ(macs, 2ull * m * n * k);
   EXPECT_EQ(ctas, ks[0].ctas + ks[1].ctas);
   EXPECT_EQ(read, ks[0].bytes_read + ks[1].bytes_read);
+  // Timeline: a slice per kernel on its channel's track, one per CTA on its SM's track.
+  std::size_t kernel_slices = 0, cta_slices = 0;
+  for (const auto& sl : timeline.slices()) {
+    const auto& tr = timeline.tracks()[sl.track];
+    EXPECT_EQ(tr.process, "PPU");
+    if (tr.thread == "ch0" || tr.thread == "ch1") {
+      const KernelRecord& r = ks[tr.thread == "ch0" ? 0 : 1];
+      EXPECT_EQ(sl.start, r.start_cycle);
+      EXPECT_EQ(sl.end, r.end_cycle);
+      ++kernel_slices;
+    } else {
+      EXPECT_TRUE(tr.thread == "gpc0.sm0" || tr.thread == "gpc0.sm1") << tr.thread;
+      EXPECT_GE(sl.start, std::min(ks[0].start_cycle, ks[1].start_cycle));
+      EXPECT_LE(sl.end, std::max(ks[0].end_cycle, ks[1].end_cycle));
+      ++cta_slices;
+    }
+  }
+  EXPECT_EQ(kernel_slices, 2u);
+  EXPECT_EQ(cta_slices, ctas);
 }
 
 TEST(PpuFrontEnd, WaitDlaRegWriteMemcpyInterruptAndAppendedCommands) {
