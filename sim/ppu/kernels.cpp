@@ -221,8 +221,9 @@ class GemmKernel final : public Kernel {
                                : hw.ppu_tc_int4_step_cycles;
     step_cycles_ = std::max(1u, step_cycles_);
     lanes_ = std::max(1u, hw.ppu_fma_lanes_per_sm);
-    peak_macs_ =
+    path_peak_macs_ =
         tensor_ ? tensor_peak_macs_per_cycle(hw, mma_type_) : static_cast<double>(sms(hw)) * lanes_;
+    peak_macs_ = tensor_peak_macs_per_cycle(hw, mma_type_);
 
     // Operands (bounds first, so an address error wins over anything later).
     const unsigned sbits = split_ ? 32 : in_bits_;
@@ -483,7 +484,7 @@ class ElementwiseKernel final : public Kernel {
     d_.assign(std::size_t{count_} * 4, 0);
     smem_bytes_ = (kStreamPrefetch + 1) * (binary_ ? 2 : 1) * kStreamStepElements * 4;
     lanes_ = std::max(1u, hw.ppu_fma_lanes_per_sm);
-    peak_macs_ = static_cast<double>(sms(hw)) * lanes_;
+    peak_macs_ = path_peak_macs_ = static_cast<double>(sms(hw)) * lanes_;
     compulsory_bytes_ = a_.size() + b_.size() + d_.size();
     record.kind = "elementwise";
     record.type = "fp32";
@@ -563,7 +564,7 @@ class ReduceKernel final : public Kernel {
     d_.assign(std::size_t{rows_} * 4, 0);
     smem_bytes_ = (kStreamPrefetch + 1) * kReduceRows * kReduceCols * 4;
     lanes_ = std::max(1u, hw.ppu_fma_lanes_per_sm);
-    peak_macs_ = static_cast<double>(sms(hw)) * lanes_;
+    peak_macs_ = path_peak_macs_ = static_cast<double>(sms(hw)) * lanes_;
     compulsory_bytes_ = a_.size() + d_.size();
     record.kind = "reduce";
     record.type = "fp32";

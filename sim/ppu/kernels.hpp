@@ -78,8 +78,12 @@ class Kernel {
   [[nodiscard]] virtual unsigned prefetch_depth() const { return 1; }
   // Shared memory one CTA needs (double-buffered operand tiles).
   [[nodiscard]] std::uint64_t smem_bytes() const { return smem_bytes_; }
-  // Peak MACs per cycle of the whole PPU on this kernel's path (tensor or FMA).
+  // Peak MACs per cycle of the whole PPU's tensor cores in this kernel's format (FP32 and the
+  // streaming kernels: the FMA lanes), the utilization's reference.
   [[nodiscard]] double peak_macs_per_cycle() const { return peak_macs_; }
+  // Peak of the path the kernel runs on (tensor cores, or FMA lanes for a fallback): the
+  // roofline's compute roof.
+  [[nodiscard]] double path_peak_macs_per_cycle() const { return path_peak_macs_; }
   [[nodiscard]] std::uint64_t compulsory_bytes() const { return compulsory_bytes_; }
 
   KernelRecord record;  // filled at decode, completed by the Ppu
@@ -87,6 +91,7 @@ class Kernel {
  protected:
   std::uint64_t smem_bytes_ = 0;
   double peak_macs_ = 0.0;
+  double path_peak_macs_ = 0.0;
   std::uint64_t compulsory_bytes_ = 0;
 };
 

@@ -372,7 +372,7 @@ void Ppu::launch(unsigned ch, std::uint32_t offset, std::uint64_t descriptor) {
                      fmt::format("{} {} {}x{}x{}", r.kind, r.type, r.m, r.n, r.k),
                      r.bytes_read + r.bytes_written);
   }
-  r.bound = r.arithmetic_intensity >= k.peak_macs_per_cycle() / dram ? "compute" : "memory";
+  r.bound = r.arithmetic_intensity >= k.path_peak_macs_per_cycle() / dram ? "compute" : "memory";
   --kernels_in_flight_;
 }
 
