@@ -30,6 +30,21 @@
 
 namespace octasim::ppu_format {
 
+// The front end's CSB registers (register map unit PPU): channel n's block starts at
+// kCsbBase + n * kChannelStride; offsets of its registers within the block.
+inline constexpr std::uint32_t kCsbBase = 0x13000;
+inline constexpr std::uint32_t kChannelStride = 0x40;
+inline constexpr unsigned kChannels = 4;
+inline constexpr std::uint32_t kPbBaseLow = 0x00, kPbBaseHigh = 0x04, kPbSize = 0x08, kPut = 0x0c,
+                               kGet = 0x10, kStatus = 0x14, kError = 0x18, kErrorOffset = 0x1c;
+// The channel whose doorbell (PUT) a CSB write to `addr` rings, or -1.
+[[nodiscard]] constexpr int doorbell_channel(std::uint32_t addr) {
+  if (addr < kCsbBase || addr >= kCsbBase + kChannels * kChannelStride) return -1;
+  return (addr - kCsbBase) % kChannelStride == kPut
+             ? static_cast<int>((addr - kCsbBase) / kChannelStride)
+             : -1;
+}
+
 enum class Opcode : std::uint8_t {
   kNop = 0x00,
   kRegWrite = 0x01,
@@ -119,7 +134,8 @@ inline constexpr unsigned kSplitFormat = 17, kSplitParts = 18, kSplitProducts = 
 namespace conv {
 inline constexpr unsigned kKind = 0;
 inline constexpr unsigned kType = 1;
-inline constexpr unsigned kFlags = 2;  // bit 0: bias (as C, broadcast down the output rows)
+inline constexpr unsigned kFlags = 2;  // bit 0: bias (as C, broadcast down the output rows);
+                                       // bits 13..12: ShapePolicy
 inline constexpr unsigned kN = 3, kH = 4, kW = 5, kC = 6, kKOut = 7, kR = 8, kS = 9;
 inline constexpr unsigned kStrideH = 10, kStrideW = 11, kPadH = 12, kPadW = 13;
 inline constexpr unsigned kInput = 14, kWeights = 16, kBias = 18, kOutput = 20;
