@@ -2,11 +2,49 @@
 
 #include <stdexcept>
 
+#include <fmt/core.h>
+
+#include "firmware/ppu/commands.hpp"
 #include "octasim/regs/nvdla.hpp"
 #include "sim/octav/octav_core.hpp"
 
 namespace octasim::dla {
-namespace {}  // namespace
+
+// The device as the PPU's front end sees it. Runs inside SystemC threads: nothing here throws
+// (an address without a register is a false return, which the PPU reports as BAD_REGISTER).
+class DlaDevice::PpuPort final : public ppu::PpuHost {
+ public:
+  explicit PpuPort(DlaDevice& device) : d_(device) {}
+
+  bool csb_write(std::uint32_t addr, std::uint32_t value) override {
+    if (addr % 4 != 0 || regs::find_register(addr) == nullptr) return false;
+    d_.regs_.csb_write(addr, value);
+    if (d_.regs_.is_op_enable(addr) && (value & 1u) != 0) d_.start_ready_engines();
+    d_.ppu_register_written(addr, false);
+    d_.update_signals();
+    return true;
+  }
+  [[nodiscard]] std::uint32_t interrupt_status() const override {
+    return d_.regs_.interrupt_status();
+  }
+  void clear_interrupts(std::uint32_t mask) override {
+    d_.regs_.csb_write(regs::GLB::S_INTR_STATUS::kAddr, mask);
+    d_.update_signals();
+  }
+  [[nodiscard]] const sc_core::sc_event& interrupt_event() const override {
+    return d_.interrupt_event_;
+  }
+  void raise_interrupt(unsigned status_bit) override { d_.raise_interrupt(status_bit); }
+  [[nodiscard]] std::uint32_t reg(std::uint32_t addr) const override {
+    return d_.regs_.value(addr, 0);
+  }
+  void set_reg(std::uint32_t addr, std::uint32_t value) override {
+    d_.regs_.set_value(addr, 0, value);
+  }
+
+ private:
+  DlaDevice& d_;
+};
 
 DlaDevice::DlaDevice(const sc_core::sc_module_name& name, HwConfig hw)
     : sc_core::sc_module(name),
@@ -32,12 +70,52 @@ DlaDevice::DlaDevice(const sc_core::sc_module_name& name, HwConfig hw)
     }
     busy_signals_.push_back(std::make_unique<Flag>((unit + "_busy").c_str()));
   }
+  if (hw_.ppu_gpcs > 0) {
+    ppu_port_ = std::make_unique<PpuPort>(*this);
+    ppu_ = std::make_unique<ppu::Ppu>("ppu", hw_, memory_, *ppu_port_, period_);
+    ppu_->bind(memory_system_.socket);
+  }
+}
+
+DlaDevice::~DlaDevice() = default;
+
+void DlaDevice::ppu_register_written(std::uint32_t addr, bool strict) {
+  using ppu_format::kChannelStride;
+  using ppu_format::kCsbBase;
+  if (addr < kCsbBase || addr >= kCsbBase + ppu_format::kChannels * kChannelStride) return;
+  const unsigned channel = (addr - kCsbBase) / kChannelStride;
+  const std::uint32_t offset = (addr - kCsbBase) % kChannelStride;
+  if (offset != ppu_format::kPut && offset != ppu_format::kPbBaseLow) return;
+  if (ppu_ == nullptr || channel >= ppu_->channels()) {
+    if (!strict) return;
+    throw std::runtime_error(
+        ppu_ == nullptr
+            ? fmt::format("configuration {} has no PPU (ppu_gpcs is 0): PPU channel {} cannot run "
+                          "(use --config soc_small or soc_large)",
+                          hw_.name, channel)
+            : fmt::format("configuration {} has {} PPU channels; channel {} does not exist",
+                          hw_.name, ppu_->channels(), channel));
+  }
+  if (offset == ppu_format::kPut) {
+    ppu_->doorbell(channel);
+  } else {
+    ppu_->rebase(channel);
+  }
+}
+
+void DlaDevice::raise_interrupt(unsigned status_bit) {
+  regs_.raise_interrupt(status_bit);
+  interrupt_event_.notify(sc_core::SC_ZERO_TIME);
+  update_signals();
+  if (waiting_for_interrupt_) sc_core::sc_pause();
 }
 
 void DlaDevice::reset() {
   for (const auto& m : modules_) {
     if (m->busy()) throw std::logic_error("DlaDevice::reset while an engine is busy");
   }
+  if (ppu_ != nullptr && ppu_->busy())
+    throw std::logic_error("DlaDevice::reset while the PPU is busy");
   regs_ = RegisterFile();
 }
 
@@ -53,6 +131,7 @@ void DlaDevice::csb_write(std::uint32_t addr, std::uint32_t value) {
   regs_.csb_write(addr, value);
   // Only setting a D_OP_ENABLE can let an operation start (completions are handled in finish).
   if (regs_.is_op_enable(addr) && (value & 1u) != 0) start_ready_engines();
+  ppu_register_written(addr, true);
   update_signals();  // an interrupt cleared, an engine started
 }
 
@@ -104,6 +183,7 @@ void DlaDevice::set_timeline(stats::Timeline* timeline) {
   }
   for (const auto& m : modules_) m->set_timeline(timeline);
   memory_system_.set_timeline(timeline);
+  if (ppu_ != nullptr) ppu_->set_timeline(timeline);
 }
 
 std::vector<const stats::Group*> DlaDevice::statistics() const {
@@ -111,6 +191,10 @@ std::vector<const stats::Group*> DlaDevice::statistics() const {
   for (const auto& m : modules_) groups.push_back(&m->statistics());
   const std::vector<const stats::Group*> memory = memory_system_.statistics();
   groups.insert(groups.end(), memory.begin(), memory.end());
+  if (ppu_ != nullptr) {
+    const std::vector<const stats::Group*> ppu = ppu_->statistics();
+    groups.insert(groups.end(), ppu.begin(), ppu.end());
+  }
   return groups;
 }
 
@@ -173,6 +257,7 @@ void DlaDevice::finish(std::size_t engine_index, std::size_t layer) {
   }
   for (const auto& [addr, value] : l.perf_registers) regs_.set_value(addr, groups, value);
   complete_group(e, regs_, groups, l.result);
+  interrupt_event_.notify(sc_core::SC_ZERO_TIME);  // a PPU channel may wait for it (WAIT_DLA)
   update_signals();
   if (waiting_for_interrupt_) sc_core::sc_pause();
   start_ready_engines();  // the other register group may be waiting

@@ -1,7 +1,10 @@
-// The cycle-level DLA: the CSB register file, the memory system (sim/mem) behind TLM-2.0, and the
-// SDP, PDP and CDP engines as SystemC modules. Register writes that complete a group's programming
-// start the engine; its functional result is computed at start (into an overlay) and becomes
-// visible in DRAM, with its status registers and interrupt, when the engine's last write is
+// The cycle-level device: the CSB register file, the memory system (sim/mem) behind TLM-2.0, the
+// DLA's engines (CONV, SDP, PDP, CDP) and the OCTAV unit as SystemC modules, and — when the
+// configuration has one (ppu_gpcs > 0) — the PPU (sim/ppu) on the same memory system, whose
+// front-end registers live in the same register file (unit PPU) and whose push buffers can
+// program the DLA (REG_WRITE, WAIT_DLA). DLA engines: Register writes that complete a group's
+// programming start the engine; its functional result is computed at start (into an overlay) and
+// becomes visible in DRAM, with its status registers and interrupt, when the engine's last write is
 // acknowledged. The trace player drives it from sc_main (not from a SystemC thread) through the
 // trace::Device interface: every access or wait runs the kernel for the time it takes.
 #pragma once
@@ -21,6 +24,7 @@
 #include "sim/dla/engines.hpp"
 #include "sim/dla/stream_engine.hpp"
 #include "sim/mem/memory_system.hpp"
+#include "sim/ppu/ppu.hpp"
 #include "sim/trace/player.hpp"
 
 namespace octasim::dla {
@@ -48,6 +52,7 @@ class DlaDevice final : public sc_core::sc_module, public trace::Device {
   DlaDevice(const sc_core::sc_module_name& name, HwConfig hw);
   DlaDevice(const DlaDevice&) = delete;
   DlaDevice& operator=(const DlaDevice&) = delete;
+  ~DlaDevice() override;
 
   // trace::Device — call from sc_main, outside the kernel (after elaboration).
   void csb_write(std::uint32_t addr, std::uint32_t value) override;
@@ -65,6 +70,8 @@ class DlaDevice final : public sc_core::sc_module, public trace::Device {
   [[nodiscard]] const std::vector<LayerTiming>& layers() const { return layers_; }
   [[nodiscard]] const EngineModel& engine(std::size_t i) const { return *modules_[i]; }
   [[nodiscard]] const MemorySystem& memory_system() const { return memory_system_; }
+  // The PPU, or null when the configuration has none.
+  [[nodiscard]] const ppu::Ppu* ppu() const { return ppu_.get(); }
   [[nodiscard]] const sc_core::sc_time& clock_period() const { return period_; }
   // Every statistics group of the device: the engines' (dla.CONV, dla.SDP, ...) and the memory
   // system's (mem.xbar, mem.l2.slice<i>, mem.dram.ch<i>).
@@ -87,6 +94,14 @@ class DlaDevice final : public sc_core::sc_module, public trace::Device {
   };
 
   void start_ready_engines();
+  // What the PPU's front end does to the device (its PpuHost, below).
+  class PpuPort;
+  friend class PpuPort;
+  // A CSB write to the PPU's registers: rings a doorbell (PUT) or points a channel at a new push
+  // buffer (PB_BASE_LOW). `strict`: a channel the configuration lacks is an error (the host's
+  // writes), else ignored (a push buffer's).
+  void ppu_register_written(std::uint32_t addr, bool strict);
+  void raise_interrupt(unsigned status_bit);
   [[nodiscard]] bool units_free(const UnitList& units) const;
   void finish(std::size_t engine_index, std::size_t layer);
 
@@ -98,6 +113,9 @@ class DlaDevice final : public sc_core::sc_module, public trace::Device {
   std::array<std::unique_ptr<EngineModel>, kEngineCount> modules_;
   std::array<std::unique_ptr<OverlayMemory>, kEngineCount> overlays_;
   std::array<Running, kEngineCount> running_;
+  sc_core::sc_event interrupt_event_;  // a GLB interrupt bit was raised
+  std::unique_ptr<PpuPort> ppu_port_;
+  std::unique_ptr<ppu::Ppu> ppu_;
   bool waiting_for_interrupt_ = false;
   std::vector<LayerTiming> layers_;
   stats::Timeline* timeline_ = nullptr;

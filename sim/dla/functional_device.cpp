@@ -1,5 +1,10 @@
 #include "sim/dla/functional_device.hpp"
 
+#include <stdexcept>
+#include <string>
+
+#include "firmware/ppu/commands.hpp"
+
 namespace octasim::dla {
 
 FunctionalDevice::FunctionalDevice(HwConfig hw)
@@ -7,6 +12,12 @@ FunctionalDevice::FunctionalDevice(HwConfig hw)
 
 void FunctionalDevice::csb_write(std::uint32_t addr, std::uint32_t value) {
   regs_.csb_write(addr, value);
+  if (const int channel = ppu_format::doorbell_channel(addr); channel >= 0) {
+    throw std::runtime_error(
+        "PPU channel " + std::to_string(channel) +
+        ": the PPU runs on the cycle-level device only (drop --functional; use a configuration "
+        "with a PPU, e.g. --config soc_small)");
+  }
   // Only setting a D_OP_ENABLE can let an operation start.
   if (regs_.is_op_enable(addr) && (value & 1u) != 0) start_ready_engines();
 }

@@ -90,6 +90,18 @@ void Ppu::doorbell(unsigned channel) {
   channel_[channel].doorbell.notify(sc_core::SC_ZERO_TIME);
 }
 
+void Ppu::rebase(unsigned channel) {
+  if (channel >= channels_) return;
+  Channel& c = channel_[channel];
+  if (c.running || c.pending) return;
+  c.get = 0;
+  c.error = false;
+  host_.set_reg(reg_addr(channel, P::S_CH0_GET::kAddr), 0);
+  host_.set_reg(reg_addr(channel, P::S_CH0_ERROR::kAddr), 0);
+  host_.set_reg(reg_addr(channel, P::S_CH0_ERROR_OFFSET::kAddr), 0);
+  set_state(channel, P::S_CH0_STATUS::STATE_IDLE);
+}
+
 bool Ppu::busy() const {
   if (kernels_in_flight_ > 0) return true;
   for (const auto& c : channel_) {

@@ -57,6 +57,9 @@ class Ppu final : public sc_core::sc_module {
 
   // Software wrote S_CH<channel>_PUT. Only notifies (callable from sc_main between runs).
   void doorbell(unsigned channel);
+  // Software wrote S_CH<channel>_PB_BASE_LOW: a new push buffer. An idle or stopped (ERROR)
+  // channel starts over at GET = 0 and leaves the ERROR state; a running one is not affected.
+  void rebase(unsigned channel);
   // A channel has commands to run or is running one, or a kernel is in flight.
   [[nodiscard]] bool busy() const;
   [[nodiscard]] unsigned channels() const { return channels_; }

@@ -311,10 +311,8 @@ class LineParser {
     }
     const unsigned element = c.file_compare == FileCompare::kFp32Tol ? 4 : 2;
     if (c.size % element != 0 || c.addr % element != 0) {
-      fail(
-          fmt::format("{} compares {}-byte elements: address 0x{:x} and size 0x{:x} must be "
-                      "multiples of {}",
-                      rule, element, c.addr, c.size, element));
+      fail(fmt::format("{} compares {}-byte elements: address 0x{:x} and size 0x{:x} must be {}",
+                       rule, element, c.addr, c.size, element == 2 ? "even" : "multiples of 4"));
     }
   }
 

@@ -3,10 +3,12 @@
 
 #include <gtest/gtest.h>
 
-#include "sim_test_util.hpp"
-
 #include <set>
 #include <string>
+#include <utility>
+
+#include "firmware/ppu/commands.hpp"
+#include "sim_test_util.hpp"
 
 namespace octasim::regs {
 namespace {
@@ -109,8 +111,35 @@ TEST(Regmap, WritableAndDefinedMasks) {
   const RegisterInfo* intr = find_register("GLB", "S_INTR_STATUS");
   ASSERT_NE(intr, nullptr);
   EXPECT_EQ(intr->access, Access::kW1c);
-  EXPECT_EQ(intr->defined_mask(), 0x00ff03ffu);  // NVDLA's bits and OCTAV's 22..23
+  EXPECT_EQ(intr->defined_mask(), 0x0fff03ffu);  // NVDLA's bits, OCTAV's 22..23, PPU 24..27
   EXPECT_EQ(find_register("GLB", "S_INTR_SET")->access, Access::kWo);
+}
+
+// The PPU's format header (firmware/ppu/commands.hpp) names the front end's registers by offset:
+// they must be where the register map puts them.
+TEST(Regmap, PpuFormatOffsetsMatchTheRegisterMap) {
+  using namespace ppu_format;
+  for (unsigned ch = 0; ch < kChannels; ++ch) {
+    const std::uint32_t base = kCsbBase + ch * kChannelStride;
+    const std::string prefix = "S_CH" + std::to_string(ch) + "_";
+    const std::pair<const char*, std::uint32_t> regs[] = {{"PB_BASE_LOW", kPbBaseLow},
+                                                          {"PB_BASE_HIGH", kPbBaseHigh},
+                                                          {"PB_SIZE", kPbSize},
+                                                          {"PUT", kPut},
+                                                          {"GET", kGet},
+                                                          {"STATUS", kStatus},
+                                                          {"ERROR", kError},
+                                                          {"ERROR_OFFSET", kErrorOffset}};
+    for (const auto& [name, offset] : regs) {
+      const RegisterInfo* r = find_register("PPU", prefix + name);
+      ASSERT_NE(r, nullptr) << prefix << name;
+      EXPECT_EQ(r->addr, base + offset) << prefix << name;
+    }
+    EXPECT_EQ(doorbell_channel(base + kPut), static_cast<int>(ch));
+    EXPECT_EQ(doorbell_channel(base + kGet), -1);
+  }
+  EXPECT_EQ(doorbell_channel(kCsbBase - 4), -1);
+  EXPECT_EQ(doorbell_channel(kCsbBase + kChannels * kChannelStride + kPut), -1);
 }
 
 TEST(Regmap, FieldHelpers) {
