@@ -46,6 +46,10 @@ std::string trace_interrupt_name(unsigned status_bit) {
     if (pos != std::string::npos && pos + marker.size() + 1 == name.size()) {
       return name.substr(0, pos) + "_" + name.back();
     }
+    // PPU_CH<n>_STATUS -> PPU_<n>
+    if (name.size() == 14 && name.rfind("PPU_CH", 0) == 0 && name.substr(7) == "_STATUS") {
+      return std::string("PPU_") + name[6];
+    }
   }
   throw FirmwareError(
       fmt::format("GLB S_INTR_STATUS bit {} is not a unit's done interrupt", status_bit));
@@ -92,6 +96,11 @@ void TraceWriter::mem_init_zero(std::uint64_t addr, std::uint64_t size) {
 
 void TraceWriter::mem_load(std::uint64_t addr, const std::string& name,
                            std::vector<std::uint8_t> bytes) {
+  add_file(name, std::move(bytes));
+  line(fmt::format("mem_load(pri_mem, 0x{:x}, \"{}\");", addr, name));
+}
+
+void TraceWriter::add_file(const std::string& name, std::vector<std::uint8_t> bytes) {
   const bool plain = !name.empty() && name.find_first_of("/\\\"") == std::string::npos &&
                      name.size() > 4 && name.compare(name.size() - 4, 4, ".dat") == 0;
   if (!plain) {
@@ -102,7 +111,23 @@ void TraceWriter::mem_load(std::uint64_t addr, const std::string& name,
     if (f.name == name) throw FirmwareError(fmt::format("data file '{}' is loaded twice", name));
   }
   files_.push_back({name, std::move(bytes)});
-  line(fmt::format("mem_load(pri_mem, 0x{:x}, \"{}\");", addr, name));
+}
+
+void TraceWriter::ppu_submit(unsigned channel, std::uint64_t addr, const std::string& name,
+                             std::vector<std::uint8_t> bytes) {
+  add_file(name, std::move(bytes));
+  line(fmt::format("ppu_submit({}, pri_mem, 0x{:x}, \"{}\");", channel, addr, name));
+}
+
+void TraceWriter::check_file(std::uint64_t addr, const std::string& name,
+                             std::vector<std::uint8_t> golden, const std::string& rule) {
+  if (last_sync_id_.empty()) {
+    throw FirmwareError("check_file needs an earlier wait_interrupt to name its sync point");
+  }
+  const std::size_t size = golden.size();
+  add_file(name, std::move(golden));
+  line(fmt::format("check_file({}, pri_mem, 0x{:x}, 0x{:x}, \"{}\"{}{});", last_sync_id_, addr,
+                   size, name, rule.empty() ? "" : ", ", rule));
 }
 
 void TraceWriter::check_crc(std::uint64_t addr, std::uint64_t size, std::uint32_t crc) {

@@ -57,6 +57,15 @@ class TraceWriter final : public Mmio {
   // check_crc(sync_id_N, pri_mem, addr, size, crc); with the sync id of the latest
   // wait_interrupt (throws FirmwareError when there was none).
   void check_crc(std::uint64_t addr, std::uint64_t size, std::uint32_t crc);
+  // ppu_submit(channel, pri_mem, addr, "name"): `bytes` (a push buffer) become the .dat file
+  // `name`; the player loads it and rings the channel's doorbell.
+  void ppu_submit(unsigned channel, std::uint64_t addr, const std::string& name,
+                  std::vector<std::uint8_t> bytes);
+  // check_file(sync_id_N, pri_mem, addr, size, "name"[, rule]) against `golden` (written as
+  // `name`), with the sync id of the latest wait_interrupt; `rule` as the trace takes it after
+  // the file name ("FP32_TOL, 0, 1e-6"), empty for byte-exact.
+  void check_file(std::uint64_t addr, const std::string& name, std::vector<std::uint8_t> golden,
+                  const std::string& rule = "");
   // reg_read_check(NVDLA_UNIT.REG_0, expected);
   void check_register(std::uint32_t addr, std::uint32_t expected);
 
@@ -69,6 +78,8 @@ class TraceWriter final : public Mmio {
 
  private:
   void line(const std::string& text);
+  // Records a .dat file to write beside the trace: a plain name ending in .dat, used once.
+  void add_file(const std::string& name, std::vector<std::uint8_t> bytes);
 
   std::string text_;
   std::vector<DataFile> files_;

@@ -20,7 +20,7 @@ class DlaDevice::PpuPort final : public ppu::PpuHost {
     if (addr % 4 != 0 || regs::find_register(addr) == nullptr) return false;
     d_.regs_.csb_write(addr, value);
     if (d_.regs_.is_op_enable(addr) && (value & 1u) != 0) d_.start_ready_engines();
-    d_.ppu_register_written(addr, false);
+    d_.ppu_register_written(addr);  // a channel the configuration lacks: ignored
     d_.update_signals();
     return true;
   }
@@ -79,27 +79,37 @@ DlaDevice::DlaDevice(const sc_core::sc_module_name& name, HwConfig hw)
 
 DlaDevice::~DlaDevice() = default;
 
-void DlaDevice::ppu_register_written(std::uint32_t addr, bool strict) {
+// The PPU channel a CSB write to `addr` addresses, when it rings its doorbell (PUT) or points it
+// at a new push buffer (PB_BASE_LOW); -1 otherwise.
+int DlaDevice::ppu_channel_written(std::uint32_t addr) {
   using ppu_format::kChannelStride;
   using ppu_format::kCsbBase;
-  if (addr < kCsbBase || addr >= kCsbBase + ppu_format::kChannels * kChannelStride) return;
-  const unsigned channel = (addr - kCsbBase) / kChannelStride;
+  if (addr < kCsbBase || addr >= kCsbBase + ppu_format::kChannels * kChannelStride) return -1;
   const std::uint32_t offset = (addr - kCsbBase) % kChannelStride;
-  if (offset != ppu_format::kPut && offset != ppu_format::kPbBaseLow) return;
-  if (ppu_ == nullptr || channel >= ppu_->channels()) {
-    if (!strict) return;
-    throw std::runtime_error(
-        ppu_ == nullptr
-            ? fmt::format("configuration {} has no PPU (ppu_gpcs is 0): PPU channel {} cannot run "
-                          "(use --config soc_small or soc_large)",
-                          hw_.name, channel)
-            : fmt::format("configuration {} has {} PPU channels; channel {} does not exist",
-                          hw_.name, ppu_->channels(), channel));
-  }
-  if (offset == ppu_format::kPut) {
-    ppu_->doorbell(channel);
+  if (offset != ppu_format::kPut && offset != ppu_format::kPbBaseLow) return -1;
+  return static_cast<int>((addr - kCsbBase) / kChannelStride);
+}
+
+void DlaDevice::check_ppu_write(std::uint32_t addr) const {
+  const int channel = ppu_channel_written(addr);
+  if (channel < 0 || (ppu_ != nullptr && static_cast<unsigned>(channel) < ppu_->channels())) return;
+  throw std::runtime_error(
+      ppu_ == nullptr
+          ? fmt::format("configuration {} has no PPU (ppu_gpcs is 0): PPU channel {} cannot run "
+                        "(use --config soc_small or soc_large)",
+                        hw_.name, channel)
+          : fmt::format("configuration {} has {} PPU channels; channel {} does not exist", hw_.name,
+                        ppu_->channels(), channel));
+}
+
+void DlaDevice::ppu_register_written(std::uint32_t addr) {
+  const int channel = ppu_channel_written(addr);
+  if (channel < 0 || ppu_ == nullptr) return;
+  const auto ch = static_cast<unsigned>(channel);
+  if ((addr - ppu_format::kCsbBase) % ppu_format::kChannelStride == ppu_format::kPut) {
+    ppu_->doorbell(ch);
   } else {
-    ppu_->rebase(channel);
+    ppu_->rebase(ch);
   }
 }
 
@@ -127,11 +137,12 @@ void DlaDevice::run_for(std::uint64_t cycles) {
 }
 
 void DlaDevice::csb_write(std::uint32_t addr, std::uint32_t value) {
+  check_ppu_write(addr);  // before time passes (no exception once the kernel has run)
   run_for(hw_.csb_access_cycles);
   regs_.csb_write(addr, value);
   // Only setting a D_OP_ENABLE can let an operation start (completions are handled in finish).
   if (regs_.is_op_enable(addr) && (value & 1u) != 0) start_ready_engines();
-  ppu_register_written(addr, true);
+  ppu_register_written(addr);
   update_signals();  // an interrupt cleared, an engine started
 }
 

@@ -97,10 +97,13 @@ class DlaDevice final : public sc_core::sc_module, public trace::Device {
   // What the PPU's front end does to the device (its PpuHost, below).
   class PpuPort;
   friend class PpuPort;
-  // A CSB write to the PPU's registers: rings a doorbell (PUT) or points a channel at a new push
-  // buffer (PB_BASE_LOW). `strict`: a channel the configuration lacks is an error (the host's
-  // writes), else ignored (a push buffer's).
-  void ppu_register_written(std::uint32_t addr, bool strict);
+  // CSB writes to the PPU's registers: a write to PUT rings the channel's doorbell, one to
+  // PB_BASE_LOW points it at a new push buffer (Ppu::rebase). check_ppu_write throws for a
+  // channel the configuration lacks (the host's writes); ppu_register_written ignores it (a
+  // push buffer's REG_WRITE).
+  [[nodiscard]] static int ppu_channel_written(std::uint32_t addr);
+  void check_ppu_write(std::uint32_t addr) const;
+  void ppu_register_written(std::uint32_t addr);
   void raise_interrupt(unsigned status_bit);
   [[nodiscard]] bool units_free(const UnitList& units) const;
   void finish(std::size_t engine_index, std::size_t layer);
