@@ -90,6 +90,10 @@ class MemorySystem final : public sc_core::sc_module {
   [[nodiscard]] unsigned partitions() const { return partitions_; }
   [[nodiscard]] unsigned l2_slices() const { return static_cast<unsigned>(slices_.size()); }
   [[nodiscard]] const stats::Group& xbar_statistics() const { return xbar_stats_; }
+  [[nodiscard]] const mem::L2Slice& l2_slice(unsigned slice) const { return *slices_.at(slice); }
+  [[nodiscard]] const mem::DramChannel& dram_channel(unsigned channel) const {
+    return *channels_.at(channel);
+  }
   [[nodiscard]] const stats::Group& l2_statistics(unsigned slice) const;
   [[nodiscard]] const stats::Group& dram_statistics(unsigned channel) const;
 

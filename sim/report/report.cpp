@@ -8,6 +8,8 @@
 #include <fmt/core.h>
 
 #include "firmware/regmap/regmap.hpp"
+#include "sim/mem/dram_channel.hpp"
+#include "sim/mem/l2_slice.hpp"
 
 namespace octasim::report {
 namespace {
@@ -71,7 +73,7 @@ json layer_json(const dla::DlaDevice& device, std::size_t index, const dla::Laye
   const std::uint64_t bytes_written = named("bytes_written");
   j["bytes_read"] = bytes_read;
   j["bytes_written"] = bytes_written;
-  const double peak_bw = hw.dram_bandwidth();
+  const double peak_bw = device.memory_system().bytes_per_cycle();  // every DRAM channel
   const double bw =
       ratio(static_cast<double>(bytes_read + bytes_written), static_cast<double>(cycles));
   j["bandwidth"] = {{"bytes_per_cycle", bw},
@@ -247,7 +249,7 @@ json build(const dla::DlaDevice& device, const RunInfo& run) {
                  {"trace_cycles", run.trace_cycles},
                  {"compute_cycles", run.compute_cycles}};
   j["config"] = {{"name", hw.name},
-                 {"dram_bytes_per_cycle", hw.dram_bandwidth()},
+                 {"dram_bytes_per_cycle", device.memory_system().bytes_per_cycle()},
                  {"mac_atomic_c", hw.mac_atomic_c},
                  {"mac_atomic_k", hw.mac_atomic_k},
                  {"memory_atomic_size", hw.memory_atomic_size},
@@ -285,6 +287,66 @@ json build(const dla::DlaDevice& device, const RunInfo& run) {
                {"peak_bytes_per_cycle", dram.bytes_per_cycle()},
                {"bytes_per_cycle", bw},
                {"utilization", ratio(bw, dram.bytes_per_cycle())}};
+
+  // The memory system's caches and channels (only with L2 slices / several partitions is there
+  // more than the DRAM line above to show).
+  {
+    const MemorySystem& memsys = device.memory_system();
+    json slices = json::array();
+    for (unsigned i = 0; i < memsys.l2_slices(); ++i) {
+      const mem::L2Slice& l2 = memsys.l2_slice(i);
+      slices.push_back({{"slice", i},
+                        {"hits", l2.hits()},
+                        {"misses", l2.misses()},
+                        {"hit_rate", ratio(static_cast<double>(l2.hits()),
+                                           static_cast<double>(l2.hits() + l2.misses()))},
+                        {"writebacks", l2.writebacks()}});
+    }
+    json channels = json::array();
+    for (unsigned i = 0; i < memsys.partitions(); ++i) {
+      const mem::DramChannel& ch = memsys.dram_channel(i);
+      channels.push_back(
+          {{"channel", i},
+           {"bytes_read", ch.bytes_read()},
+           {"bytes_written", ch.bytes_written()},
+           {"busy_cycles", ch.busy_cycles()},
+           {"bytes_per_cycle",
+            ratio(static_cast<double>(ch.bytes_read() + ch.bytes_written()), window)},
+           {"row_hit_rate", ch.row_hit_rate()}});
+    }
+    j["memory"] = {{"l2_slices", std::move(slices)}, {"dram_channels", std::move(channels)}};
+  }
+
+  if (const ppu::Ppu* p = device.ppu()) {
+    json kernels = json::array();
+    for (const ppu::KernelRecord& k : p->kernels()) {
+      kernels.push_back({{"channel", k.channel},
+                         {"kind", k.kind},
+                         {"type", k.type},
+                         {"m", k.m},
+                         {"n", k.n},
+                         {"k", k.k},
+                         {"tile", {k.tile_m, k.tile_n, k.tile_k}},
+                         {"ctas", k.ctas},
+                         {"occupancy", k.occupancy},
+                         {"path", k.path},
+                         {"finished", k.end_cycle != 0},
+                         {"start_cycle", k.start_cycle},
+                         {"end_cycle", k.end_cycle},
+                         {"cycles", k.end_cycle != 0 ? k.cycles() : 0},
+                         {"macs", k.macs},
+                         {"bytes_read", k.bytes_read},
+                         {"bytes_written", k.bytes_written},
+                         {"tensor_utilization", k.tensor_utilization},
+                         {"arithmetic_intensity", k.arithmetic_intensity},
+                         {"bound", k.bound},
+                         {"saturations", k.saturations}});
+    }
+    j["ppu"] = {{"gpcs", hw.ppu_gpcs},
+                {"sms", hw.ppu_gpcs * hw.ppu_sms_per_gpc},
+                {"tensor_cores_per_sm", hw.ppu_tensor_cores_per_sm},
+                {"kernels", std::move(kernels)}};
+  }
 
   json statistics = json::array();
   for (const stats::Group* g : device.statistics()) {
@@ -324,6 +386,51 @@ void print_summary(const json& report) {
       d.at("bytes_read").get<std::uint64_t>(), d.at("bytes_written").get<std::uint64_t>(),
       d.at("busy_cycles").get<std::uint64_t>(), d.at("bytes_per_cycle").get<double>(),
       d.at("peak_bytes_per_cycle").get<unsigned>(), percent(d.at("utilization").get<double>()));
+  if (report.contains("ppu")) {
+    const json& p = report.at("ppu");
+    fmt::print("PPU kernels ({} GPCs, {} SMs x {} tensor cores):\n", p.at("gpcs").get<unsigned>(),
+               p.at("sms").get<unsigned>(), p.at("tensor_cores_per_sm").get<unsigned>());
+    for (const json& k : p.at("kernels")) {
+      fmt::print("  ch{} {} {} {}x{}x{}: {}\n", k.at("channel").get<unsigned>(),
+                 k.at("kind").get<std::string>(), k.at("type").get<std::string>(),
+                 k.at("m").get<unsigned>(), k.at("n").get<unsigned>(), k.at("k").get<unsigned>(),
+                 k.at("path").get<std::string>());
+      fmt::print(
+          "    cycles {}..{} ({} cycles), {} CTAs ({} per SM), {} MACs, read {} B, wrote {} B\n",
+          k.at("start_cycle").get<std::uint64_t>(), k.at("end_cycle").get<std::uint64_t>(),
+          k.at("cycles").get<std::uint64_t>(), k.at("ctas").get<unsigned>(),
+          k.at("occupancy").get<unsigned>(), k.at("macs").get<std::uint64_t>(),
+          k.at("bytes_read").get<std::uint64_t>(), k.at("bytes_written").get<std::uint64_t>());
+      fmt::print(
+          "    tensor-core utilization {}, {:.2f} MACs/B: {}-bound{}\n",
+          percent(k.at("tensor_utilization").get<double>()),
+          k.at("arithmetic_intensity").get<double>(), k.at("bound").get<std::string>(),
+          k.at("saturations").get<std::uint64_t>() != 0
+              ? fmt::format(", {} INT32 saturations", k.at("saturations").get<std::uint64_t>())
+              : std::string());
+    }
+  }
+  if (report.contains("memory")) {
+    const json& m = report.at("memory");
+    for (const json& l2 : m.at("l2_slices")) {
+      const auto hits = l2.at("hits").get<std::uint64_t>();
+      const auto misses = l2.at("misses").get<std::uint64_t>();
+      if (hits + misses == 0) continue;
+      fmt::print("  L2 slice {}: {} hits, {} misses ({} hit rate), {} write-backs\n",
+                 l2.at("slice").get<unsigned>(), hits, misses,
+                 percent(l2.at("hit_rate").get<double>()),
+                 l2.at("writebacks").get<std::uint64_t>());
+    }
+    if (m.at("dram_channels").size() > 1 || !m.at("l2_slices").empty()) {
+      for (const json& ch : m.at("dram_channels")) {
+        fmt::print(
+            "  DRAM channel {}: read {} B, wrote {} B, {:.2f} B/cycle, row-buffer hit rate {}\n",
+            ch.at("channel").get<unsigned>(), ch.at("bytes_read").get<std::uint64_t>(),
+            ch.at("bytes_written").get<std::uint64_t>(), ch.at("bytes_per_cycle").get<double>(),
+            percent(ch.at("row_hit_rate").get<double>()));
+      }
+    }
+  }
   fmt::print("statistics (non-zero):\n");
   for (const json& c : report.at("statistics")) {
     const auto v = c.at("value").get<std::uint64_t>();

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -170,11 +171,10 @@ TEST(PpuDevice, WithoutTheSemaphoreTheKernelReadsStaleInput) {
   EXPECT_EQ(read(dev, kSdpOut, s.a_golden.size()), s.a_golden);  // the DLA itself was right
 }
 
-// The same scenario as a trace played on the device (what `octasim run --config soc_small`
-// does): ppu_submit for both channels, intr_notify(PPU_1), check_file of D, plus a second,
-// FP16 GEMM checked with FP32_TOL against an FP64 reference.
-TEST(PpuDevice, TraceWithPpuSubmitAndToleranceCheck) {
-  const HwConfig hw = load_hw_config("soc_small");
+// The same scenario as a trace (what `octasim run --config soc_small` plays): ppu_submit for
+// both channels, intr_notify(PPU_1), check_file of D, plus a second, FP16 GEMM checked with
+// FP32_TOL against an FP64 reference. Written into `dir` as ppu.cfg; returns its path.
+std::string write_ppu_trace(const HwConfig& hw, const std::string& dir) {
   Scenario s = make_scenario(hw, true);
   // An FP16 GEMM (FP32 accumulation) on channel 1 after the INT8 one.
   constexpr unsigned m = 20, n = 36, k = 64;  // M, N not multiples of 8: padded on tensor cores
@@ -208,6 +208,10 @@ TEST(PpuDevice, TraceWithPpuSubmitAndToleranceCheck) {
   pb1.interrupt();
 
   firmware::TraceWriter t;
+  t.comment(
+      "octasim PPU trace (tests/ppu/ppu_device_test.cpp): channel 0 runs an SDP layer and "
+      "releases a semaphore, channel 1 acquires it and runs an INT8 GEMM on the SDP output, "
+      "then an FP16 GEMM");
   t.mem_init_zero(kSem, 4);
   t.mem_load(kSdpIn, "sdp_in.dat", s.input);
   t.mem_load(kB, "b.dat", s.b);
@@ -221,12 +225,16 @@ TEST(PpuDevice, TraceWithPpuSubmitAndToleranceCheck) {
   t.check_file(kD, "d_int32.dat", s.d_golden);
   t.check_file(kD32, "d_fp32.dat", d_fp64, "FP32_TOL, 1e-5, 1e-5");
   t.wait_interrupt(24);
+  EXPECT_NE(t.text().find("intr_notify(PPU_1,"), std::string::npos) << t.text();
+  return t.save(dir, "ppu.cfg");
+}
+
+TEST(PpuDevice, TraceWithPpuSubmitAndToleranceCheck) {
+  const HwConfig hw = load_hw_config("soc_small");
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("octasim-ppu-trace-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  const std::string path = t.save(dir.string(), "ppu.cfg");
-  EXPECT_NE(t.text().find("intr_notify(PPU_1,"), std::string::npos) << t.text();
-
+  const std::string path = write_ppu_trace(hw, dir.string());
   dla::DlaDevice dev("dev", hw);
   const trace::PlayResult r = trace::play(trace::parse_trace_file(path), dev, {});
   std::filesystem::remove_all(dir);
@@ -235,6 +243,15 @@ TEST(PpuDevice, TraceWithPpuSubmitAndToleranceCheck) {
   ASSERT_EQ(dev.ppu()->kernels().size(), 2u);
   EXPECT_NE(dev.ppu()->kernels()[1].path.find("padded"), std::string::npos)
       << dev.ppu()->kernels()[1].path;
+}
+
+// Writes the trace into $OCTASIM_PPU_TRACE_DIR for the ctest fixture that plays it through
+// `octasim run --config soc_small --report` (tests/ppu/CMakeLists.txt).
+TEST(PpuTraceFile, Write) {
+  const char* dir = std::getenv("OCTASIM_PPU_TRACE_DIR");
+  if (dir == nullptr) GTEST_SKIP() << "OCTASIM_PPU_TRACE_DIR is not set";
+  std::filesystem::create_directories(dir);
+  (void)write_ppu_trace(load_hw_config("soc_small"), dir);
 }
 
 // A PPU doorbell on a configuration without a PPU is one clear error, not a hang.
