@@ -35,16 +35,8 @@ void check_output(TraceWriter& trace, const HostMemory& golden, const FeatureSur
 
 // The INT8 values of a packed feature surface in golden memory, in cube order.
 std::vector<double> int8_values(const HostMemory& golden, const FeatureSurface& s, unsigned atom) {
-  models::ops::ConvFeatureSurface f;
-  f.base = s.address;
-  f.line_stride = s.line_stride;
-  f.surface_stride = s.surface_stride;
-  f.width = s.width;
-  f.height = s.height;
-  f.channels = s.channels;
-  f.atom_bytes = atom;
-  const models::ops::ConvCube cube =
-      models::ops::read_feature_cube(f, models::ops::ConvPrecision::kInt8, golden);
+  const models::ops::ConvCube cube = models::ops::read_feature_cube(
+      conv_model_surface(s, atom), models::ops::ConvPrecision::kInt8, golden);
   return {cube.data.begin(), cube.data.end()};
 }
 

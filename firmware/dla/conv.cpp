@@ -685,6 +685,13 @@ std::vector<std::uint8_t> conv_feature_image(const models::ops::ConvCube& cube,
                     cube.width, cube.height, cube.channels, s.width, s.height, s.channels));
   }
   check_surface(s, precision, atom_bytes, "feature image");
+  VectorMemory mem(s.address, static_cast<std::size_t>(surface_bytes(s, precision, atom_bytes)));
+  models::ops::write_feature_cube(cube, conv_model_surface(s, atom_bytes),
+                                  model_precision(precision), mem);
+  return mem.take();
+}
+
+models::ops::ConvFeatureSurface conv_model_surface(const FeatureSurface& s, unsigned atom_bytes) {
   models::ops::ConvFeatureSurface f;
   f.base = s.address;
   f.line_stride = s.line_stride;
@@ -693,9 +700,7 @@ std::vector<std::uint8_t> conv_feature_image(const models::ops::ConvCube& cube,
   f.height = s.height;
   f.channels = s.channels;
   f.atom_bytes = atom_bytes;
-  VectorMemory mem(s.address, static_cast<std::size_t>(surface_bytes(s, precision, atom_bytes)));
-  models::ops::write_feature_cube(cube, f, model_precision(precision), mem);
-  return mem.take();
+  return f;
 }
 
 }  // namespace octasim::firmware

@@ -161,6 +161,9 @@ ConvGolden run_conv_model(const ConvLayer& layer, const ConvHardware& hw, models
 // multiple of 128 bytes.
 [[nodiscard]] models::ops::CompressedWeights conv_compressed_weight_image(
     const models::ops::ConvWeights& weights, Precision precision, const ConvHardware& hw);
+// `s` as models/ describes a feature surface (for read_feature_cube / write_feature_cube).
+[[nodiscard]] models::ops::ConvFeatureSurface conv_model_surface(const FeatureSurface& s,
+                                                                 unsigned atom_bytes);
 // The bytes of `cube` as the feature surface `s` (from s.address to the end of its last atom;
 // gaps between lines/surfaces and padding lanes are 0).
 [[nodiscard]] std::vector<std::uint8_t> conv_feature_image(const models::ops::ConvCube& cube,
