@@ -372,10 +372,11 @@ void print_summary(const json& report) {
     const auto ops = u.at("operations").get<std::uint64_t>();
     if (ops == 0) continue;
     fmt::print(
-        "  {}: {} op, active {} cycles, busy {}, read stall {}, write stall {}, read {} B, "
+        "  {}: {} op{}, active {} cycles, busy {}, read stall {}, write stall {}, read {} B, "
         "wrote {} B\n",
-        u.at("name").get<std::string>(), ops, u.at("active_cycles").get<std::uint64_t>(),
-        u.at("busy_cycles").get<std::uint64_t>(), u.at("read_stall_cycles").get<std::uint64_t>(),
+        u.at("name").get<std::string>(), ops, ops == 1 ? "" : "s",
+        u.at("active_cycles").get<std::uint64_t>(), u.at("busy_cycles").get<std::uint64_t>(),
+        u.at("read_stall_cycles").get<std::uint64_t>(),
         u.at("write_stall_cycles").get<std::uint64_t>(), u.at("bytes_read").get<std::uint64_t>(),
         u.at("bytes_written").get<std::uint64_t>());
   }
