@@ -37,12 +37,23 @@ inline constexpr std::uint32_t kChannelStride = 0x40;
 inline constexpr unsigned kChannels = 4;
 inline constexpr std::uint32_t kPbBaseLow = 0x00, kPbBaseHigh = 0x04, kPbSize = 0x08, kPut = 0x0c,
                                kGet = 0x10, kStatus = 0x14, kError = 0x18, kErrorOffset = 0x1c;
+// GLB S_INTR_STATUS bit of channel 0's interrupt; channel n raises bit kInterruptBit0 + n.
+inline constexpr unsigned kInterruptBit0 = 24;
+
+// A CSB address in the front end's page: its channel and the offset within the channel's block
+// (channel -1: not a front-end register).
+struct ChannelRegister {
+  int channel = -1;
+  std::uint32_t offset = 0;
+};
+[[nodiscard]] constexpr ChannelRegister channel_register(std::uint32_t addr) {
+  if (addr < kCsbBase || addr >= kCsbBase + kChannels * kChannelStride) return {};
+  return {static_cast<int>((addr - kCsbBase) / kChannelStride), (addr - kCsbBase) % kChannelStride};
+}
 // The channel whose doorbell (PUT) a CSB write to `addr` rings, or -1.
 [[nodiscard]] constexpr int doorbell_channel(std::uint32_t addr) {
-  if (addr < kCsbBase || addr >= kCsbBase + kChannels * kChannelStride) return -1;
-  return (addr - kCsbBase) % kChannelStride == kPut
-             ? static_cast<int>((addr - kCsbBase) / kChannelStride)
-             : -1;
+  const ChannelRegister r = channel_register(addr);
+  return r.offset == kPut ? r.channel : -1;
 }
 
 enum class Opcode : std::uint8_t {

@@ -79,19 +79,16 @@ DlaDevice::DlaDevice(const sc_core::sc_module_name& name, HwConfig hw)
 
 DlaDevice::~DlaDevice() = default;
 
-// The PPU channel a CSB write to `addr` addresses, when it rings its doorbell (PUT) or points it
-// at a new push buffer (PB_BASE_LOW); -1 otherwise.
-int DlaDevice::ppu_channel_written(std::uint32_t addr) {
-  using ppu_format::kChannelStride;
-  using ppu_format::kCsbBase;
-  if (addr < kCsbBase || addr >= kCsbBase + ppu_format::kChannels * kChannelStride) return -1;
-  const std::uint32_t offset = (addr - kCsbBase) % kChannelStride;
-  if (offset != ppu_format::kPut && offset != ppu_format::kPbBaseLow) return -1;
-  return static_cast<int>((addr - kCsbBase) / kChannelStride);
+// The front-end register a CSB write to `addr` acts on: PUT (rings the doorbell) or
+// PB_BASE_LOW (a new push buffer); channel -1 for any other address.
+ppu_format::ChannelRegister DlaDevice::ppu_control_register(std::uint32_t addr) {
+  ppu_format::ChannelRegister r = ppu_format::channel_register(addr);
+  if (r.offset != ppu_format::kPut && r.offset != ppu_format::kPbBaseLow) r.channel = -1;
+  return r;
 }
 
 void DlaDevice::check_ppu_write(std::uint32_t addr) const {
-  const int channel = ppu_channel_written(addr);
+  const int channel = ppu_control_register(addr).channel;
   if (channel < 0 || (ppu_ != nullptr && static_cast<unsigned>(channel) < ppu_->channels())) return;
   throw std::runtime_error(
       ppu_ == nullptr
@@ -103,10 +100,10 @@ void DlaDevice::check_ppu_write(std::uint32_t addr) const {
 }
 
 void DlaDevice::ppu_register_written(std::uint32_t addr) {
-  const int channel = ppu_channel_written(addr);
-  if (channel < 0 || ppu_ == nullptr) return;
-  const auto ch = static_cast<unsigned>(channel);
-  if ((addr - ppu_format::kCsbBase) % ppu_format::kChannelStride == ppu_format::kPut) {
+  const ppu_format::ChannelRegister r = ppu_control_register(addr);
+  if (r.channel < 0 || ppu_ == nullptr) return;
+  const auto ch = static_cast<unsigned>(r.channel);
+  if (r.offset == ppu_format::kPut) {
     ppu_->doorbell(ch);
   } else {
     ppu_->rebase(ch);

@@ -101,7 +101,7 @@ class DlaDevice final : public sc_core::sc_module, public trace::Device {
   // PB_BASE_LOW points it at a new push buffer (Ppu::rebase). check_ppu_write throws for a
   // channel the configuration lacks (the host's writes); ppu_register_written ignores it (a
   // push buffer's REG_WRITE).
-  [[nodiscard]] static int ppu_channel_written(std::uint32_t addr);
+  [[nodiscard]] static ppu_format::ChannelRegister ppu_control_register(std::uint32_t addr);
   void check_ppu_write(std::uint32_t addr) const;
   void ppu_register_written(std::uint32_t addr);
   void raise_interrupt(unsigned status_bit);

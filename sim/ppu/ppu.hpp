@@ -33,10 +33,11 @@
 
 namespace octasim::ppu {
 
-inline constexpr unsigned kMaxChannels = 4;  // the register map's S_CH0..S_CH3
-inline constexpr std::uint32_t kChannelStride = 0x40;
-inline constexpr unsigned kInterruptBit0 = 24;  // GLB S_INTR_STATUS bit 24 + channel
-inline constexpr unsigned kLineBytes = 128;     // SM and front-end request granule
+// The front end's register layout and interrupts (firmware/ppu/commands.hpp).
+inline constexpr unsigned kMaxChannels = ppu_format::kChannels;  // S_CH0..S_CH3
+inline constexpr std::uint32_t kChannelStride = ppu_format::kChannelStride;
+inline constexpr unsigned kInterruptBit0 = ppu_format::kInterruptBit0;  // + channel
+inline constexpr unsigned kLineBytes = 128;  // SM and front-end request granule
 
 class Ppu final : public sc_core::sc_module {
  public:

@@ -170,13 +170,13 @@ class Run {
                           c.path, size));
     }
     mem_load(c);
-    const std::uint32_t base = regs::PPU::S_CH0_PB_BASE_LOW::kAddr + 0x40 * c.channel;
+    const std::uint32_t base = ppu_format::kCsbBase + ppu_format::kChannelStride * c.channel;
     if (!wrote_) result_.first_write_cycle = dev_.cycle();
     wrote_ = true;
-    dev_.csb_write(base + 0x0, static_cast<std::uint32_t>(c.addr));
-    dev_.csb_write(base + 0x4, static_cast<std::uint32_t>(c.addr >> 32));
-    dev_.csb_write(base + 0x8, static_cast<std::uint32_t>(size));
-    dev_.csb_write(base + 0xc, static_cast<std::uint32_t>(size));
+    dev_.csb_write(base + ppu_format::kPbBaseLow, static_cast<std::uint32_t>(c.addr));
+    dev_.csb_write(base + ppu_format::kPbBaseHigh, static_cast<std::uint32_t>(c.addr >> 32));
+    dev_.csb_write(base + ppu_format::kPbSize, static_cast<std::uint32_t>(size));
+    dev_.csb_write(base + ppu_format::kPut, static_cast<std::uint32_t>(size));
     last_write_cycle_ = dev_.cycle();
   }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "firmware/ppu/commands.hpp"
 #include "firmware/regmap/regmap.hpp"
 
 namespace octasim::trace {
@@ -54,9 +55,6 @@ enum class FileCompare : std::uint8_t {
   kFp32Tol,  // ..., FP32_TOL, abs_tol, rel_tol)
   kFp16Tol,  // ..., FP16_TOL, abs_tol, rel_tol)
 };
-// PPU push-buffer channels in the register map (S_CH0 .. S_CH3); a configuration may have fewer.
-inline constexpr unsigned kPpuChannels = 4;
-
 enum class MemPattern : std::uint8_t { kAllZero, kAllOne, kRandom };
 
 // The interrupts of GLB S_INTR_STATUS, named as traces name them (SDP_0, CDMA_DAT_1, ...).

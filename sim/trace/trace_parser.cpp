@@ -211,9 +211,9 @@ class LineParser {
       expect_args(4, "ppu_submit(channel, pri_mem, address, \"pushbuffer.dat\")");
       c.op = Op::kPpuSubmit;
       c.channel = u32(args_[0], "channel");
-      if (c.channel >= kPpuChannels) {
+      if (c.channel >= ppu_format::kChannels) {
         fail(fmt::format("PPU channel {} does not exist (channels 0 to {})", c.channel,
-                         kPpuChannels - 1));
+                         ppu_format::kChannels - 1));
       }
       memory(args_[1]);
       c.addr = u64(args_[2], "address");
