@@ -60,6 +60,22 @@ const char* compare_name(Compare op) {
   return "?";
 }
 
+// The elements of a region that fail a per-element rule: how many, and the worst one (the
+// largest excess over its bound; a NaN or infinity mismatch counts as infinite).
+struct Failures {
+  std::uint64_t count = 0;
+  std::uint64_t worst = 0;
+  double worst_excess = -1.0;
+  // Records failing element `i`; true when it is the worst so far.
+  bool record(std::uint64_t i, double excess) {
+    ++count;
+    if (excess <= worst_excess) return false;
+    worst_excess = excess;
+    worst = i;
+    return true;
+  }
+};
+
 class Run {
  public:
   Run(const Trace& t, Device& d, const PlayerOptions& o) : trace_(t), dev_(d), opt_(o) {}
@@ -322,21 +338,29 @@ class Run {
     return image;
   }
 
-  // check_file with an FP16 rule: element by element, the worst element named on failure.
-  void check_file_fp16(const Command& c) {
+  // The checked region's bytes and its golden, for the element-wise check_file rules.
+  struct Compared {
+    std::vector<std::uint8_t> got, want;
+  };
+  Compared region_and_golden(const Command& c) const {
     require_notified(c);
     const MemoryImage& mem = dev_.memory();
     mem.check_range(c.addr, c.size);
+    Compared r{std::vector<std::uint8_t>(static_cast<std::size_t>(c.size)),
+               dat_image(c, c.path, c.size)};
+    mem.read(c.addr, r.got.data(), r.got.size());
+    return r;
+  }
+
+  // check_file with an FP16 rule: element by element, the worst element named on failure.
+  void check_file_fp16(const Command& c) {
+    const auto [got, want] = region_and_golden(c);
     const std::uint64_t elements = c.size / 2;
-    const std::vector<std::uint8_t> want = dat_image(c, c.path, c.size);
     std::vector<std::uint8_t> max_exps;
     if (!c.max_exp_path.empty()) max_exps = dat_image(c, c.max_exp_path, elements);
-    std::vector<std::uint8_t> got(static_cast<std::size_t>(c.size));
-    mem.read(c.addr, got.data(), got.size());
     const bool cc = c.file_compare == FileCompare::kFp16CcDirect;
 
-    std::uint64_t failed = 0, worst = 0;
-    double worst_excess = -1.0;
+    Failures failures;
     models::ThresholdResult worst_result{true, 0.0, 0.0};
     for (std::uint64_t i = 0; i < elements; ++i) {
       const auto a = static_cast<std::uint16_t>(got[2 * i] | got[2 * i + 1] << 8);
@@ -346,17 +370,10 @@ class Run {
           cc ? models::check_cc_direct(a, b, max_exp, static_cast<int>(c.cc_terms), 1, 1,
                                        c.cc_scale)
              : models::check_sdp(a, b);
-      if (r.pass) continue;
-      ++failed;
-      // The worst element exceeds its bound by the most (a NaN or infinity mismatch is worst).
-      const double excess = r.diff - r.bound;
-      if (excess > worst_excess) {
-        worst_excess = excess;
-        worst = i;
-        worst_result = r;
-      }
+      if (!r.pass && failures.record(i, r.diff - r.bound)) worst_result = r;
     }
     const char* rule = cc ? "FP16_CC_DIRECT" : "FP16_SDP";
+    const std::uint64_t failed = failures.count, worst = failures.worst;
     std::string detail;
     if (failed != 0) {
       const auto a = static_cast<std::uint16_t>(got[2 * worst] | got[2 * worst + 1] << 8);
@@ -378,26 +395,21 @@ class Run {
   }
 
   // check_file FP32_TOL / FP16_TOL: |got - want| <= abs_tol + rel_tol * |want| per element; a
-  // NaN passes only against a NaN and an infinity only against the same infinity. Reports the
-  // worst element (largest excess over its bound) and the largest relative error seen.
+  // NaN passes only against a NaN and an infinity only against the same infinity. Reports how
+  // many elements fail and the worst (largest excess over its bound).
   void check_file_tolerance(const Command& c) {
-    require_notified(c);
-    const MemoryImage& mem = dev_.memory();
-    mem.check_range(c.addr, c.size);
+    const auto [got, want] = region_and_golden(c);
     const bool fp32 = c.file_compare == FileCompare::kFp32Tol;
     const unsigned width = fp32 ? 4 : 2;
     const std::uint64_t elements = c.size / width;
-    const std::vector<std::uint8_t> want = dat_image(c, c.path, c.size);
-    std::vector<std::uint8_t> got(static_cast<std::size_t>(c.size));
-    mem.read(c.addr, got.data(), got.size());
     const auto value = [&](const std::vector<std::uint8_t>& bytes, std::uint64_t i) {
       std::uint32_t bits = 0;
       for (unsigned b = 0; b < width; ++b) bits |= std::uint32_t{bytes[i * width + b]} << (8 * b);
       return fp32 ? models::decode_float(bits, models::kFp32)
                   : models::decode_float(bits, models::kFp16);
     };
-    std::uint64_t failed = 0, worst = 0;
-    double worst_excess = -1.0, worst_bound = 0.0;
+    Failures failures;
+    double worst_bound = 0.0;
     for (std::uint64_t i = 0; i < elements; ++i) {
       const double a = value(got, i), b = value(want, i);
       bool pass = false;
@@ -410,15 +422,10 @@ class Run {
         excess = std::fabs(a - b) - bound;
         pass = excess <= 0.0;
       }
-      if (pass) continue;
-      ++failed;
-      if (excess > worst_excess) {
-        worst_excess = excess;
-        worst = i;
-        worst_bound = bound;
-      }
+      if (!pass && failures.record(i, excess)) worst_bound = bound;
     }
     const char* rule = fp32 ? "FP32_TOL" : "FP16_TOL";
+    const std::uint64_t failed = failures.count, worst = failures.worst;
     std::string detail;
     if (failed != 0) {
       detail = fmt::format(
