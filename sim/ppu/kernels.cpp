@@ -40,10 +40,6 @@ Range element_range(std::uint64_t base, std::uint64_t first, std::uint64_t count
   return {base + first * (bits / 8), count * (bits / 8)};
 }
 
-std::uint64_t storage_bytes(std::uint64_t elements, unsigned bits) {
-  return bits == 4 ? (elements + 1) / 2 : elements * (bits / 8);
-}
-
 class Failure {
  public:
   Failure(ErrorCode code, std::string why) : code_(code), why_(std::move(why)) {}
@@ -182,7 +178,7 @@ class GemmKernel final : public Kernel {
     }
 
     // Tiles: defaults per input width, so double-buffered A and B k-tiles take 16 KiB.
-    const unsigned bits = split_ ? 32 : in_bits_;
+    const unsigned bits = in_bits_;  // split precision: type fp32, read as FP32
     if (tm_ == 0) tm_ = 64;
     if (tn_ == 0) tn_ = 64;
     if (tk_ == 0) tk_ = bits == 4 ? 128 : bits == 8 ? 64 : bits == 16 ? 32 : 16;
@@ -194,7 +190,8 @@ class GemmKernel final : public Kernel {
                       "of {} (and <= 4096)",
                       tm_, tn_, tk_, mult_, tile_multiple));
     }
-    smem_bytes_ = 2 * storage_bytes(std::uint64_t{tm_} * tk_ + std::uint64_t{tk_} * tn_, bits);
+    smem_bytes_ = 2 * models::ops::gemm_input_bytes(
+                          type_, std::uint64_t{tm_} * tk_ + std::uint64_t{tk_} * tn_);
     if (smem_bytes_ > hw.ppu_smem_bytes_per_sm) {
       bad_kernel(
           fmt::format("tile {}x{}x{} needs {} B of shared memory (double-buffered A and "
@@ -226,9 +223,10 @@ class GemmKernel final : public Kernel {
     peak_macs_ = tensor_peak_macs_per_cycle(hw, mma_type_);
 
     // Operands (bounds first, so an address error wins over anything later).
-    const unsigned sbits = split_ ? 32 : in_bits_;
-    a_ = read_image(image, addr_a_, storage_bytes(a_elems, sbits), conv ? "input" : "A");
-    b_ = read_image(image, addr_b_, storage_bytes(b_elems, sbits), conv ? "weights" : "B");
+    a_ = read_image(image, addr_a_, models::ops::gemm_input_bytes(type_, a_elems),
+                    conv ? "input" : "A");
+    b_ = read_image(image, addr_b_, models::ops::gemm_input_bytes(type_, b_elems),
+                    conv ? "weights" : "B");
     if (has_c_) {
       const std::uint64_t c_elems = conv ? n_ : d_elems;
       c_ = read_image(image, addr_c_, c_elems * acc_bytes_, conv ? "bias" : "C");
@@ -298,7 +296,6 @@ class GemmKernel final : public Kernel {
 
   void loads(unsigned cta, unsigned step, std::vector<Range>& out) const override {
     const Tile t = tile(cta, step);
-    const unsigned sbits = split_ ? 32 : in_bits_;
     if (conv_) {
       const unsigned c = shape_.c;
       for (unsigned m = t.m0; m < t.m1; ++m) {
@@ -307,13 +304,13 @@ class GemmKernel final : public Kernel {
           const long long first = input_index(m, kk);
           if (first >= 0) {
             out.push_back(
-                element_range(addr_a_, static_cast<std::uint64_t>(first), seg_end - kk, sbits));
+                element_range(addr_a_, static_cast<std::uint64_t>(first), seg_end - kk, in_bits_));
           }
           kk = seg_end;
         }
       }
       for (unsigned o = t.n0; o < t.n1; ++o) {
-        out.push_back(element_range(addr_b_, std::uint64_t{o} * k_ + t.k0, t.k1 - t.k0, sbits));
+        out.push_back(element_range(addr_b_, std::uint64_t{o} * k_ + t.k0, t.k1 - t.k0, in_bits_));
       }
       if (step == 0 && has_c_)
         out.push_back(
@@ -321,10 +318,10 @@ class GemmKernel final : public Kernel {
       return;
     }
     for (unsigned m = t.m0; m < t.m1; ++m) {
-      out.push_back(element_range(addr_a_, std::uint64_t{m} * k_ + t.k0, t.k1 - t.k0, sbits));
+      out.push_back(element_range(addr_a_, std::uint64_t{m} * k_ + t.k0, t.k1 - t.k0, in_bits_));
     }
     for (unsigned kk = t.k0; kk < t.k1; ++kk) {
-      out.push_back(element_range(addr_b_, std::uint64_t{kk} * n_ + t.n0, t.n1 - t.n0, sbits));
+      out.push_back(element_range(addr_b_, std::uint64_t{kk} * n_ + t.n0, t.n1 - t.n0, in_bits_));
     }
     if (step == 0 && has_c_) {
       for (unsigned m = t.m0; m < t.m1; ++m) {
