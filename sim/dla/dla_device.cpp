@@ -18,10 +18,7 @@ class DlaDevice::PpuPort final : public ppu::PpuHost {
 
   bool csb_write(std::uint32_t addr, std::uint32_t value) override {
     if (addr % 4 != 0 || regs::find_register(addr) == nullptr) return false;
-    d_.regs_.csb_write(addr, value);
-    if (d_.regs_.is_op_enable(addr) && (value & 1u) != 0) d_.start_ready_engines();
-    d_.ppu_register_written(addr);  // a channel the configuration lacks: ignored
-    d_.update_signals();
+    d_.write_register(addr, value);  // a PPU channel the configuration lacks: ignored
     return true;
   }
   [[nodiscard]] std::uint32_t interrupt_status() const override {
@@ -136,6 +133,10 @@ void DlaDevice::run_for(std::uint64_t cycles) {
 void DlaDevice::csb_write(std::uint32_t addr, std::uint32_t value) {
   check_ppu_write(addr);  // before time passes (no exception once the kernel has run)
   run_for(hw_.csb_access_cycles);
+  write_register(addr, value);
+}
+
+void DlaDevice::write_register(std::uint32_t addr, std::uint32_t value) {
   regs_.csb_write(addr, value);
   // Only setting a D_OP_ENABLE can let an operation start (completions are handled in finish).
   if (regs_.is_op_enable(addr) && (value & 1u) != 0) start_ready_engines();

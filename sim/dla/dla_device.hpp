@@ -94,6 +94,9 @@ class DlaDevice final : public sc_core::sc_module, public trace::Device {
   };
 
   void start_ready_engines();
+  // A CSB write's effect, without the time it takes: the register, an operation it lets start,
+  // a PPU doorbell or rebase, the VCD signals. The host's writes and a push buffer's REG_WRITE.
+  void write_register(std::uint32_t addr, std::uint32_t value);
   // What the PPU's front end does to the device (its PpuHost, below).
   class PpuPort;
   friend class PpuPort;
