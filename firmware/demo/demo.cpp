@@ -40,18 +40,6 @@ std::vector<double> int8_values(const HostMemory& golden, const FeatureSurface& 
   return {cube.data.begin(), cube.data.end()};
 }
 
-// Mean squared error of B-bit codes dequantized by the convertor's multiplier against `ref`.
-double dequantized_mse(const std::vector<double>& codes, const SdpConvertor& cvt,
-                       const std::vector<double>& ref) {
-  const double m = std::ldexp(static_cast<double>(cvt.scale), -static_cast<int>(cvt.shift));
-  double sum = 0.0;
-  for (std::size_t i = 0; i < codes.size(); ++i) {
-    const double e = codes[i] / m - ref[i];
-    sum += e * e;
-  }
-  return sum / static_cast<double>(codes.size());
-}
-
 }  // namespace
 
 DemoSummary build_demo(TraceWriter& trace, const DemoOptions& options) {

@@ -164,6 +164,17 @@ unsigned program_octav(Mmio& mmio, const OctavLayer& l, unsigned group) {
   return R::GLB::S_INTR_STATUS::OCTAV_DONE_STATUS0.lsb + (group & 1u);
 }
 
+double dequantized_mse(const std::vector<double>& codes, const SdpConvertor& cvt,
+                       const std::vector<double>& reference) {
+  const double m = std::ldexp(static_cast<double>(cvt.scale), -static_cast<int>(cvt.shift));
+  double sum = 0.0;
+  for (std::size_t i = 0; i < codes.size(); ++i) {
+    const double e = codes[i] / m - reference[i];
+    sum += e * e;
+  }
+  return sum / static_cast<double>(codes.size());
+}
+
 SdpClip sdp_clip_fields(double s, int bits, bool is_unsigned) {
   const models::Signedness sign =
       is_unsigned ? models::Signedness::kUnsigned : models::Signedness::kSigned;

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "firmware/dla/conv.hpp"
 #include "firmware/dla/sdp.hpp"
@@ -64,6 +65,10 @@ struct SdpClip {
   std::int16_t clamp_lo = 0, clamp_hi = 0;
 };
 [[nodiscard]] SdpClip sdp_clip_fields(double s, int bits, bool is_unsigned);
+// Mean squared error against `reference` of B-bit codes dequantized with the convertor's
+// multiplier (code / (scale * 2^-shift)): how well a clip served, for the demo and tests.
+[[nodiscard]] double dequantized_mse(const std::vector<double>& codes, const SdpConvertor& cvt,
+                                     const std::vector<double>& reference);
 
 // SDP (memory to memory, INT16) clamping `src` to [lo, hi] and converting it to `dst`: the
 // fields from `clip`, or, without it, left to OCTAV's auto-program (the convertor and the

@@ -175,16 +175,10 @@ inline QuantizedConvCase record_quantized_conv(const HwConfig& hwc, firmware::Tr
   return q;
 }
 
-// Mean squared error of codes dequantized with the convertor's multiplier against the reference.
+// firmware::dequantized_mse of INT16 codes.
 inline double dequantized_mse(const std::vector<std::int16_t>& codes, const firmware::SdpClip& f,
                               const std::vector<double>& reference) {
-  const double m = std::ldexp(static_cast<double>(f.cvt.scale), -static_cast<int>(f.cvt.shift));
-  double sum = 0.0;
-  for (std::size_t i = 0; i < codes.size(); ++i) {
-    const double e = static_cast<double>(codes[i]) / m - reference[i];
-    sum += e * e;
-  }
-  return sum / static_cast<double>(codes.size());
+  return firmware::dequantized_mse({codes.begin(), codes.end()}, f.cvt, reference);
 }
 
 }  // namespace octasim::test
