@@ -1,5 +1,5 @@
 // Statistics: counters a module registers once, with a name, a description and a unit, in a group
-// named after the module's path (`dla.CONV`, `dla.dram`), so that one counter is the single
+// named after the module's path (`dla.CONV`, `mem.dram.ch0`), so that one counter is the single
 // source of every number printed, written to a report or read back through a register.
 //
 // A counter only ever grows (a cumulative 64-bit count). Like NVDLA's D_PERF registers, which
