@@ -226,8 +226,10 @@ OpResult run_conv_image(const HwConfig& hw, const RegRead& regs, const LutTables
   const std::uint32_t padded = (l.kernels + epa - 1) / epa * epa;
   const models::ops::ConvResult conv = models::ops::run_conv_int(in, w, p, padded);
 
-  OpResult r =
-      finish_conv(hw, l, sdp, conv, models::ops::image_fetch_bytes(img.surface), regs, mem);
+  OpResult r = finish_conv(
+      hw, l, sdp, conv,
+      SurfaceRegion::linear(img.surface.base0, models::ops::image_fetch_bytes(img.surface)), regs,
+      mem);
   r.in = {img.surface.width, img.surface.height, in.channels};
   return r;
 }

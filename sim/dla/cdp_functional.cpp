@@ -182,6 +182,17 @@ OpResult run_cdp(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
   result.lrn_size = cfg.local_size;
   result.bytes_read = run.bytes_read;
   result.bytes_written = run.bytes_written;
+  // Line by line, each line across the surfaces (LRN needs every channel of a pixel): a region
+  // per line whose "lines" are the surfaces.
+  const unsigned epa = layer.atom_bytes / models::ops::cdp_element_bytes(cfg.precision);
+  const std::uint32_t surfaces = (layer.channels + epa - 1) / epa;
+  const std::uint64_t line_bytes = std::uint64_t{layer.width} * layer.atom_bytes;
+  for (std::uint32_t h = 0; h < layer.height; ++h) {
+    result.dma.input.push_back(feature_region(layer.src + h * layer.src_line_stride, line_bytes,
+                                              surfaces, 1, layer.src_surface_stride, 0));
+    result.dma.output.push_back(feature_region(layer.dst + h * layer.dst_line_stride, line_bytes,
+                                               surfaces, 1, layer.dst_surface_stride, 0));
+  }
   return result;
 }
 

@@ -6,7 +6,6 @@
 
 #include "models/ops/conv_compress.hpp"
 #include "octasim/regs/nvdla.hpp"
-#include "sim/core/dma.hpp"
 
 // Sources of the mechanisms (NVDLA's RTL, nvdla/hw vmod/nvdla): the CSC sequence generator
 // (NV_NVDLA_CSC_sg.v: loop order, stripe lengths, package issue cost, credit check on a stripe's
@@ -23,7 +22,15 @@ constexpr std::uint32_t kRequestAtoms = 16;  // memory atoms per DMA read transa
 
 ConvCore::ConvCore(const sc_core::sc_module_name& name, const HwConfig& hw,
                    const sc_core::sc_time& clock_period)
-    : sc_core::sc_module(name), hw_(hw), period_(clock_period), stats_(this->name()) {
+    : sc_core::sc_module(name),
+      Clocked(clock_period),
+      hw_(hw),
+      stats_(this->name()),
+      data_dma_(dma_socket, clock_period,
+                {hw.memory_atomic_size, hw.memory_atomic_size * hw.primary_memif_max_burst,
+                 hw.dma_latency_buffer_atoms}),
+      weight_dma_(dma_socket, clock_period, data_dma_.params()),
+      wdma_(dma_socket, clock_period, data_dma_.params()) {
   using stats::Unit;
   auto& c = counters_;
   c.operations = stats_.add("operations", "convolution layers started", Unit::kCount);
@@ -83,6 +90,7 @@ ConvCore::ConvCore(const sc_core::sc_module_name& name, const HwConfig& hw,
   SC_THREAD(weight_dma_thread);
   SC_THREAD(csc_thread);
   SC_THREAD(delivery_thread);
+  SC_THREAD(sdp_wdma_thread);
 }
 
 void ConvCore::set_timeline(stats::Timeline* timeline) {
@@ -103,7 +111,9 @@ void ConvCore::trace_signals(sc_core::sc_trace_file* file) {
 void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead& regs,
                      std::function<void()> on_done) {
   if (busy_) throw std::logic_error(std::string(name()) + " started while busy");
-  layer_ = decode_conv(hw_, regs);
+  const auto* decoded = dynamic_cast<const ConvDescriptor*>(op.descriptor.get());
+  if (decoded == nullptr) throw std::logic_error("ConvCore: the operation has no ConvDescriptor");
+  layer_ = decoded->layer;
   const ConvLayer& l = layer_;
   const unsigned bpe = models::ops::conv_element_bytes(l.precision);
   const unsigned atom = hw_.memory_atomic_size;
@@ -156,16 +166,19 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
   output_bytes_ = op.bytes_written;
   credits_ = upper;
   if (drive_signals_) credits_signal_.write(credits_);
-  write_addr_ = read_address(regs, regs::SDP::D_DST_BASE_ADDR_HIGH::kAddr,
-                             regs::SDP::D_DST_BASE_ADDR_LOW::kAddr);
+  data_walk_ = AddressGenerator(op.dma.input, l.input.base);
+  output_walk_ = AddressGenerator(op.dma.output);
+  data_dma_.reset();
+  weight_dma_.reset();
 
   data_done_ = false;
   group_ready_.assign(group_bytes_.size(), sc_core::SC_ZERO_TIME);
   groups_fetched_ = 0;
   weight_resident_ = 0;
   to_deliver_.clear();
+  to_wdma_.clear();
   stripes_total_ = stripes_.size() * group_bytes_.size();
-  stripes_delivered_ = 0;
+  stripes_written_ = 0;
 
   stats_.begin_layer();  // NVDLA clears the D_PERF counters when a layer starts
   on_done_ = std::move(on_done);
@@ -200,24 +213,22 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> ConvCore::perf_registers(
   return out;
 }
 
-void ConvCore::wait_until(const sc_core::sc_time& t) {
-  if (t > sc_core::sc_time_stamp()) sc_core::wait(t - sc_core::sc_time_stamp());
-}
-
-sc_core::sc_time ConvCore::read(std::uint64_t addr, std::uint32_t bytes) {
-  const sc_core::sc_time arrival =
-      dma_transfer(dma_socket, tlm::TLM_READ_COMMAND, addr, bytes, scratch_);
-  const std::uint32_t request = hw_.memory_atomic_size * hw_.primary_memif_max_burst;
-  sc_core::wait(cycles((bytes + request - 1) / request));  // one request per cycle
-  return arrival;
-}
-
-void ConvCore::make_room(DmaClient& client, std::uint32_t atoms) {
-  while (!client.in_flight.empty() && client.atoms + atoms > hw_.dma_latency_buffer_atoms) {
-    wait_until(client.in_flight.front().arrival);
-    client.atoms -= client.in_flight.front().atoms;
-    client.in_flight.pop_front();
-  }
+ConvCore::Read ConvCore::cdma_read(DmaClient& client, AddressGenerator* walk, std::uint64_t addr,
+                                   std::uint32_t bytes, stats::Counter& stall,
+                                   stats::Counter& latency, stats::Counter& busy,
+                                   stats::Counter& bytes_read) {
+  const std::uint64_t atoms = client.atoms(bytes);
+  stall += client.reserve(atoms);
+  const sc_core::sc_time issued = sc_core::sc_time_stamp();
+  const sc_core::sc_time arrival = walk != nullptr
+                                       ? client.transfer(tlm::TLM_READ_COMMAND, *walk, bytes)
+                                       : client.transfer(tlm::TLM_READ_COMMAND, addr, bytes);
+  client.release_at(atoms, arrival);  // the data land in CBUF
+  (void)client.pace(bytes);           // one request per cycle
+  latency += to_cycles(arrival - issued);
+  busy += to_cycles(sc_core::sc_time_stamp() - issued);
+  bytes_read += bytes;
+  return {issued, arrival};
 }
 
 void ConvCore::data_dma_thread() {
@@ -228,25 +239,17 @@ void ConvCore::data_dma_thread() {
     for (std::uint64_t off = 0; off < data_bytes_;) {
       const auto bytes = static_cast<std::uint32_t>(
           std::min<std::uint64_t>(kRequestAtoms * atom, data_bytes_ - off));
-      const std::uint32_t atoms = (bytes + atom - 1) / atom;
-      const sc_core::sc_time held = sc_core::sc_time_stamp();
-      make_room(data_client_, atoms);
-      perf_.dat_stall += to_cycles(sc_core::sc_time_stamp() - held);
-      const sc_core::sc_time issued = sc_core::sc_time_stamp();
-      const sc_core::sc_time arrival = read(layer_.input.base + off, bytes);
-      perf_.dat_latency += to_cycles(arrival - issued);
-      perf_.dat_busy += to_cycles(sc_core::sc_time_stamp() - issued);
-      perf_.dat_bytes += bytes;
+      const Read r = cdma_read(data_dma_, &data_walk_, 0, bytes, perf_.dat_stall, perf_.dat_latency,
+                               perf_.dat_busy, perf_.dat_bytes);
       if (timeline_ != nullptr) {
-        timeline_->slice(dat_track_, stats::Detail::kDma, to_cycles(issued), now(), "read", bytes);
+        timeline_->slice(dat_track_, stats::Detail::kDma, to_cycles(r.issued), now(), "read",
+                         bytes);
       }
-      data_client_.in_flight.push_back({arrival, atoms});
-      data_client_.atoms += atoms;
-      last = std::max(last, arrival);
+      last = std::max(last, r.arrival);
       off += bytes;
     }
     wait_until(last);
-    data_client_ = DmaClient{};
+    data_dma_.reset();
     data_done_ = true;
     data_ev_.notify(sc_core::SC_ZERO_TIME);
   }
@@ -260,10 +263,11 @@ void ConvCore::weight_dma_thread() {
     if (layer_.weight_compressed && layer_.wgs_bytes > 0) {
       // CDMA_WT reads the WGS first (it has priority over the weight and WMB streams); each
       // kernel group then fetches its WGS bytes of compressed data and the WMB bytes of its mask.
-      (void)read(layer_.wgs_base, layer_.wgs_bytes);
+      (void)weight_dma_.transfer(tlm::TLM_READ_COMMAND, layer_.wgs_base, layer_.wgs_bytes);
+      (void)weight_dma_.pace(layer_.wgs_bytes);
       perf_.wt_bytes += layer_.wgs_bytes;
       group_bytes_ = models::ops::compressed_group_fetch_bytes(
-          models::ops::parse_wgs(scratch_.data(), group_bytes_.size()), group_kernels_,
+          models::ops::parse_wgs(weight_dma_.data(), group_bytes_.size()), group_kernels_,
           std::uint64_t{layer_.kernel_width} * layer_.kernel_height * layer_.input.channels,
           layer_.compressed_bytes, layer_.wmb_bytes);
     }
@@ -272,27 +276,20 @@ void ConvCore::weight_dma_thread() {
       for (std::uint64_t off = 0; off < group_bytes_[g];) {
         const auto bytes = static_cast<std::uint32_t>(
             std::min<std::uint64_t>(kRequestAtoms * atom, group_bytes_[g] - off));
-        const std::uint32_t atoms = (bytes + atom - 1) / atom;
         // CBUF weight space: fetched groups stay until the CSC releases them.
         const sc_core::sc_time held = sc_core::sc_time_stamp();
         while (weight_resident_ > 0 && weight_resident_ + bytes > weight_space_) {
           sc_core::wait(release_ev_);
         }
-        make_room(weight_client_, atoms);
         perf_.wt_stall += to_cycles(sc_core::sc_time_stamp() - held);
         weight_resident_ += bytes;
-        const sc_core::sc_time issued = sc_core::sc_time_stamp();
-        const sc_core::sc_time arrival = read(addr, bytes);
-        perf_.wt_latency += to_cycles(arrival - issued);
-        perf_.wt_busy += to_cycles(sc_core::sc_time_stamp() - issued);
-        perf_.wt_bytes += bytes;
+        const Read r = cdma_read(weight_dma_, nullptr, addr, bytes, perf_.wt_stall,
+                                 perf_.wt_latency, perf_.wt_busy, perf_.wt_bytes);
         if (timeline_ != nullptr) {
-          timeline_->slice(wt_track_, stats::Detail::kDma, to_cycles(issued), now(),
+          timeline_->slice(wt_track_, stats::Detail::kDma, to_cycles(r.issued), now(),
                            "read group " + std::to_string(g), bytes);
         }
-        weight_client_.in_flight.push_back({arrival, atoms});
-        weight_client_.atoms += atoms;
-        last = std::max(last, arrival);
+        last = std::max(last, r.arrival);
         addr += bytes;
         off += bytes;
       }
@@ -300,7 +297,7 @@ void ConvCore::weight_dma_thread() {
       groups_fetched_ = g + 1;
       group_ev_.notify(sc_core::SC_ZERO_TIME);
     }
-    weight_client_ = DmaClient{};
+    weight_dma_.reset();
   }
 }
 
@@ -335,9 +332,8 @@ void ConvCore::csc_thread() {
         const std::uint64_t index = g * stripes_.size() + j;
         const std::uint64_t before = output_bytes_ * index / stripes_total_;
         const std::uint64_t upto = output_bytes_ * (index + 1) / stripes_total_;
-        to_deliver_.push_back(
+        to_deliver_.push(
             {len, upto - before, sc_core::sc_time_stamp() + cycles(hw_.conv_pipeline_latency)});
-        deliver_ev_.notify(sc_core::SC_ZERO_TIME);
         sc_core::wait(cycles(per_package));
         counters_.busy_cycles += std::uint64_t{packages_} * per_package;
         if (tiles()) {
@@ -360,11 +356,9 @@ void ConvCore::csc_thread() {
 }
 
 void ConvCore::delivery_thread() {
-  sc_core::sc_time last_ack = sc_core::SC_ZERO_TIME;
   for (;;) {
-    while (to_deliver_.empty()) sc_core::wait(deliver_ev_);
     const Stripe s = to_deliver_.front();
-    to_deliver_.pop_front();
+    to_deliver_.pop();
     wait_until(s.ready);
     const std::uint64_t delivery_start = now();
     // Each atom's lanes go to SDP at its throughput, plus one cycle to read the next atom.
@@ -381,14 +375,21 @@ void ConvCore::delivery_thread() {
       timeline_->slice(cacc_track_, stats::Detail::kTile, delivery_start, now(),
                        "deliver " + std::to_string(s.atoms) + " atoms", s.bytes);
     }
-    if (s.bytes > 0) {
-      // SDP's pipeline lies between CACC's delivery and the WDMA's request.
-      last_ack = std::max(last_ack, dma_transfer(dma_socket, tlm::TLM_WRITE_COMMAND, write_addr_,
-                                                 static_cast<std::uint32_t>(s.bytes), scratch_,
-                                                 cycles(hw_.sdp_pipeline_latency)));
-      write_addr_ += s.bytes;
+    // SDP's pipeline lies between CACC's delivery and the WDMA's request.
+    to_wdma_.push({s.bytes, sc_core::sc_time_stamp() + cycles(hw_.sdp_pipeline_latency)});
+  }
+}
+
+void ConvCore::sdp_wdma_thread() {
+  sc_core::sc_time last_ack = sc_core::SC_ZERO_TIME;
+  for (;;) {
+    const Write w = to_wdma_.front();
+    to_wdma_.pop();
+    wait_until(w.ready);
+    if (w.bytes > 0) {
+      last_ack = std::max(last_ack, wdma_.transfer(tlm::TLM_WRITE_COMMAND, output_walk_, w.bytes));
     }
-    if (++stripes_delivered_ == stripes_total_) {
+    if (++stripes_written_ == stripes_total_) {
       wait_until(last_ack);
       last_ack = sc_core::SC_ZERO_TIME;
       counters_.active_cycles += to_cycles(sc_core::sc_time_stamp() - started_at_);

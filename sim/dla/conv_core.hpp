@@ -33,13 +33,17 @@
 #include <systemc>
 #include <tlm>
 
+#include "sim/core/address_generator.hpp"
+#include "sim/core/bounded_channel.hpp"
+#include "sim/core/clocked.hpp"
+#include "sim/core/dma_client.hpp"
 #include "sim/core/hw_config.hpp"
 #include "sim/dla/conv_functional.hpp"
 #include "sim/dla/engine_model.hpp"
 
 namespace octasim::dla {
 
-class ConvCore final : public sc_core::sc_module, public EngineModel {
+class ConvCore final : public sc_core::sc_module, public EngineModel, private Clocked {
  public:
   tlm_utils::simple_initiator_socket<ConvCore> dma_socket{"dma_socket"};
 
@@ -75,36 +79,29 @@ class ConvCore final : public sc_core::sc_module, public EngineModel {
     sc_core::sc_time ready;  // its last package's results reach the CACC delivery buffer
   };
 
-  // One CDMA DMA client's reads in flight (its latency buffer). Members, not locals of the
-  // never-returning threads, so they are freed with the module.
-  struct Outstanding {
-    sc_core::sc_time arrival;
-    std::uint32_t atoms;
+  // Output bytes of a delivered stripe on their way to SDP's WDMA.
+  struct Write {
+    std::uint64_t bytes;
+    sc_core::sc_time ready;  // after SDP's pipeline
   };
-  struct DmaClient {
-    std::deque<Outstanding> in_flight;
-    std::uint64_t atoms = 0;
-  };
-  // Waits until `atoms` more fit in the client's latency buffer (dma_latency_buffer_atoms).
-  void make_room(DmaClient& client, std::uint32_t atoms);
 
   void data_dma_thread();
   void weight_dma_thread();
   void csc_thread();
   void delivery_thread();
-  // One DMA read of `bytes` at `addr`; returns when its data has arrived (absolute time) and
-  // paces the caller at one request per cycle.
-  sc_core::sc_time read(std::uint64_t addr, std::uint32_t bytes);
-  [[nodiscard]] sc_core::sc_time cycles(std::uint64_t n) const {
-    return period_ * static_cast<double>(n);
-  }
-  [[nodiscard]] std::uint64_t to_cycles(const sc_core::sc_time& t) const {
-    return static_cast<std::uint64_t>(t / period_ + 0.5);
-  }
-  void wait_until(const sc_core::sc_time& t);
+  void sdp_wdma_thread();
+  // One CDMA read of the next `bytes` of `walk` (or at `addr`) through `client`: holds its atoms
+  // in the client's latency buffer until the data arrive, paces the caller at one request per
+  // cycle, and accounts the stall, latency, busy cycles and bytes. Returns when the request was
+  // issued and when its data arrive.
+  struct Read {
+    sc_core::sc_time issued, arrival;
+  };
+  Read cdma_read(DmaClient& client, AddressGenerator* walk, std::uint64_t addr, std::uint32_t bytes,
+                 stats::Counter& stall, stats::Counter& latency, stats::Counter& busy,
+                 stats::Counter& bytes_read);
 
   const HwConfig& hw_;
-  sc_core::sc_time period_;
   bool busy_ = false;
   stats::Group stats_;
   EngineCounters counters_;
@@ -117,7 +114,6 @@ class ConvCore final : public sc_core::sc_module, public EngineModel {
   [[nodiscard]] bool tiles() const {
     return timeline_ != nullptr && timeline_->wants(stats::Detail::kTile);
   }
-  [[nodiscard]] std::uint64_t now() const { return to_cycles(sc_core::sc_time_stamp()); }
   sc_core::sc_signal<unsigned, sc_core::SC_UNCHECKED_WRITERS> credits_signal_{"cacc_credits"};
   bool drive_signals_ = false;
   void credits_changed() {
@@ -153,14 +149,15 @@ class ConvCore final : public sc_core::sc_module, public EngineModel {
   // CSC -> CACC delivery.
   std::uint32_t credits_ = 0;
   sc_core::sc_event credit_ev_;
-  std::deque<Stripe> to_deliver_;
-  sc_core::sc_event deliver_ev_;
+  BoundedChannel<Stripe> to_deliver_;
   std::size_t stripes_total_ = 0;
-  std::size_t stripes_delivered_ = 0;
 
-  DmaClient data_client_, weight_client_;
-  std::vector<std::uint8_t> scratch_;
-  std::uint64_t write_addr_ = 0;
+  // CACC delivery -> SDP WDMA.
+  BoundedChannel<Write> to_wdma_;
+  std::size_t stripes_written_ = 0;
+
+  AddressGenerator data_walk_, output_walk_;
+  DmaClient data_dma_, weight_dma_, wdma_;
 };
 
 }  // namespace octasim::dla

@@ -270,7 +270,7 @@ ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
 }
 
 OpResult finish_conv(const HwConfig& hw, const ConvLayer& l, const models::ops::SdpConfig& sdp,
-                     const models::ops::ConvResult& conv, std::uint64_t input_bytes,
+                     const models::ops::ConvResult& conv, const SurfaceRegion& input,
                      const RegRead& regs, models::ops::Memory& mem) {
   OpResult r = sdp_result(sdp, models::ops::run_sdp_layer(sdp, mem, &conv.out), regs);
   r.status.emplace_back(R::CACC::D_OUT_SATURATION::kAddr, conv.saturated);
@@ -281,7 +281,11 @@ OpResult finish_conv(const HwConfig& hw, const ConvLayer& l, const models::ops::
   r.stride_width = l.params.stride_x;
   r.stride_height = l.params.stride_y;
   r.weight_bytes = l.weight_bytes;
-  r.bytes_read += input_bytes + l.weight_bytes;
+  r.bytes_read += input.bytes() + l.weight_bytes;
+  r.dma.input = {input};
+  r.dma.weights = {SurfaceRegion::linear(l.weight_base, l.weight_bytes)};
+  r.dma.output = sdp_surfaces(sdp).output;
+  r.descriptor = std::make_shared<ConvDescriptor>(l);
   r.macs = conv.macs;
   r.macs_per_cycle =
       hw.mac_atomic_c *
@@ -334,8 +338,9 @@ OpResult run_conv(const HwConfig& hw, const RegRead& regs, const LutTables& sdp_
   const std::uint32_t in_surfaces = (l.input.channels + epa - 1) / epa;
   OpResult r = finish_conv(
       hw, l, sdp, conv,
-      std::uint64_t{l.input.width} * l.input.height * in_surfaces * hw.memory_atomic_size, regs,
-      mem);
+      feature_region(l.input.base, std::uint64_t{l.input.width} * hw.memory_atomic_size,
+                     l.input.height, in_surfaces, l.input.line_stride, l.input.surface_stride),
+      regs, mem);
   if (fp16) {
     r.status.emplace_back(R::CDMA::D_NAN_INPUT_DATA_NUM::kAddr, fp16_stats.nan_data);
     r.status.emplace_back(R::CDMA::D_INF_INPUT_DATA_NUM::kAddr, fp16_stats.inf_data);

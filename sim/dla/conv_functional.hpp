@@ -34,6 +34,12 @@ struct ConvLayer {
   std::uint32_t release_slices = 0;     // CSC D_RELEASE
 };
 
+// A convolution's registers decoded (OpResult::descriptor of a CONV operation).
+struct ConvDescriptor final : OperationDescriptor {
+  explicit ConvDescriptor(const ConvLayer& l) : layer(l) {}
+  ConvLayer layer;
+};
+
 // Throws std::runtime_error with one clear line for programming octasim cannot execute:
 // Winograd, multi-batch, compressed weights with image input, inconsistent CDMA/CSC/CACC
 // programming, a precision the configuration lacks, an input or kernel group the CBUF banks cannot
@@ -41,11 +47,12 @@ struct ConvLayer {
 [[nodiscard]] ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs);
 
 // The common tail of a convolution's functional run: SDP (flying) on the CACC output `conv`,
-// CACC D_OUT_SATURATION, and the OpResult fields (cubes, kernel, bytes with `input_bytes` of
-// input fetched, MACs, the MAC array's peak at the layer's precision).
+// CACC D_OUT_SATURATION, and the OpResult fields (cubes, kernel, bytes with `input` the surface
+// CDMA fetches, MACs, the MAC array's peak at the layer's precision, the DMA surfaces, the
+// decoded layer).
 [[nodiscard]] OpResult finish_conv(const HwConfig& hw, const ConvLayer& l,
                                    const models::ops::SdpConfig& sdp,
-                                   const models::ops::ConvResult& conv, std::uint64_t input_bytes,
+                                   const models::ops::ConvResult& conv, const SurfaceRegion& input,
                                    const RegRead& regs, models::ops::Memory& mem);
 
 }  // namespace octasim::dla

@@ -6,11 +6,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "models/ops/memory.hpp"
+#include "sim/core/address_generator.hpp"
 #include "sim/core/hw_config.hpp"
 #include "sim/core/lut_tables.hpp"
 
@@ -21,6 +23,32 @@ namespace octasim::dla {
 using RegRead = std::function<std::uint32_t(std::uint32_t addr)>;
 
 using LutTables = octasim::LutTables;
+
+// The surfaces an operation's DMAs move, on real addresses, in the order each DMA walks them
+// (the timing models request these lines; see sim/core/address_generator.hpp).
+struct DmaSurfaces {
+  std::vector<SurfaceRegion> input;     // the main input: RDMA / CDMA data
+  std::vector<SurfaceRegion> operands;  // SDP's BS/BN/EW operand streams (read after the input)
+  std::vector<SurfaceRegion> weights;   // CDMA weights
+  std::vector<SurfaceRegion> output;    // WDMA
+};
+
+// A feature cube of `width` atoms per line (NVDLA feature format, format.rst).
+[[nodiscard]] inline SurfaceRegion feature_region(std::uint64_t base, std::uint64_t line_bytes,
+                                                  std::uint32_t lines, std::uint32_t surfaces,
+                                                  std::uint64_t line_stride,
+                                                  std::uint64_t surface_stride) {
+  return SurfaceRegion{base, line_bytes, lines, surfaces, line_stride, surface_stride};
+}
+
+// The registers of an operation decoded once (conv_functional.hpp's ConvDescriptor, the OCTAV
+// unit's OctavDescriptor): the functional op computed with it and the timing model reads it.
+struct OperationDescriptor {
+  OperationDescriptor() = default;
+  OperationDescriptor(const OperationDescriptor&) = default;
+  OperationDescriptor& operator=(const OperationDescriptor&) = default;
+  virtual ~OperationDescriptor() = default;
+};
 
 struct OpResult {
   // Status/statistics registers the operation sets when it completes (CSB address, value),
@@ -40,6 +68,8 @@ struct OpResult {
   std::uint64_t weight_bytes = 0;    // convolution: weight bytes CDMA fetched (in bytes_read)
   std::uint64_t macs = 0;            // convolution: multiply-accumulates of the layer
   std::uint32_t macs_per_cycle = 0;  // convolution: the MAC array's peak at the layer's precision
+  DmaSurfaces dma;                   // where its DMAs read and write
+  std::shared_ptr<const OperationDescriptor> descriptor;  // null for SDP, PDP, CDP
 };
 
 // Each throws std::runtime_error with one clear line for programming octasim cannot execute:

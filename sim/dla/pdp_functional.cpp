@@ -194,6 +194,19 @@ OpResult run_pdp(const HwConfig& hw, const RegRead& regs, models::ops::Memory& m
   result.stride_height = cfg.stride_height;
   result.bytes_read = run.bytes_read;
   result.bytes_written = run.bytes_written;
+  // Split by split, surface by surface (models::ops::run_pdp_layer's order).
+  const unsigned epa = layer.atom_bytes / models::ops::pdp_element_bytes(cfg.precision);
+  const std::uint32_t surfaces = (layer.channels + epa - 1) / epa;
+  for (const models::ops::PdpSplit& split : models::ops::pdp_splits(layer)) {
+    result.dma.input.push_back(
+        feature_region(layer.src + static_cast<std::uint64_t>(split.in_col * layer.atom_bytes),
+                       std::uint64_t{split.in_width} * layer.atom_bytes, layer.in_height, surfaces,
+                       layer.src_line_stride, layer.src_surface_stride));
+    result.dma.output.push_back(
+        feature_region(layer.dst + std::uint64_t{split.out_col} * layer.atom_bytes,
+                       std::uint64_t{split.out_width} * layer.atom_bytes, layer.out_height,
+                       surfaces, layer.dst_line_stride, layer.dst_surface_stride));
+  }
   return result;
 }
 

@@ -358,10 +358,45 @@ bool sdp_rdma_takes_part(const RegRead& regs) {
   return models::ops::sdp_operands_from_memory(c);
 }
 
+DmaSurfaces sdp_surfaces(const SdpConfig& cfg) {
+  DmaSurfaces d;
+  const unsigned epa = cfg.elements_per_atom(cfg.proc_precision);
+  const unsigned in_bytes = cfg.in_precision == SdpPrecision::kInt8 ? 1 : 2;
+  const unsigned out_bytes = cfg.out_precision == SdpPrecision::kInt8 ? 1 : 2;
+  const std::uint32_t surfaces = cfg.surfaces();
+  // A 1x1xC cube is read and written as packed atoms (models::ops::run_sdp_layer).
+  const bool packed_1x1 = cfg.width == 1 && cfg.height == 1;
+  const std::uint64_t in_line = std::uint64_t{cfg.width} * epa * in_bytes;
+  const std::uint64_t out_line = std::uint64_t{cfg.width} * epa * out_bytes;
+  if (!cfg.flying) {
+    d.input.push_back(packed_1x1 ? SurfaceRegion::linear(cfg.src_base, in_line * surfaces)
+                                 : feature_region(cfg.src_base, in_line, cfg.height, surfaces,
+                                                  cfg.src_line_stride, cfg.src_surface_stride));
+  }
+  const std::uint64_t elements_padded = std::uint64_t{surfaces} * epa;
+  for (const models::ops::SdpOperandSurface* s : {&cfg.brdma, &cfg.nrdma, &cfg.erdma}) {
+    if (!s->enabled) continue;
+    const unsigned bpe = s->bytes_per_element();
+    d.operands.push_back(s->mode == models::ops::SdpDataMode::kPerChannel
+                             ? SurfaceRegion::linear(s->base, elements_padded * bpe)
+                             : feature_region(s->base, std::uint64_t{cfg.width} * epa * bpe,
+                                              cfg.height, surfaces, s->line_stride,
+                                              s->surface_stride));
+  }
+  if (!cfg.ew.eql_mode()) {
+    d.output.push_back(packed_1x1 ? SurfaceRegion::linear(cfg.dst_base, out_line * surfaces)
+                                  : feature_region(cfg.dst_base, out_line, cfg.height, surfaces,
+                                                   cfg.dst_line_stride, cfg.dst_surface_stride));
+  }
+  return d;
+}
+
 OpResult run_sdp(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
                  models::ops::Memory& mem) {
   const SdpConfig cfg = decode_sdp(hw, regs, lut);
-  return sdp_result(cfg, models::ops::run_sdp_layer(cfg, mem), regs);
+  OpResult r = sdp_result(cfg, models::ops::run_sdp_layer(cfg, mem), regs);
+  r.dma = sdp_surfaces(cfg);
+  return r;
 }
 
 }  // namespace octasim::dla

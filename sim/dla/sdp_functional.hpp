@@ -23,4 +23,8 @@ namespace octasim::dla {
 [[nodiscard]] OpResult sdp_result(const models::ops::SdpConfig& cfg,
                                   const models::ops::SdpLayerResult& layer, const RegRead& regs);
 
+// The surfaces the layer's DMAs move (MRDMA input unless flying, the enabled operand streams,
+// the WDMA output unless EW is in EQL mode), on real addresses.
+[[nodiscard]] DmaSurfaces sdp_surfaces(const models::ops::SdpConfig& cfg);
+
 }  // namespace octasim::dla

@@ -4,31 +4,10 @@
 #include <stdexcept>
 
 #include "octasim/regs/nvdla.hpp"
-#include "sim/core/dma.hpp"
 
 namespace octasim::dla {
 namespace {
 constexpr std::size_t kWriteQueueSteps = 2;  // lines of results the WDMA can hold
-
-// Where an engine's RDMA reads and WDMA writes first (for the DMA transactions' addresses).
-std::pair<std::uint64_t, std::uint64_t> dma_bases(const Engine& e, const RegRead& regs) {
-  if (e.name == "SDP") {
-    return {read_address(regs, regs::SDP_RDMA::D_SRC_BASE_ADDR_HIGH::kAddr,
-                         regs::SDP_RDMA::D_SRC_BASE_ADDR_LOW::kAddr),
-            read_address(regs, regs::SDP::D_DST_BASE_ADDR_HIGH::kAddr,
-                         regs::SDP::D_DST_BASE_ADDR_LOW::kAddr)};
-  }
-  if (e.name == "PDP") {
-    return {read_address(regs, regs::PDP_RDMA::D_SRC_BASE_ADDR_HIGH::kAddr,
-                         regs::PDP_RDMA::D_SRC_BASE_ADDR_LOW::kAddr),
-            read_address(regs, regs::PDP::D_DST_BASE_ADDR_HIGH::kAddr,
-                         regs::PDP::D_DST_BASE_ADDR_LOW::kAddr)};
-  }
-  return {read_address(regs, regs::CDP_RDMA::D_SRC_BASE_ADDR_HIGH::kAddr,
-                       regs::CDP_RDMA::D_SRC_BASE_ADDR_LOW::kAddr),
-          read_address(regs, regs::CDP::D_DST_BASE_ADDR_HIGH::kAddr,
-                       regs::CDP::D_DST_BASE_ADDR_LOW::kAddr)};
-}
 
 // The DMA stall counters of an engine: (RDMA perf enable, its DMA_EN field, read stall register,
 // core perf enable, its field, write stall register).
@@ -60,12 +39,6 @@ StallRegisters stall_registers(std::string_view engine) {
 
 }  // namespace
 
-void StreamEngine::start(const Engine& engine, const OpResult& op, const RegRead& regs,
-                         std::function<void()> on_done) {
-  const auto [read_base, write_base] = dma_bases(engine, regs);
-  start(plan_operation(engine, op, hw_, regs), read_base, write_base, std::move(on_done));
-}
-
 std::vector<std::pair<std::uint32_t, std::uint32_t>> StreamEngine::perf_registers(
     const Engine& engine, const RegRead& regs) const {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> out;
@@ -89,7 +62,15 @@ void StreamEngine::set_timeline(stats::Timeline* timeline) {
 
 StreamEngine::StreamEngine(const sc_core::sc_module_name& name, const HwConfig& hw,
                            const sc_core::sc_time& clock_period)
-    : sc_core::sc_module(name), hw_(hw), period_(clock_period), stats_(this->name()) {
+    : sc_core::sc_module(name),
+      Clocked(clock_period),
+      hw_(hw),
+      rdma_(rdma_socket, clock_period,
+            {hw.memory_atomic_size, hw.memory_atomic_size * hw.primary_memif_max_burst,
+             hw.dma_latency_buffer_atoms}),
+      wdma_(wdma_socket, clock_period,
+            {hw.memory_atomic_size, hw.memory_atomic_size * hw.primary_memif_max_burst, 0}),
+      stats_(this->name()) {
   using stats::Unit;
   const StallRegisters sr = stall_registers(basename());
   const auto reg_name = [](std::uint32_t addr) {
@@ -132,12 +113,15 @@ StreamEngine::StreamEngine(const sc_core::sc_module_name& name, const HwConfig& 
   SC_THREAD(wdma_thread);
 }
 
-void StreamEngine::start(TimingPlan plan, std::uint64_t read_base, std::uint64_t write_base,
+void StreamEngine::start(const Engine& engine, const OpResult& op, const RegRead& regs,
                          std::function<void()> on_done) {
   if (busy_) throw std::logic_error(std::string(name()) + " started while busy");
-  plan_ = std::move(plan);
-  read_addr_ = read_base;
-  write_addr_ = write_base;
+  plan_ = plan_operation(engine, op, hw_, regs);
+  std::vector<SurfaceRegion> reads = op.dma.input;
+  reads.insert(reads.end(), op.dma.operands.begin(), op.dma.operands.end());
+  read_walk_ = AddressGenerator(std::move(reads));
+  write_walk_ = AddressGenerator(op.dma.output);
+  rdma_.reset();
   on_done_ = std::move(on_done);
   busy_ = true;
   stats_.begin_layer();  // NVDLA clears the D_PERF counters when an operation starts
@@ -148,44 +132,27 @@ void StreamEngine::start(TimingPlan plan, std::uint64_t read_base, std::uint64_t
   start_ev_.notify(cycles(hw_.op_start_latency));
 }
 
-sc_core::sc_time StreamEngine::transfer(tlm_utils::simple_initiator_socket<StreamEngine>& socket,
-                                        tlm::tlm_command cmd, std::uint64_t addr,
-                                        std::uint32_t bytes, std::uint32_t& requests) {
-  const std::uint32_t request_bytes = hw_.memory_atomic_size * hw_.primary_memif_max_burst;
-  requests = (bytes + request_bytes - 1) / request_bytes;
-  if (bytes == 0) return sc_core::SC_ZERO_TIME;
-  return dma_transfer(socket, cmd, addr, bytes, scratch_);
-}
-
 void StreamEngine::rdma_thread() {
   for (;;) {
     sc_core::wait(start_ev_);
-    std::uint64_t offset = 0;
     for (std::size_t i = 0; i < plan_.steps.size(); ++i) {
       const Step& s = plan_.steps[i];
       const sc_core::sc_time held = sc_core::sc_time_stamp();
       if (s.new_pass) {
         while (steps_written_ < i) sc_core::wait(written_ev_);
       }
-      const std::uint64_t atoms =
-          (s.read_bytes + hw_.memory_atomic_size - 1) / hw_.memory_atomic_size;
-      while (buffered_atoms_ > 0 && buffered_atoms_ + atoms > hw_.dma_latency_buffer_atoms) {
-        sc_core::wait(core_consumed_ev_);
-      }
+      (void)rdma_.reserve(rdma_.atoms(s.read_bytes));
       rdma_stall_ += to_cycles(sc_core::sc_time_stamp() - held);
-      buffered_atoms_ += atoms;
-      std::uint32_t requests = 0;
       const sc_core::sc_time arrival =
-          transfer(rdma_socket, tlm::TLM_READ_COMMAND, read_addr_ + offset, s.read_bytes, requests);
-      offset += s.read_bytes;
+          s.read_bytes == 0 ? sc_core::sc_time_stamp()
+                            : rdma_.transfer(tlm::TLM_READ_COMMAND, read_walk_, s.read_bytes);
       counters_.bytes_read += s.read_bytes;
-      to_core_.push_back({i, std::max(arrival, sc_core::sc_time_stamp())});
+      to_core_.push_back({i, arrival});
       to_core_ev_.notify(sc_core::SC_ZERO_TIME);
-      if (requests > 0) sc_core::wait(cycles(requests));  // one request per cycle
+      const std::uint64_t requests = rdma_.pace(s.read_bytes);  // one request per cycle
       rdma_busy_ += requests;
       if (tiles()) {
-        const std::uint64_t now = to_cycles(sc_core::sc_time_stamp());
-        timeline_->slice(rdma_track_, stats::Detail::kTile, now - requests, now,
+        timeline_->slice(rdma_track_, stats::Detail::kTile, now() - requests, now(),
                          "read step " + std::to_string(i), s.read_bytes);
       }
     }
@@ -200,18 +167,15 @@ void StreamEngine::core_thread() {
     const Step& s = plan_.steps[in.step];
     if (in.ready > sc_core::sc_time_stamp()) {
       counters_.read_stall_cycles += to_cycles(in.ready - sc_core::sc_time_stamp());
-      sc_core::wait(in.ready - sc_core::sc_time_stamp());
+      wait_until(in.ready);
     }
     if (s.compute_cycles > 0) sc_core::wait(cycles(s.compute_cycles));
     if (tiles()) {
-      const std::uint64_t now = to_cycles(sc_core::sc_time_stamp());
-      timeline_->slice(core_track_, stats::Detail::kTile, now - s.compute_cycles, now,
+      timeline_->slice(core_track_, stats::Detail::kTile, now() - s.compute_cycles, now(),
                        "step " + std::to_string(in.step));
     }
     counters_.busy_cycles += s.compute_cycles;
-    buffered_atoms_ -= std::min<std::uint64_t>(
-        buffered_atoms_, (s.read_bytes + hw_.memory_atomic_size - 1) / hw_.memory_atomic_size);
-    core_consumed_ev_.notify(sc_core::SC_ZERO_TIME);
+    rdma_.release(rdma_.atoms(s.read_bytes));
     const sc_core::sc_time blocked_at = sc_core::sc_time_stamp();
     while (to_wdma_.size() >= kWriteQueueSteps) sc_core::wait(wdma_consumed_ev_);
     counters_.write_stall_cycles += to_cycles(sc_core::sc_time_stamp() - blocked_at);
@@ -221,32 +185,26 @@ void StreamEngine::core_thread() {
 }
 
 void StreamEngine::wdma_thread() {
-  std::uint64_t offset = 0;
   sc_core::sc_time last_ack = sc_core::SC_ZERO_TIME;
   for (;;) {
     while (to_wdma_.empty()) sc_core::wait(to_wdma_ev_);
     const InFlight out = to_wdma_.front();
     const Step& s = plan_.steps[out.step];
-    if (out.ready > sc_core::sc_time_stamp()) sc_core::wait(out.ready - sc_core::sc_time_stamp());
-    if (out.step == 0) offset = 0;
-    std::uint32_t requests = 0;
-    const sc_core::sc_time ack = transfer(wdma_socket, tlm::TLM_WRITE_COMMAND, write_addr_ + offset,
-                                          s.write_bytes, requests);
-    offset += s.write_bytes;
+    wait_until(out.ready);
+    if (s.write_bytes > 0) {
+      last_ack =
+          std::max(last_ack, wdma_.transfer(tlm::TLM_WRITE_COMMAND, write_walk_, s.write_bytes));
+    }
     counters_.bytes_written += s.write_bytes;
-    last_ack = std::max(last_ack, ack);
-    if (requests > 0) sc_core::wait(cycles(requests));
+    const std::uint64_t requests = wdma_.pace(s.write_bytes);
     wdma_busy_ += requests;
     if (tiles()) {
-      const std::uint64_t now = to_cycles(sc_core::sc_time_stamp());
-      timeline_->slice(wdma_track_, stats::Detail::kTile, now - requests, now,
+      timeline_->slice(wdma_track_, stats::Detail::kTile, now() - requests, now(),
                        "write step " + std::to_string(out.step), s.write_bytes);
     }
     to_wdma_.pop_front();
     wdma_consumed_ev_.notify(sc_core::SC_ZERO_TIME);
-    if (last_ack > sc_core::sc_time_stamp() && out.step + 1 == plan_.steps.size()) {
-      sc_core::wait(last_ack - sc_core::sc_time_stamp());
-    }
+    if (out.step + 1 == plan_.steps.size()) wait_until(last_ack);
     steps_written_ = out.step + 1;
     written_ev_.notify(sc_core::SC_ZERO_TIME);
     if (steps_written_ == plan_.steps.size()) {

@@ -17,13 +17,16 @@
 #include <systemc>
 #include <tlm>
 
+#include "sim/core/address_generator.hpp"
+#include "sim/core/clocked.hpp"
+#include "sim/core/dma_client.hpp"
 #include "sim/core/hw_config.hpp"
 #include "sim/dla/engine_model.hpp"
 #include "sim/dla/timing_plan.hpp"
 
 namespace octasim::dla {
 
-class StreamEngine final : public sc_core::sc_module, public EngineModel {
+class StreamEngine final : public sc_core::sc_module, public EngineModel, private Clocked {
  public:
   tlm_utils::simple_initiator_socket<StreamEngine> rdma_socket{"rdma_socket"};
   tlm_utils::simple_initiator_socket<StreamEngine> wdma_socket{"wdma_socket"};
@@ -33,13 +36,10 @@ class StreamEngine final : public sc_core::sc_module, public EngineModel {
   StreamEngine(const StreamEngine&) = delete;
   StreamEngine& operator=(const StreamEngine&) = delete;
 
-  // EngineModel: plans the operation (plan_operation) and starts it.
+  // EngineModel: plans the operation (plan_operation) and starts it; the RDMA walks the input
+  // and operand surfaces, the WDMA the output surface (OpResult::dma), on real addresses.
   void start(const Engine& engine, const OpResult& op, const RegRead& regs,
              std::function<void()> on_done) override;
-  // Starts an operation; `on_done` runs (in simulation context) when its last write is
-  // acknowledged. The engine must be idle.
-  void start(TimingPlan plan, std::uint64_t read_base, std::uint64_t write_base,
-             std::function<void()> on_done);
   [[nodiscard]] bool busy() const override { return busy_; }
   [[nodiscard]] EngineStats stats() const override { return counters_.totals(); }
   [[nodiscard]] const stats::Group& statistics() const override { return stats_; }
@@ -57,33 +57,22 @@ class StreamEngine final : public sc_core::sc_module, public EngineModel {
   void rdma_thread();
   void core_thread();
   void wdma_thread();
-  sc_core::sc_time transfer(tlm_utils::simple_initiator_socket<StreamEngine>& socket,
-                            tlm::tlm_command cmd, std::uint64_t addr, std::uint32_t bytes,
-                            std::uint32_t& requests);
-  [[nodiscard]] sc_core::sc_time cycles(std::uint64_t n) const {
-    return period_ * static_cast<double>(n);
-  }
-  [[nodiscard]] std::uint64_t to_cycles(const sc_core::sc_time& t) const {
-    return static_cast<std::uint64_t>(t / period_ + 0.5);
-  }
 
   const HwConfig& hw_;
-  sc_core::sc_time period_;
   TimingPlan plan_;
-  std::uint64_t read_addr_ = 0, write_addr_ = 0;
+  AddressGenerator read_walk_, write_walk_;
+  DmaClient rdma_, wdma_;
   std::function<void()> on_done_;
   bool busy_ = false;
   sc_core::sc_time started_at_;
 
   sc_core::sc_event start_ev_;
   std::deque<InFlight> to_core_;
-  std::uint64_t buffered_atoms_ = 0;
-  sc_core::sc_event to_core_ev_, core_consumed_ev_;
+  sc_core::sc_event to_core_ev_;
   std::deque<InFlight> to_wdma_;
   sc_core::sc_event to_wdma_ev_, wdma_consumed_ev_;
   std::size_t steps_written_ = 0;
   sc_core::sc_event written_ev_;
-  std::vector<std::uint8_t> scratch_;
   stats::Group stats_;
   EngineCounters counters_;
   stats::Counter rdma_busy_, rdma_stall_, wdma_busy_;

@@ -5,24 +5,20 @@
 #include <string>
 
 #include "octasim/regs/nvdla.hpp"
-#include "sim/core/dma.hpp"
 #include "sim/octav/octav_functional.hpp"
 
 namespace octasim::octav {
-namespace {
-
-std::uint32_t status_value(const dla::OpResult& op, std::uint32_t addr) {
-  for (const auto& [a, v] : op.status) {
-    if (a == addr) return v;
-  }
-  throw std::logic_error("OCTAV operation without its status register " + std::to_string(addr));
-}
-
-}  // namespace
+namespace {}  // namespace
 
 OctavCore::OctavCore(const sc_core::sc_module_name& name, const HwConfig& hw,
                      const sc_core::sc_time& clock_period)
-    : sc_core::sc_module(name), hw_(hw), period_(clock_period), stats_(this->name()) {
+    : sc_core::sc_module(name),
+      Clocked(clock_period),
+      hw_(hw),
+      dma_(dma_socket, clock_period,
+           {hw.memory_atomic_size, hw.memory_atomic_size * hw.primary_memif_max_burst,
+            hw.dma_latency_buffer_atoms}),
+      stats_(this->name()) {
   using stats::Unit;
   auto& c = counters_;
   c.operations = stats_.add("operations", "operations started", Unit::kCount);
@@ -69,10 +65,12 @@ OctavCore::OctavCore(const sc_core::sc_module_name& name, const HwConfig& hw,
 }
 
 void OctavCore::start(const dla::Engine& /*engine*/, const dla::OpResult& op,
-                      const dla::RegRead& regs, std::function<void()> on_done) {
+                      const dla::RegRead& /*regs*/, std::function<void()> on_done) {
   if (busy_) throw std::logic_error(std::string(name()) + " started while busy");
+  const auto* decoded = dynamic_cast<const OctavDescriptor*>(op.descriptor.get());
+  if (decoded == nullptr) throw std::logic_error("OctavCore: the operation has no OctavDescriptor");
   const unsigned atom = hw_.memory_atomic_size;
-  const OctavOp o = decode_octav(regs, atom);
+  const OctavOp& o = decoded->op;
   const std::uint32_t request_bytes = atom * hw_.primary_memif_max_burst;
   const unsigned eb = element_bytes(o.type);
   requests_.clear();
@@ -103,8 +101,8 @@ void OctavCore::start(const dla::Engine& /*engine*/, const dla::OpResult& op,
       }
     }
   }
-  passes_ = status_value(op, regs::OCTAV::D_PERF_PASSES::kAddr);
-  groups_ = status_value(op, regs::OCTAV::D_GROUPS::kAddr);
+  passes_ = decoded->passes;
+  groups_ = decoded->groups;
   const OctavTraffic traffic = octav_traffic(hw_, o, passes_);
   buffered_ = traffic.buffered;
   result_addr_ = o.result_addr;
@@ -136,51 +134,35 @@ std::uint64_t OctavCore::compute_cycles(std::uint32_t elements) const {
   return (elements + hw_.octav_elements_per_cycle - 1) / hw_.octav_elements_per_cycle;
 }
 
-sc_core::sc_time OctavCore::transfer(tlm::tlm_command cmd, std::uint64_t addr,
-                                     std::uint32_t bytes) {
-  return dma_transfer(dma_socket, cmd, addr, bytes, scratch_);
-}
-
+// A request holds a whole request's atoms in the latency buffer until the datapath has consumed
+// its data (so at most dma_latency_buffer_atoms / request atoms requests are outstanding).
 void OctavCore::dram_pass() {
-  const std::uint64_t request_atoms = std::max<std::uint64_t>(
-      1, (requests_.empty() ? 1 : requests_[0].bytes + hw_.memory_atomic_size - 1) /
-             hw_.memory_atomic_size);
-  const std::size_t slots =
-      std::max<std::uint64_t>(1, hw_.dma_latency_buffer_atoms / request_atoms);
-  std::vector<sc_core::sc_time> done(requests_.size());
+  const std::uint64_t request_atoms =
+      std::max<std::uint64_t>(1, dma_.atoms(requests_.empty() ? 1 : requests_[0].bytes));
+  dma_.reset();
   sc_core::sc_time datapath_free = sc_core::sc_time_stamp();
-  sc_core::sc_time next_issue = sc_core::sc_time_stamp();
-  for (std::size_t i = 0; i < requests_.size(); ++i) {
-    sc_core::sc_time issue = next_issue;
-    if (i >= slots && done[i - slots] > issue) {
-      dma_stall_ += to_cycles(done[i - slots] - issue);
-      issue = done[i - slots];
-    }
-    if (issue > sc_core::sc_time_stamp()) sc_core::wait(issue - sc_core::sc_time_stamp());
-    const sc_core::sc_time arrival =
-        transfer(tlm::TLM_READ_COMMAND, requests_[i].addr, requests_[i].bytes);
-    counters_.bytes_read += requests_[i].bytes;
+  for (const Request& r : requests_) {
+    dma_stall_ += dma_.reserve(request_atoms);
+    const sc_core::sc_time arrival = dma_.transfer(tlm::TLM_READ_COMMAND, r.addr, r.bytes);
+    counters_.bytes_read += r.bytes;
     ++dma_busy_;
     if (timeline_ != nullptr) {
-      const std::uint64_t now = to_cycles(sc_core::sc_time_stamp());
-      timeline_->slice(dma_track_, stats::Detail::kDma, now, now + 1,
-                       "pass " + std::to_string(pass_) + " read", requests_[i].bytes);
+      timeline_->slice(dma_track_, stats::Detail::kDma, now(), now() + 1,
+                       "pass " + std::to_string(pass_) + " read", r.bytes);
     }
     const sc_core::sc_time start = std::max(datapath_free, arrival);
     counters_.read_stall_cycles += to_cycles(start - datapath_free);
-    const std::uint64_t c = compute_cycles(requests_[i].elements);
+    const std::uint64_t c = compute_cycles(r.elements);
     counters_.busy_cycles += c;
     datapath_free = start + cycles(c);
     if (timeline_ != nullptr) {
       timeline_->slice(datapath_track_, stats::Detail::kDma, to_cycles(start),
                        to_cycles(datapath_free), "pass " + std::to_string(pass_));
     }
-    done[i] = datapath_free;
-    next_issue = sc_core::sc_time_stamp() + cycles(1);
+    dma_.release_at(request_atoms, datapath_free);
+    (void)dma_.pace(r.bytes);  // one request per cycle
   }
-  if (datapath_free > sc_core::sc_time_stamp()) {
-    sc_core::wait(datapath_free - sc_core::sc_time_stamp());
-  }
+  wait_until(datapath_free);
 }
 
 void OctavCore::buffer_pass() {
@@ -188,8 +170,7 @@ void OctavCore::buffer_pass() {
   for (const Request& r : requests_) total += compute_cycles(r.elements);
   counters_.busy_cycles += total;
   if (timeline_ != nullptr) {
-    const std::uint64_t now = to_cycles(sc_core::sc_time_stamp());
-    timeline_->slice(datapath_track_, stats::Detail::kTile, now, now + total,
+    timeline_->slice(datapath_track_, stats::Detail::kTile, now(), now() + total,
                      "pass " + std::to_string(pass_) + " (buffer)");
   }
   if (total > 0) sc_core::wait(cycles(total));
@@ -213,8 +194,7 @@ void OctavCore::run_thread() {
         divide_cycles_ += d;
         ++iterations_;
         if (timeline_ != nullptr) {
-          const std::uint64_t now = to_cycles(sc_core::sc_time_stamp());
-          timeline_->slice(divider_track_, stats::Detail::kTile, now, now + d,
+          timeline_->slice(divider_track_, stats::Detail::kTile, now(), now() + d,
                            "iteration " + std::to_string(p));
         }
         if (d > 0) sc_core::wait(cycles(d));
@@ -223,7 +203,8 @@ void OctavCore::run_thread() {
       (p == 0 ? stats_pass_cycles_ : iteration_cycles_) += pass_cycles_.back();
     }
     if (result_bytes_ > 0) {
-      const sc_core::sc_time ack = transfer(tlm::TLM_WRITE_COMMAND, result_addr_, result_bytes_);
+      const sc_core::sc_time ack =
+          dma_.transfer(tlm::TLM_WRITE_COMMAND, result_addr_, result_bytes_);
       counters_.bytes_written += result_bytes_;
       if (ack > sc_core::sc_time_stamp()) {
         counters_.write_stall_cycles += to_cycles(ack - sc_core::sc_time_stamp());

@@ -28,12 +28,14 @@
 #include <systemc>
 #include <tlm>
 
+#include "sim/core/clocked.hpp"
+#include "sim/core/dma_client.hpp"
 #include "sim/core/hw_config.hpp"
 #include "sim/dla/engine_model.hpp"
 
 namespace octasim::octav {
 
-class OctavCore final : public sc_core::sc_module, public dla::EngineModel {
+class OctavCore final : public sc_core::sc_module, public dla::EngineModel, private Clocked {
  public:
   tlm_utils::simple_initiator_socket<OctavCore> dma_socket{"dma_socket"};
 
@@ -68,19 +70,12 @@ class OctavCore final : public sc_core::sc_module, public dla::EngineModel {
   };
 
   void run_thread();
-  [[nodiscard]] sc_core::sc_time cycles(std::uint64_t n) const {
-    return period_ * static_cast<double>(n);
-  }
-  [[nodiscard]] std::uint64_t to_cycles(const sc_core::sc_time& t) const {
-    return static_cast<std::uint64_t>(t / period_ + 0.5);
-  }
   [[nodiscard]] std::uint64_t compute_cycles(std::uint32_t elements) const;
-  sc_core::sc_time transfer(tlm::tlm_command cmd, std::uint64_t addr, std::uint32_t bytes);
   void dram_pass();
   void buffer_pass();
 
   const HwConfig& hw_;
-  sc_core::sc_time period_;
+  DmaClient dma_;
   bool busy_ = false;
   std::function<void()> on_done_;
   sc_core::sc_event start_ev_;
@@ -94,7 +89,6 @@ class OctavCore final : public sc_core::sc_module, public dla::EngineModel {
   std::uint64_t result_addr_ = 0;
   std::uint32_t result_bytes_ = 0;
   std::vector<std::uint64_t> pass_cycles_;
-  std::vector<std::uint8_t> scratch_;
 
   stats::Group stats_;
   dla::EngineCounters counters_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -397,6 +398,8 @@ dla::OpResult run_octav(const HwConfig& hw, const dla::RegRead& regs, const LutT
   r.in.height = op.flat ? 1 : op.height;
   r.in.channels = op.flat ? 1 : op.channels;
   r.bytes_read = traffic.dram_bytes;
+  r.descriptor = std::make_shared<OctavDescriptor>(op, traffic.passes,
+                                                   static_cast<std::uint32_t>(out.clips.size()));
   return r;
 }
 

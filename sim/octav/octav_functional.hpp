@@ -110,6 +110,15 @@ struct OctavTraffic {
 };
 [[nodiscard]] OctavTraffic octav_traffic(const HwConfig& hw, const OctavOp& op, unsigned passes);
 
+// An OCTAV operation decoded (OpResult::descriptor): its programming and how many passes over
+// the input and result groups the sequencer made — what the timing model (OctavCore) needs.
+struct OctavDescriptor final : dla::OperationDescriptor {
+  OctavDescriptor(const OctavOp& o, unsigned p, std::uint32_t g) : op(o), passes(p), groups(g) {}
+  OctavOp op;
+  unsigned passes;
+  std::uint32_t groups;
+};
+
 // The engine's functional operation (sim/dla/engines.cpp "OCTAV").
 dla::OpResult run_octav(const HwConfig& hw, const dla::RegRead& regs, const LutTables& lut,
                         models::ops::Memory& mem);
