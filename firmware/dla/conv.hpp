@@ -123,6 +123,11 @@ struct ConvPlan {
 // first problem.
 [[nodiscard]] ConvPlan plan_conv(const ConvLayer& layer, const ConvHardware& hw);
 
+// The layer's flying SDP stage as an SdpLayer (for check_sdp_stage, write_sdp_registers and
+// sdp_model_config): SDP's cube is the output cube; src is a stand-in equal to dst (flying SDP
+// reads no input surface).
+[[nodiscard]] SdpLayer conv_sdp_layer(const ConvLayer& layer);
+
 // Programs `layer` into register group `group` (0 or 1) of CDMA, CSC, CMAC_A, CMAC_B, CACC,
 // SDP (and SDP_RDMA when SDP reads a bias or scale table) and enables it. Returns the GLB
 // S_INTR_STATUS bit that signals completion (SDP_DONE_STATUS<group>), for Mmio::wait_interrupt.

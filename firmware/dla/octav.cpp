@@ -1,24 +1,18 @@
 #include "firmware/dla/octav.hpp"
 
 #include <cmath>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include <fmt/core.h>
 
+#include "models/numerics/float_format.hpp"
 #include "octasim/regs/nvdla.hpp"
 
 namespace octasim::firmware {
 namespace {
 
 namespace R = octasim::regs;
-
-std::uint32_t fp32_bits(float f) {
-  std::uint32_t b;
-  std::memcpy(&b, &f, sizeof b);
-  return b;
-}
 
 void check_octav(const OctavLayer& l) {
   const auto fail = [](const std::string& what) { throw FirmwareError("OCTAV layer: " + what); };
@@ -152,9 +146,9 @@ unsigned program_octav(Mmio& mmio, const OctavLayer& l, unsigned group) {
     mmio.write32(R::OCTAV::D_VECTOR_SIZE::kAddr, l.vector_size);
   }
   mmio.write32(R::OCTAV::D_MAX_ITERATIONS::kAddr, static_cast<std::uint32_t>(l.max_iterations));
-  mmio.write32(R::OCTAV::D_TOLERANCE::kAddr, fp32_bits(l.tolerance));
+  mmio.write32(R::OCTAV::D_TOLERANCE::kAddr, models::fp32_to_bits(l.tolerance));
   if (l.init == OctavInit::kValue) {
-    mmio.write32(R::OCTAV::D_INITIAL_VALUE::kAddr, fp32_bits(l.initial_value));
+    mmio.write32(R::OCTAV::D_INITIAL_VALUE::kAddr, models::fp32_to_bits(l.initial_value));
   }
   if (l.granularity != OctavGranularity::kTensor) {
     mmio.write32(R::OCTAV::D_RESULT_ADDR_LOW::kAddr, low32(l.result_address));
