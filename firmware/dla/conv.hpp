@@ -35,6 +35,7 @@
 #include <optional>
 #include <vector>
 
+#include "firmware/dla/conv_hardware.hpp"
 #include "firmware/dla/sdp.hpp"
 #include "firmware/dla/surface.hpp"
 #include "firmware/driver/mmio.hpp"
@@ -43,20 +44,6 @@
 #include "models/ops/sdp.hpp"
 
 namespace octasim::firmware {
-
-// What the convolution firmware needs to know of the hardware configuration (NVDLA's spec
-// defines; sim/core's HwConfig carries the same values).
-struct ConvHardware {
-  unsigned atom_bytes = 8;  // NVDLA_MEMORY_ATOMIC_SIZE
-  unsigned mac_atomic_c = 8;
-  unsigned mac_atomic_k = 8;
-  unsigned cbuf_bank_number = 32;
-  unsigned cbuf_bank_width = 8;  // bytes of one CBUF entry
-  unsigned cbuf_bank_depth = 512;
-  bool int8 = true;
-  bool int16 = false;
-  bool weight_compression = false;  // sparse weight compression (WMB/WGS)
-};
 
 // The SDP stage fed by CACC in flying mode (the same pieces as SdpLayer's).
 struct ConvSdpStage {
