@@ -213,12 +213,12 @@ DemoSummary build_demo(TraceWriter& trace, const DemoOptions& options) {
   golden.write(kWeights, weight_bytes.data(), weight_bytes.size());
   golden.write(kBias, bias_bytes.data(), bias_bytes.size());
   const ConvGolden conv_run = run_conv_model(conv, hw, golden);
-  (void)models::ops::run_pdp_layer(pdp_model_layer(pdp, atom), golden);
+  (void)models::ops::run_pdp_layer(pdp_model_params(pdp, atom), golden);
   models::LutTables tables;
   tables.le = cdp.lut_tables.le;
   tables.lo = cdp.lut_tables.lo;
   const models::ops::CdpLayerResult cdp_run =
-      models::ops::run_cdp_layer(cdp_model_layer(cdp, atom), tables, golden);
+      models::ops::run_cdp_layer(cdp_model_params(cdp, atom), tables, golden);
   const DemoQuantization q = demo_quantization(conv, golden, atom);
   std::vector<std::string> layers = layer_descriptions(conv, pdp, options.pool, lrn, q);
 
