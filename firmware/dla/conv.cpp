@@ -22,14 +22,10 @@ ConvPrecision model_precision(Precision p) {
 
 SdpLayer conv_sdp_layer(const ConvLayer& l) {
   SdpLayer s;
+  static_cast<SdpStage&>(s) = l.sdp;
   s.precision = l.precision;
   s.src = l.dst;
   s.dst = l.dst;
-  s.bias = l.sdp.bias;
-  s.scale = l.sdp.scale;
-  s.relu = l.sdp.relu;
-  s.cvt = l.sdp.cvt;
-  s.count_saturation = l.sdp.count_saturation;
   return s;
 }
 

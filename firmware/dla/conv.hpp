@@ -45,17 +45,6 @@
 
 namespace octasim::firmware {
 
-// The SDP stage fed by CACC in flying mode (the same pieces as SdpLayer's).
-struct ConvSdpStage {
-  // x + (bias[c] << bias->shift), the BS ALU, INT16 operands from memory through BRDMA.
-  std::optional<SdpPerChannel> bias;
-  // round((x * scale[c]) >> scale->shift), the BN multiplier, INT16 operands through NRDMA.
-  std::optional<SdpPerChannel> scale;
-  bool relu = false;             // max(x, 0) after bias and multiplier
-  SdpConvertor cvt;              // requantization to the output precision
-  bool count_saturation = true;  // SDP D_PERF_ENABLE.PERF_SAT_EN -> D_PERF_OUT_SATURATION
-};
-
 // Where a layer's compressed weights are: the WMB and WGS surfaces (32-byte aligned) and the size
 // of the compressed data surface at ConvLayer::weight_address (a multiple of 128).
 struct ConvCompressedWeights {
@@ -80,8 +69,8 @@ struct ConvLayer {
   // The value padded positions take, in the precision's range (INT8: -128..127).
   std::int32_t pad_value = 0;
   unsigned clip_truncate = 0;  // CACC CLIP_TRUNCATE: rounding right shift of the sums, 0..31
-  ConvSdpStage sdp;
-  FeatureSurface dst;  // written by SDP: conv_output_cube() x kernels
+  SdpStage sdp;                // the SDP stage fed by CACC in flying mode
+  FeatureSurface dst;          // written by SDP: conv_output_cube() x kernels
 };
 
 struct ConvCubeSize {

@@ -34,19 +34,25 @@ struct SdpConvertor {
   unsigned shift = 0;  // 0..63
 };
 
-struct SdpLayer {
-  Precision precision = Precision::kInt8;
-  FeatureSurface src;  // read by SDP_RDMA (MRDMA)
-  FeatureSurface dst;  // written by SDP's WDMA; same width, height and channels as src
-  // x + (bias[c] << bias->shift): the BS ALU (SUM), operands through BRDMA.
+// What SDP does to each element, shared by an SDP layer and a convolution's flying SDP stage
+// (ConvLayer::sdp).
+struct SdpStage {
+  // x + (bias[c] << bias->shift): the BS ALU (SUM), INT16 operands from memory through BRDMA.
   std::optional<SdpPerChannel> bias;
-  // round((x * scale[c]) >> scale->shift): the BN multiplier, operands through NRDMA.
+  // round((x * scale[c]) >> scale->shift): the BN multiplier, INT16 operands through NRDMA.
   std::optional<SdpPerChannel> scale;
   // max(x, 0) after the bias and the multiplier (the ReLU of the last stage used).
   bool relu = false;
-  SdpConvertor cvt;
+  SdpConvertor cvt;  // requantization to the output precision
   // D_PERF_ENABLE.PERF_SAT_EN: count output saturations into D_PERF_OUT_SATURATION.
   bool count_saturation = true;
+};
+
+// An SDP layer between two memory surfaces.
+struct SdpLayer : SdpStage {
+  Precision precision = Precision::kInt8;
+  FeatureSurface src;  // read by SDP_RDMA (MRDMA)
+  FeatureSurface dst;  // written by SDP's WDMA; same width, height and channels as src
 };
 
 // The bytes of a per-channel operand table for `channels` = values.size() channels: INT16
