@@ -240,9 +240,9 @@ unsigned program_cdp(Mmio& mmio, const CdpLayer& l, unsigned group, unsigned ato
   return regs::GLB::S_INTR_STATUS::CDP_DONE_STATUS0.lsb + group;
 }
 
-models::ops::CdpLayer cdp_model_layer(const CdpLayer& l, unsigned atom_bytes) {
+models::ops::CdpLayerParams cdp_model_params(const CdpLayer& l, unsigned atom_bytes) {
   check_layer(l, 0, atom_bytes);
-  models::ops::CdpLayer m;
+  models::ops::CdpLayerParams m;
   models::ops::CdpConfig& c = m.cfg;
   c.precision = static_cast<models::ops::CdpPrecision>(l.precision);
   c.local_size = l.local_size;

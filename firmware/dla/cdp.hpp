@@ -76,6 +76,7 @@ struct LrnLut {
                                    unsigned atom_bytes);
 
 // The same layer as models/ describes it (models::ops::run_cdp_layer with layer.lut_tables).
-[[nodiscard]] models::ops::CdpLayer cdp_model_layer(const CdpLayer& layer, unsigned atom_bytes);
+[[nodiscard]] models::ops::CdpLayerParams cdp_model_params(const CdpLayer& layer,
+                                                           unsigned atom_bytes);
 
 }  // namespace octasim::firmware

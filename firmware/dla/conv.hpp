@@ -35,6 +35,7 @@
 #include <optional>
 #include <vector>
 
+#include "firmware/dla/conv_hardware.hpp"
 #include "firmware/dla/sdp.hpp"
 #include "firmware/dla/surface.hpp"
 #include "firmware/driver/mmio.hpp"
@@ -43,31 +44,6 @@
 #include "models/ops/sdp.hpp"
 
 namespace octasim::firmware {
-
-// What the convolution firmware needs to know of the hardware configuration (NVDLA's spec
-// defines; sim/core's HwConfig carries the same values).
-struct ConvHardware {
-  unsigned atom_bytes = 8;  // NVDLA_MEMORY_ATOMIC_SIZE
-  unsigned mac_atomic_c = 8;
-  unsigned mac_atomic_k = 8;
-  unsigned cbuf_bank_number = 32;
-  unsigned cbuf_bank_width = 8;  // bytes of one CBUF entry
-  unsigned cbuf_bank_depth = 512;
-  bool int8 = true;
-  bool int16 = false;
-  bool weight_compression = false;  // sparse weight compression (WMB/WGS)
-};
-
-// The SDP stage fed by CACC in flying mode (the same pieces as SdpLayer's).
-struct ConvSdpStage {
-  // x + (bias[c] << bias->shift), the BS ALU, INT16 operands from memory through BRDMA.
-  std::optional<SdpPerChannel> bias;
-  // round((x * scale[c]) >> scale->shift), the BN multiplier, INT16 operands through NRDMA.
-  std::optional<SdpPerChannel> scale;
-  bool relu = false;             // max(x, 0) after bias and multiplier
-  SdpConvertor cvt;              // requantization to the output precision
-  bool count_saturation = true;  // SDP D_PERF_ENABLE.PERF_SAT_EN -> D_PERF_OUT_SATURATION
-};
 
 // Where a layer's compressed weights are: the WMB and WGS surfaces (32-byte aligned) and the size
 // of the compressed data surface at ConvLayer::weight_address (a multiple of 128).
@@ -93,8 +69,8 @@ struct ConvLayer {
   // The value padded positions take, in the precision's range (INT8: -128..127).
   std::int32_t pad_value = 0;
   unsigned clip_truncate = 0;  // CACC CLIP_TRUNCATE: rounding right shift of the sums, 0..31
-  ConvSdpStage sdp;
-  FeatureSurface dst;  // written by SDP: conv_output_cube() x kernels
+  SdpStage sdp;                // the SDP stage fed by CACC in flying mode
+  FeatureSurface dst;          // written by SDP: conv_output_cube() x kernels
 };
 
 struct ConvCubeSize {
@@ -122,6 +98,11 @@ struct ConvPlan {
 // Checks the layer against the hardware and computes its plan; throws FirmwareError naming the
 // first problem.
 [[nodiscard]] ConvPlan plan_conv(const ConvLayer& layer, const ConvHardware& hw);
+
+// The layer's flying SDP stage as an SdpLayer (for check_sdp_stage, write_sdp_registers and
+// sdp_model_config): SDP's cube is the output cube; src is a stand-in equal to dst (flying SDP
+// reads no input surface).
+[[nodiscard]] SdpLayer conv_sdp_layer(const ConvLayer& layer);
 
 // Programs `layer` into register group `group` (0 or 1) of CDMA, CSC, CMAC_A, CMAC_B, CACC,
 // SDP (and SDP_RDMA when SDP reads a bias or scale table) and enables it. Returns the GLB

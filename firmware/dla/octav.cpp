@@ -1,24 +1,18 @@
 #include "firmware/dla/octav.hpp"
 
 #include <cmath>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include <fmt/core.h>
 
+#include "models/numerics/float_format.hpp"
 #include "octasim/regs/nvdla.hpp"
 
 namespace octasim::firmware {
 namespace {
 
 namespace R = octasim::regs;
-
-std::uint32_t fp32_bits(float f) {
-  std::uint32_t b;
-  std::memcpy(&b, &f, sizeof b);
-  return b;
-}
 
 void check_octav(const OctavLayer& l) {
   const auto fail = [](const std::string& what) { throw FirmwareError("OCTAV layer: " + what); };
@@ -29,6 +23,7 @@ void check_octav(const OctavLayer& l) {
     fail(fmt::format("max_iterations {} outside 1..255", l.max_iterations));
   }
   if (!(l.tolerance >= 0.0f) || !std::isfinite(l.tolerance)) fail("tolerance must be >= 0");
+  if (l.init == OctavInit::kRandom) fail("a random initial guess is not a mode of the unit");
   if (l.flat_length == 0) {
     if (l.src.width < 1 || l.src.width > 8192 || l.src.height < 1 || l.src.height > 8192 ||
         l.src.channels < 1 || l.src.channels > 8192) {
@@ -132,7 +127,9 @@ unsigned program_octav(Mmio& mmio, const OctavLayer& l, unsigned group) {
   misc = M::SIGNEDNESS.set(misc, l.is_unsigned ? M::SIGNEDNESS_UNSIGNED : M::SIGNEDNESS_SIGNED);
   misc = M::LAYOUT.set(misc, l.flat_length > 0 ? M::LAYOUT_FLAT : M::LAYOUT_FEATURE);
   misc = M::GRANULARITY.set(misc, static_cast<std::uint32_t>(l.granularity));
-  misc = M::INIT_MODE.set(misc, static_cast<std::uint32_t>(l.init));
+  misc = M::INIT_MODE.set(misc, l.init == OctavInit::kZero    ? M::INIT_MODE_ZERO
+                                : l.init == OctavInit::kValue ? M::INIT_MODE_VALUE
+                                                              : M::INIT_MODE_HALF_MAX);
   misc = M::AUTO_PROGRAM.set(misc, static_cast<std::uint32_t>(l.auto_program));
   misc = M::AUTO_CLAMP.set(misc, l.auto_clamp ? M::AUTO_CLAMP_ENABLE : M::AUTO_CLAMP_DISABLE);
   mmio.write32(R::OCTAV::S_POINTER::kAddr, R::OCTAV::S_POINTER::PRODUCER.set(0, group & 1u));
@@ -152,9 +149,9 @@ unsigned program_octav(Mmio& mmio, const OctavLayer& l, unsigned group) {
     mmio.write32(R::OCTAV::D_VECTOR_SIZE::kAddr, l.vector_size);
   }
   mmio.write32(R::OCTAV::D_MAX_ITERATIONS::kAddr, static_cast<std::uint32_t>(l.max_iterations));
-  mmio.write32(R::OCTAV::D_TOLERANCE::kAddr, fp32_bits(l.tolerance));
+  mmio.write32(R::OCTAV::D_TOLERANCE::kAddr, models::fp32_to_bits(l.tolerance));
   if (l.init == OctavInit::kValue) {
-    mmio.write32(R::OCTAV::D_INITIAL_VALUE::kAddr, fp32_bits(l.initial_value));
+    mmio.write32(R::OCTAV::D_INITIAL_VALUE::kAddr, models::fp32_to_bits(l.initial_value));
   }
   if (l.granularity != OctavGranularity::kTensor) {
     mmio.write32(R::OCTAV::D_RESULT_ADDR_LOW::kAddr, low32(l.result_address));

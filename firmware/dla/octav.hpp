@@ -27,12 +27,14 @@
 #include "firmware/driver/mmio.hpp"
 #include "models/ops/sdp.hpp"
 #include "models/quant/clip_convertor.hpp"
+#include "models/quant/octav.hpp"
 
 namespace octasim::firmware {
 
 enum class OctavDataType : std::uint8_t { kInt8 = 0, kInt16 = 1, kInt32 = 2, kFp16 = 3, kFp32 = 4 };
 enum class OctavGranularity : std::uint8_t { kTensor = 0, kChannel = 1, kVector = 2 };
-enum class OctavInit : std::uint8_t { kHalfMax = 0, kZero = 1, kValue = 2 };
+// The initial guess s_0, as models/ names it; the unit has no random guess (kRandom is refused).
+using models::OctavInit;
 enum class OctavAutoProgram : std::uint8_t { kNone = 0, kSdp = 1, kCdp = 2 };
 
 struct OctavLayer {

@@ -156,9 +156,9 @@ unsigned program_pdp(Mmio& mmio, const PdpLayer& l, unsigned group, unsigned ato
   return regs::GLB::S_INTR_STATUS::PDP_DONE_STATUS0.lsb + group;
 }
 
-models::ops::PdpLayer pdp_model_layer(const PdpLayer& l, unsigned atom_bytes) {
+models::ops::PdpLayerParams pdp_model_params(const PdpLayer& l, unsigned atom_bytes) {
   check_layer(l, 0, atom_bytes);
-  models::ops::PdpLayer m;
+  models::ops::PdpLayerParams m;
   models::ops::PdpConfig& c = m.cfg;
   c.method = static_cast<models::ops::PdpMethod>(l.method);
   c.precision = static_cast<models::ops::PdpPrecision>(l.precision);

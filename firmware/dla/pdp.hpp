@@ -41,6 +41,7 @@ struct PdpLayer {
                                    unsigned atom_bytes);
 
 // The same layer as models/ describes it (models::ops::run_pdp_layer).
-[[nodiscard]] models::ops::PdpLayer pdp_model_layer(const PdpLayer& layer, unsigned atom_bytes);
+[[nodiscard]] models::ops::PdpLayerParams pdp_model_params(const PdpLayer& layer,
+                                                           unsigned atom_bytes);
 
 }  // namespace octasim::firmware

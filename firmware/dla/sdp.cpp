@@ -20,24 +20,7 @@ void check_layer(const SdpLayer& l, unsigned group, unsigned atom_bytes) {
         "SDP: output cube {}x{}x{} differs from the input cube {}x{}x{} (SDP keeps the shape)",
         l.dst.width, l.dst.height, l.dst.channels, l.src.width, l.src.height, l.src.channels));
   }
-  const auto operand = [&](const std::optional<SdpPerChannel>& op, const char* what) {
-    if (!op) return;
-    if (op->shift > 63) {
-      throw FirmwareError(fmt::format("SDP: {} shift {} is outside 0..63", what, op->shift));
-    }
-    if (op->address % atom_bytes != 0) {
-      throw FirmwareError(
-          fmt::format("SDP: {} table address 0x{:x} is not aligned to the "
-                      "{}-byte atom",
-                      what, op->address, atom_bytes));
-    }
-  };
-  operand(l.bias, "bias");
-  operand(l.scale, "scale");
-  if (l.cvt.shift > 63) {
-    throw FirmwareError(
-        fmt::format("SDP: output convertor shift {} is outside 0..63", l.cvt.shift));
-  }
+  check_sdp_stage(l, atom_bytes, "SDP:");
 }
 
 // Bytes of per-channel operands per C' surface (packed 1x1xC cube of INT16).
@@ -99,24 +82,48 @@ std::vector<std::uint8_t> sdp_per_channel_table(const std::vector<std::int16_t>&
   return bytes;
 }
 
-unsigned program_sdp(Mmio& mmio, const SdpLayer& l, unsigned group, unsigned atom_bytes) {
-  check_layer(l, group, atom_bytes);
-  const Stages st = stages(l);
+void check_sdp_stage(const SdpLayer& l, unsigned atom_bytes, const char* who) {
+  const auto operand = [&](const std::optional<SdpPerChannel>& op, const char* what) {
+    if (!op) return;
+    if (op->shift > 63) {
+      throw FirmwareError(fmt::format("{} {} shift {} is outside 0..63", who, what, op->shift));
+    }
+    if (op->address % atom_bytes != 0) {
+      throw FirmwareError(
+          fmt::format("{} {} table address 0x{:x} is not aligned to the {}-byte atom", who, what,
+                      op->address, atom_bytes));
+    }
+  };
+  operand(l.bias, "bias");
+  operand(l.scale, "scale");
+  if (l.cvt.shift > 63) {
+    throw FirmwareError(
+        fmt::format("{} output convertor shift {} is outside 0..63", who, l.cvt.shift));
+  }
+}
+
+bool sdp_rdma_used(const SdpLayer& l, SdpInput input) {
+  return input == SdpInput::kMemory || l.bias.has_value() || l.scale.has_value();
+}
+
+namespace {
+
+// SDP_RDMA's D_ registers: the input surface (memory input only), the operand tables and the
+// data path's mode.
+void write_sdp_rdma_registers(Mmio& mmio, const SdpLayer& l, SdpInput input, unsigned atom_bytes) {
   const auto p = static_cast<std::uint32_t>(l.precision);
   const std::uint32_t op_stride = operand_surface_bytes(l, atom_bytes);
-
-  mmio.write32(S::S_POINTER::kAddr, S::S_POINTER::PRODUCER.set(0, group));
-  mmio.write32(RD::S_POINTER::kAddr, RD::S_POINTER::PRODUCER.set(0, group));
-
   mmio.write32(RD::D_DATA_CUBE_WIDTH::kAddr, l.src.width - 1);
   mmio.write32(RD::D_DATA_CUBE_HEIGHT::kAddr, l.src.height - 1);
   mmio.write32(RD::D_DATA_CUBE_CHANNEL::kAddr, l.src.channels - 1);
-  mmio.write32(RD::D_SRC_BASE_ADDR_LOW::kAddr, low32(l.src.address));
-  mmio.write32(RD::D_SRC_BASE_ADDR_HIGH::kAddr, high32(l.src.address));
-  mmio.write32(RD::D_SRC_LINE_STRIDE::kAddr, l.src.line_stride);
-  mmio.write32(RD::D_SRC_SURFACE_STRIDE::kAddr, l.src.surface_stride);
-  mmio.write32(RD::D_SRC_DMA_CFG::kAddr,
-               RD::D_SRC_DMA_CFG::SRC_RAM_TYPE.set(0, RD::D_SRC_DMA_CFG::SRC_RAM_TYPE_MC));
+  if (input == SdpInput::kMemory) {
+    mmio.write32(RD::D_SRC_BASE_ADDR_LOW::kAddr, low32(l.src.address));
+    mmio.write32(RD::D_SRC_BASE_ADDR_HIGH::kAddr, high32(l.src.address));
+    mmio.write32(RD::D_SRC_LINE_STRIDE::kAddr, l.src.line_stride);
+    mmio.write32(RD::D_SRC_SURFACE_STRIDE::kAddr, l.src.surface_stride);
+    mmio.write32(RD::D_SRC_DMA_CFG::kAddr,
+                 RD::D_SRC_DMA_CFG::SRC_RAM_TYPE.set(0, RD::D_SRC_DMA_CFG::SRC_RAM_TYPE_MC));
+  }
   mmio.write32(RD::D_BRDMA_CFG::kAddr,
                rdma_cfg(l.bias.has_value(), RD::D_BRDMA_CFG::BRDMA_DATA_USE_ALU));
   if (l.bias) {
@@ -134,14 +141,19 @@ unsigned program_sdp(Mmio& mmio, const SdpLayer& l, unsigned group, unsigned ato
     mmio.write32(RD::D_BN_SURFACE_STRIDE::kAddr, op_stride);
   }
   mmio.write32(RD::D_ERDMA_CFG::kAddr, rdma_cfg(false, 0));
-  {
-    using M = RD::D_FEATURE_MODE_CFG;
-    std::uint32_t v = M::FLYING_MODE.set(0, M::FLYING_MODE_OFF);
-    v = M::IN_PRECISION.set(v, p);
-    v = M::PROC_PRECISION.set(v, p);
-    mmio.write32(M::kAddr, M::OUT_PRECISION.set(v, p));
-  }
+  using M = RD::D_FEATURE_MODE_CFG;
+  std::uint32_t v =
+      M::FLYING_MODE.set(0, input == SdpInput::kFlying ? M::FLYING_MODE_ON : M::FLYING_MODE_OFF);
+  v = M::IN_PRECISION.set(v, p);
+  v = M::PROC_PRECISION.set(v, p);
+  mmio.write32(M::kAddr, M::OUT_PRECISION.set(v, p));
+}
 
+// SDP's D_ registers: the cube, the output surface, the BS and BN stages (EW bypassed), the
+// mode and the output convertor.
+void write_sdp_core_registers(Mmio& mmio, const SdpLayer& l, SdpInput input) {
+  const Stages st = stages(l);
+  const auto p = static_cast<std::uint32_t>(l.precision);
   mmio.write32(S::D_DATA_CUBE_WIDTH::kAddr, l.src.width - 1);
   mmio.write32(S::D_DATA_CUBE_HEIGHT::kAddr, l.src.height - 1);
   mmio.write32(S::D_DATA_CUBE_CHANNEL::kAddr, l.src.channels - 1);
@@ -177,10 +189,11 @@ unsigned program_sdp(Mmio& mmio, const SdpLayer& l, unsigned group, unsigned ato
   }
   {
     using M = S::D_FEATURE_MODE_CFG;
-    mmio.write32(M::kAddr, M::FLYING_MODE.set(0, M::FLYING_MODE_OFF) |
-                               M::OUTPUT_DST.set(0, M::OUTPUT_DST_MEM) |
-                               M::WINOGRAD.set(0, M::WINOGRAD_OFF) |
-                               M::NAN_TO_ZERO.set(0, M::NAN_TO_ZERO_DISABLE));
+    mmio.write32(
+        M::kAddr,
+        M::FLYING_MODE.set(0, input == SdpInput::kFlying ? M::FLYING_MODE_ON : M::FLYING_MODE_OFF) |
+            M::OUTPUT_DST.set(0, M::OUTPUT_DST_MEM) | M::WINOGRAD.set(0, M::WINOGRAD_OFF) |
+            M::NAN_TO_ZERO.set(0, M::NAN_TO_ZERO_DISABLE));
   }
   mmio.write32(S::D_DST_DMA_CFG::kAddr,
                S::D_DST_DMA_CFG::DST_RAM_TYPE.set(0, S::D_DST_DMA_CFG::DST_RAM_TYPE_MC));
@@ -191,7 +204,20 @@ unsigned program_sdp(Mmio& mmio, const SdpLayer& l, unsigned group, unsigned ato
   mmio.write32(S::D_CVT_SHIFT::kAddr, l.cvt.shift);
   mmio.write32(S::D_PERF_ENABLE::kAddr,
                S::D_PERF_ENABLE::PERF_SAT_EN.set(0, l.count_saturation ? 1 : 0));
+}
 
+}  // namespace
+
+void write_sdp_registers(Mmio& mmio, const SdpLayer& l, SdpInput input, unsigned atom_bytes) {
+  if (sdp_rdma_used(l, input)) write_sdp_rdma_registers(mmio, l, input, atom_bytes);
+  write_sdp_core_registers(mmio, l, input);
+}
+
+unsigned program_sdp(Mmio& mmio, const SdpLayer& l, unsigned group, unsigned atom_bytes) {
+  check_layer(l, group, atom_bytes);
+  mmio.write32(S::S_POINTER::kAddr, S::S_POINTER::PRODUCER.set(0, group));
+  mmio.write32(RD::S_POINTER::kAddr, RD::S_POINTER::PRODUCER.set(0, group));
+  write_sdp_registers(mmio, l, SdpInput::kMemory, atom_bytes);
   mmio.write32(RD::D_OP_ENABLE::kAddr, RD::D_OP_ENABLE::OP_EN_ENABLE);
   mmio.write32(S::D_OP_ENABLE::kAddr, S::D_OP_ENABLE::OP_EN_ENABLE);
   return regs::GLB::S_INTR_STATUS::SDP_DONE_STATUS0.lsb + group;

@@ -4,9 +4,10 @@
 // programming": bias addition in the BS stage, batch-norm-style multiply in the BN stage).
 //
 // Encoded: the INT8/INT16 pipelines (input, processing and output precision equal), memory
-// input and output, per-channel INT16 operands from memory. Not encoded (refused or simply not
-// expressible here): FP16, flying input from the convolution core, output to PDP, batches,
-// Winograd, per-element operands, the EW stage and the LUT.
+// input and output, per-channel INT16 operands from memory; the same registers for the flying
+// SDP stage of a convolution (firmware/dla/conv.hpp). Not encoded (refused or simply not
+// expressible here): FP16, output to PDP, batches, Winograd, per-element operands, the EW stage
+// and the LUT.
 #pragma once
 
 #include <cstdint>
@@ -33,19 +34,25 @@ struct SdpConvertor {
   unsigned shift = 0;  // 0..63
 };
 
-struct SdpLayer {
-  Precision precision = Precision::kInt8;
-  FeatureSurface src;  // read by SDP_RDMA (MRDMA)
-  FeatureSurface dst;  // written by SDP's WDMA; same width, height and channels as src
-  // x + (bias[c] << bias->shift): the BS ALU (SUM), operands through BRDMA.
+// What SDP does to each element, shared by an SDP layer and a convolution's flying SDP stage
+// (ConvLayer::sdp).
+struct SdpStage {
+  // x + (bias[c] << bias->shift): the BS ALU (SUM), INT16 operands from memory through BRDMA.
   std::optional<SdpPerChannel> bias;
-  // round((x * scale[c]) >> scale->shift): the BN multiplier, operands through NRDMA.
+  // round((x * scale[c]) >> scale->shift): the BN multiplier, INT16 operands through NRDMA.
   std::optional<SdpPerChannel> scale;
   // max(x, 0) after the bias and the multiplier (the ReLU of the last stage used).
   bool relu = false;
-  SdpConvertor cvt;
+  SdpConvertor cvt;  // requantization to the output precision
   // D_PERF_ENABLE.PERF_SAT_EN: count output saturations into D_PERF_OUT_SATURATION.
   bool count_saturation = true;
+};
+
+// An SDP layer between two memory surfaces.
+struct SdpLayer : SdpStage {
+  Precision precision = Precision::kInt8;
+  FeatureSurface src;  // read by SDP_RDMA (MRDMA)
+  FeatureSurface dst;  // written by SDP's WDMA; same width, height and channels as src
 };
 
 // The bytes of a per-channel operand table for `channels` = values.size() channels: INT16
@@ -53,6 +60,22 @@ struct SdpLayer {
 // lane of an atom).
 [[nodiscard]] std::vector<std::uint8_t> sdp_per_channel_table(
     const std::vector<std::int16_t>& values, Precision precision, unsigned atom_bytes);
+
+// Where SDP's input comes from: SDP_RDMA reading `src` from memory, or CACC in flying mode (a
+// convolution's SDP stage; `src` then only gives the cube, which equals `dst`'s).
+enum class SdpInput : std::uint8_t { kMemory, kFlying };
+
+// Checks the layer's bias and scale tables and output convertor; the messages start with `who`
+// ("SDP:" for an SDP layer, "convolution: SDP" for a convolution's stage).
+void check_sdp_stage(const SdpLayer& layer, unsigned atom_bytes, const char* who);
+
+// Whether the layer uses SDP_RDMA: always for memory input; in flying mode only to read a bias or
+// scale table.
+[[nodiscard]] bool sdp_rdma_used(const SdpLayer& layer, SdpInput input);
+
+// Writes the D_ registers of SDP_RDMA (when sdp_rdma_used) and then SDP for the layer: no
+// S_POINTER, no D_OP_ENABLE, no checks (the callers order those with their other units).
+void write_sdp_registers(Mmio& mmio, const SdpLayer& layer, SdpInput input, unsigned atom_bytes);
 
 // Programs `layer` into register group `group` (0 or 1) of SDP and SDP_RDMA and enables it:
 // S_POINTER first (SDP, then SDP_RDMA), the SDP_RDMA then SDP D_ registers, then D_OP_ENABLE of

@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 
+#include "models/numerics/bit_cast.hpp"
 #include "models/numerics/float_format.hpp"
 
 namespace octasim::models {
@@ -231,9 +232,7 @@ Tensor read_npy(const std::string& path) {
     } else if (width == 4) {
       t.values[i] = fp32_from_bits(static_cast<std::uint32_t>(raw));
     } else {
-      double d;
-      std::memcpy(&d, &raw, sizeof d);
-      t.values[i] = static_cast<float>(d);
+      t.values[i] = static_cast<float>(bit_cast<double>(raw));
     }
   }
   return t;

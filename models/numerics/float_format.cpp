@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
+
+#include "models/numerics/bit_cast.hpp"
 
 namespace octasim::models {
 namespace {
@@ -40,8 +41,7 @@ double round_half_even(double m) {
 }  // namespace
 
 std::uint32_t encode_float(double x, FloatFormat f, Overflow overflow) {
-  std::uint64_t xb;
-  std::memcpy(&xb, &x, sizeof xb);
+  const auto xb = bit_cast<std::uint64_t>(x);
   const bool negative = (xb >> 63) != 0;
   const std::uint32_t sign = negative ? 1u << (f.exp_bits + f.man_bits) : 0u;
   const std::uint32_t exp_all_ones = mask(f.exp_bits) << f.man_bits;
@@ -88,7 +88,7 @@ double decode_float(std::uint32_t bits, FloatFormat f) {
       // Carry the payload into the double's mantissa so NaN -> double -> NaN round-trips.
       const std::uint64_t db = (std::uint64_t{0x7ff} << 52) |
                                (static_cast<std::uint64_t>(man_field) << (52 - f.man_bits));
-      std::memcpy(&v, &db, sizeof v);
+      v = bit_cast<double>(db);
     }
   } else if (!f.has_inf && exp_field == mask(f.exp_bits) && man_field == mask(f.man_bits)) {
     v = std::nan("");
@@ -107,15 +107,11 @@ double max_finite(FloatFormat f) {
 }
 
 float fp32_from_bits(std::uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
+  return bit_cast<float>(bits);
 }
 
 std::uint32_t fp32_to_bits(float f) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  return bits;
+  return bit_cast<std::uint32_t>(f);
 }
 
 }  // namespace octasim::models

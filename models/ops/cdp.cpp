@@ -75,7 +75,7 @@ void cdp_pixel(const CdpConfig& cfg, const LutTables& lut, const std::int32_t* r
   }
 }
 
-CdpLayerResult run_cdp_layer(const CdpLayer& layer, const LutTables& lut, Memory& mem) {
+CdpLayerResult run_cdp_layer(const CdpLayerParams& layer, const LutTables& lut, Memory& mem) {
   const CdpConfig& cfg = layer.cfg;
   const unsigned eb = cdp_element_bytes(cfg.precision);
   if (layer.width == 0 || layer.height == 0 || layer.channels == 0) {

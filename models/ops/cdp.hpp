@@ -77,8 +77,10 @@ void cdp_pixel(const CdpConfig& cfg, const LutTables& lut, const std::int32_t* r
                unsigned channels, unsigned lanes, std::int32_t* out, std::int32_t* scratch,
                CdpStats& stats);
 
-// One CDP layer between two memory surfaces (CDP_RDMA reads, CDP writes).
-struct CdpLayer {
+// One CDP layer between two memory surfaces (CDP_RDMA reads, CDP writes) as its registers give
+// it: what run_cdp_layer computes (firmware::CdpLayer is the user's description of a layer, and
+// firmware::cdp_model_params translates it to this).
+struct CdpLayerParams {
   CdpConfig cfg;
   unsigned width = 1, height = 1, channels = 1;
   unsigned atom_bytes = 8;  // memory_atomic_size
@@ -93,7 +95,7 @@ struct CdpLayerResult {
 };
 
 // Throws std::runtime_error (one line) for a layer the model cannot run (bad geometry).
-[[nodiscard]] CdpLayerResult run_cdp_layer(const CdpLayer& layer, const LutTables& lut,
+[[nodiscard]] CdpLayerResult run_cdp_layer(const CdpLayerParams& layer, const LutTables& lut,
                                            Memory& mem);
 
 }  // namespace octasim::models::ops

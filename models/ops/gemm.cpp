@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
 
+#include "models/numerics/bit_cast.hpp"
 #include "models/numerics/float_format.hpp"
 
 namespace octasim::models::ops {
@@ -107,8 +107,7 @@ void store_acc_value(GemmType t, std::uint8_t* base, std::size_t i, double v) {
 double round_fp16(double x) {
   if (!std::isfinite(x)) return x;
   if (std::fabs(x) >= 65520.0) return std::copysign(std::numeric_limits<double>::infinity(), x);
-  std::uint64_t bits;
-  std::memcpy(&bits, &x, sizeof bits);
+  const auto bits = bit_cast<std::uint64_t>(x);
   const int be = static_cast<int>((bits >> 52) & 0x7ffu) - 1023;  // |x| in [2^be, 2^(be+1))
   if (be < -25) return std::copysign(0.0, x);                     // below 2^-25: to zero
   const int qe = std::max(be - 10, -24);                          // the FP16 quantum 2^qe
@@ -116,8 +115,7 @@ double round_fp16(double x) {
   // even, in one double add; subtracting it again is exact.
   const std::uint64_t magic_bits =
       (static_cast<std::uint64_t>(52 + qe + 1023) << 52) | (std::uint64_t{1} << 51);
-  double magic;
-  std::memcpy(&magic, &magic_bits, sizeof magic);
+  const auto magic = bit_cast<double>(magic_bits);
   return std::copysign((x + magic) - magic, x);
 }
 

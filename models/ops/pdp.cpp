@@ -86,7 +86,7 @@ std::int32_t pdp_pool_window(const PdpConfig& cfg, const std::int32_t* first,
   return best;
 }
 
-std::vector<PdpSplit> pdp_splits(const PdpLayer& layer) {
+std::vector<PdpSplit> pdp_splits(const PdpLayerParams& layer) {
   const PdpConfig& cfg = layer.cfg;
   if (layer.split_num == 0) {
     return {PdpSplit{0, layer.in_width, cfg.pad_left, cfg.pad_right, 0, layer.out_width}};
@@ -121,7 +121,7 @@ std::vector<PdpSplit> pdp_splits(const PdpLayer& layer) {
   return splits;
 }
 
-PdpLayerResult run_pdp_layer(const PdpLayer& layer, Memory& mem) {
+PdpLayerResult run_pdp_layer(const PdpLayerParams& layer, Memory& mem) {
   const PdpConfig& cfg = layer.cfg;
   const unsigned eb = pdp_element_bytes(cfg.precision);
   if (layer.in_width == 0 || layer.in_height == 0 || layer.channels == 0 || layer.out_width == 0 ||

@@ -81,7 +81,9 @@ struct PdpSplit {
   unsigned out_col = 0, out_width = 0;  // output columns written
 };
 
-struct PdpLayer {
+// One PDP layer as its registers give it: what run_pdp_layer computes (firmware::PdpLayer is the
+// user's description of a layer, and firmware::pdp_model_params translates it to this).
+struct PdpLayerParams {
   PdpConfig cfg;
   unsigned in_width = 1, in_height = 1, channels = 1;
   unsigned out_width = 1, out_height = 1;
@@ -96,7 +98,7 @@ struct PdpLayer {
 };
 
 // The splits NVDLA walks for `layer` (one when split_num is 0).
-[[nodiscard]] std::vector<PdpSplit> pdp_splits(const PdpLayer& layer);
+[[nodiscard]] std::vector<PdpSplit> pdp_splits(const PdpLayerParams& layer);
 
 struct PdpLayerResult {
   std::uint64_t bytes_read = 0;
@@ -105,6 +107,6 @@ struct PdpLayerResult {
 
 // Throws std::runtime_error (one line) for programming NVDLA cannot pool (a window with no real
 // input or reaching past the padding, kernel above 8, negative split widths, ...).
-[[nodiscard]] PdpLayerResult run_pdp_layer(const PdpLayer& layer, Memory& mem);
+[[nodiscard]] PdpLayerResult run_pdp_layer(const PdpLayerParams& layer, Memory& mem);
 
 }  // namespace octasim::models::ops

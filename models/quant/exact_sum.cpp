@@ -1,16 +1,14 @@
 #include "models/quant/exact_sum.hpp"
 
 #include <cmath>
-#include <cstring>
 
+#include "models/numerics/bit_cast.hpp"
 #include "models/numerics/int_range.hpp"
 
 namespace octasim::models {
 
 void ExactMagnitudeSum::add(float magnitude) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &magnitude, sizeof bits);
-  add_bits(bits & 0x7fffffffu);
+  add_bits(bit_cast<std::uint32_t>(magnitude) & 0x7fffffffu);
 }
 
 void ExactMagnitudeSum::merge(const ExactMagnitudeSum& other) {

@@ -26,6 +26,8 @@
 // register) followed by one round-to-nearest-even to double.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -55,6 +57,22 @@ struct OctavReductions {
                                            Signedness sign);
 // The Newton-Raphson update: the next clipping scalar from the reductions at the current one.
 [[nodiscard]] double octav_update(const OctavReductions& r, int bits, Signedness sign);
+
+// Where one Newton-Raphson step leaves a group, from s_{n-1} (`previous`), s_n (`s`) and
+// s_{n+1} (`next`): converged on a 2-cycle (next == previous: the recursion alternates around
+// one data magnitude; the clip is the smaller of the two), a fixed point (next == s) or a
+// relative change within tolerance (|next - s| <= tolerance * next; the clip is next). The one
+// convergence rule of octav(), the OCTAV unit's model and its tests.
+struct OctavConvergence {
+  bool converged = false;
+  double clip = 0.0;  // the answer if the iteration stops here (converged or not)
+};
+[[nodiscard]] inline OctavConvergence octav_convergence(double previous, double s, double next,
+                                                        double tolerance) {
+  const bool cycle = next == previous;
+  return {cycle || next == s || std::fabs(next - s) <= tolerance * next,
+          cycle ? std::min(next, s) : next};
+}
 
 enum class OctavInit : std::uint8_t {
   kHalfMax,  // s_0 = max magnitude / 2 (default)

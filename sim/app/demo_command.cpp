@@ -53,24 +53,11 @@ firmware::PoolMethod pool_method(const std::string& name) {
   return firmware::PoolMethod::kMax;
 }
 
-// The demo runs on the default configuration; its firmware lays the layers out for it.
-firmware::ConvHardware conv_hardware(const HwConfig& hw) {
-  firmware::ConvHardware c;
-  c.atom_bytes = hw.memory_atomic_size;
-  c.mac_atomic_c = hw.mac_atomic_c;
-  c.mac_atomic_k = hw.mac_atomic_k;
-  c.cbuf_bank_number = hw.cbuf_bank_number;
-  c.cbuf_bank_width = hw.cbuf_bank_width;
-  c.cbuf_bank_depth = hw.cbuf_bank_depth;
-  c.int8 = hw.feature_int8;
-  c.int16 = hw.feature_int16;
-  return c;
-}
-
 int generate_and_run(const std::string& dir, bool temporary, const DemoOptions& opts) {
   firmware::DemoOptions demo;
   demo.pool = pool_method(opts.pool);
-  demo.hw = conv_hardware(load_hw_config("nv_small"));
+  // The demo runs on the default configuration; its firmware lays the layers out for it.
+  demo.hw = firmware::conv_hardware(load_hw_config("nv_small"));
   firmware::DemoFiles files;
   try {
     files = firmware::write_demo(dir, demo);

@@ -112,7 +112,7 @@ OpResult run_cdp(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
          std::to_string(rdma_format) + ")");
   }
 
-  models::ops::CdpLayer layer;
+  models::ops::CdpLayerParams layer;
   models::ops::CdpConfig& cfg = layer.cfg;
   cfg.precision = decode_precision(hw, format);
   cfg.local_size = 3 + 2 * field(C::D_LRN_CFG::kAddr, C::D_LRN_CFG::NORMALZ_LEN);

@@ -59,7 +59,7 @@ OpResult run_pdp(const HwConfig& hw, const RegRead& regs, models::ops::Memory& m
     fail("PDP_RDMA D_FLYING_MODE is ON_FLYING while PDP reads from memory (OFF_FLYING)");
   }
 
-  models::ops::PdpLayer layer;
+  models::ops::PdpLayerParams layer;
   models::ops::PdpConfig& cfg = layer.cfg;
 
   const std::uint32_t method = P::D_OPERATION_MODE_CFG::POOLING_METHOD.get(op_mode);

@@ -310,13 +310,12 @@ OctavOutcome octav_sequence(const std::vector<float>& x, const OctavOp& op) {
       const double next = models::octav_update(red, o.bits, o.sign);
       models::ClipResult& r = out.groups[g];
       ++r.iterations;
-      const bool cycle = next == run.previous;
-      const bool converged =
-          cycle || next == run.s || std::fabs(next - run.s) <= o.tolerance * next;
-      r.clip = cycle ? std::min(next, run.s) : next;
-      if (converged || r.iterations >= o.max_iterations) {
+      const models::OctavConvergence c =
+          models::octav_convergence(run.previous, run.s, next, o.tolerance);
+      r.clip = c.clip;
+      if (c.converged || r.iterations >= o.max_iterations) {
         run.active = false;
-        r.converged = converged;
+        r.converged = c.converged;
         continue;
       }
       run.previous = run.s;

@@ -45,20 +45,6 @@ constexpr std::uint64_t kInput = 0x80000000, kDense = 0x80100000, kData = 0x8020
                         kWmb = 0x80280000, kWgs = 0x802c0000, kBias = 0x802d0000,
                         kOutput = 0x80300000;
 
-ConvHardware hardware_of(const HwConfig& hw) {
-  ConvHardware c;
-  c.atom_bytes = hw.memory_atomic_size;
-  c.mac_atomic_c = hw.mac_atomic_c;
-  c.mac_atomic_k = hw.mac_atomic_k;
-  c.cbuf_bank_number = hw.cbuf_bank_number;
-  c.cbuf_bank_width = hw.cbuf_bank_width;
-  c.cbuf_bank_depth = hw.cbuf_bank_depth;
-  c.int8 = hw.feature_int8;
-  c.int16 = hw.feature_int16;
-  c.weight_compression = hw.weight_compression;
-  return c;
-}
-
 struct SparseCase {
   std::string name;
   Precision precision = Precision::kInt8;
@@ -135,7 +121,7 @@ class TempDir {
 // element to kernel group 0's WGS; `overrides` replace register values of the compressed layer.
 Recorded record(const SparseCase& sc, const std::string& dir, bool corrupt_wgs = false,
                 const Overrides& overrides = {}) {
-  const ConvHardware hw = hardware_of(load_hw_config("nv_full"));
+  const ConvHardware hw = conv_hardware(load_hw_config("nv_full"));
   const unsigned atom = hw.atom_bytes;
   const bool int8 = sc.precision == Precision::kInt8;
   const std::int32_t lo = int8 ? -128 : -32768, hi = int8 ? 127 : 32767;
@@ -351,7 +337,7 @@ TEST(CompressedConvRefusals, NotPresentOnNvSmall) {
 }
 
 TEST(CompressedConvFirmware, RefusesWhatTheHardwareCannotDo) {
-  ConvHardware hw = hardware_of(load_hw_config("nv_full"));
+  ConvHardware hw = conv_hardware(load_hw_config("nv_full"));
   ConvLayer l;
   l.src = packed_surface(kInput, 8, 8, 16, hw.atom_bytes);
   l.weight_address = kData;

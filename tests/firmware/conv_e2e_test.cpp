@@ -32,19 +32,6 @@
 namespace octasim::firmware {
 namespace {
 
-ConvHardware hardware_of(const HwConfig& hw) {
-  ConvHardware c;
-  c.atom_bytes = hw.memory_atomic_size;
-  c.mac_atomic_c = hw.mac_atomic_c;
-  c.mac_atomic_k = hw.mac_atomic_k;
-  c.cbuf_bank_number = hw.cbuf_bank_number;
-  c.cbuf_bank_width = hw.cbuf_bank_width;
-  c.cbuf_bank_depth = hw.cbuf_bank_depth;
-  c.int8 = hw.feature_int8;
-  c.int16 = hw.feature_int16;
-  return c;
-}
-
 enum class Data { kRandom, kSaturating };
 
 struct ConvCase {
@@ -168,7 +155,7 @@ struct WrittenTrace {
 // Records the case as a trace into `trace`; its data files are named after the case.
 ConvGolden record_case(const ConvCase& cc, TraceWriter& trace, const std::string& prefix) {
   const HwConfig hwc = load_hw_config(cc.config);
-  const ConvHardware hw = hardware_of(hwc);
+  const ConvHardware hw = conv_hardware(hwc);
   const unsigned atom = hw.atom_bytes;
   const bool int8 = cc.precision == Precision::kInt8;
   const std::int32_t lo = int8 ? -128 : -32768, hi = int8 ? 127 : 32767;
@@ -346,7 +333,7 @@ TEST(ConvEndToEndFailure, CorruptedWeightsFailTheCrc) {
 // output (its golden computed from the first's golden output).
 TEST(ConvEndToEndChain, TwoLayersOnGroups0And1) {
   const HwConfig hwc = load_hw_config("nv_small");
-  const ConvHardware hw = hardware_of(hwc);
+  const ConvHardware hw = conv_hardware(hwc);
   std::mt19937 rng(99);
   ConvLayer a;
   a.src = packed_surface(kInput, 9, 9, 8, 8);

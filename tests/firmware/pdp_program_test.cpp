@@ -135,7 +135,7 @@ TEST(ProgramPdp, NegativePadValuesUseTheRegisters19Bits) {
   l.kernel_width = l.kernel_height = 3;
   l.pad_left = l.pad_right = l.pad_top = l.pad_bottom = 1;
   l.pad_value = -5;
-  const models::ops::PdpLayer m = pdp_model_layer(l, 8);
+  const models::ops::PdpLayerParams m = pdp_model_params(l, 8);
   EXPECT_EQ(m.cfg.pad_value[0], -5);
   EXPECT_EQ(m.cfg.pad_value[6], -35);
   EXPECT_EQ(m.cfg.recip_kernel_width, 0x5555u);

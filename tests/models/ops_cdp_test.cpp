@@ -134,7 +134,7 @@ TEST(CdpPixel, MultiplierBypassOutputsTheLutValue) {
   EXPECT_EQ(out[3], 9);
 }
 
-TEST(CdpLayer, WalksSurfacesAndWritesWholeAtoms) {
+TEST(CdpLayerParams, WalksSurfacesAndWritesWholeAtoms) {
   // 2x1 pixels, 3 channels, 8-byte atoms: one surface.
   VecMemory m(0x1000);
   const std::int8_t px0[3] = {1, 2, 3}, px1[3] = {-4, 0, 4};
@@ -142,7 +142,7 @@ TEST(CdpLayer, WalksSurfacesAndWritesWholeAtoms) {
     m.set(0x100 + k, px0[k]);
     m.set(0x108 + k, px1[k]);
   }
-  CdpLayer l;
+  CdpLayerParams l;
   l.cfg = identity_lut_config();
   l.width = 2;
   l.channels = 3;

@@ -109,8 +109,8 @@ void fill_4x4(VecMemory& m) {
   }
 }
 
-PdpLayer layer_4x4() {
-  PdpLayer l;
+PdpLayerParams layer_4x4() {
+  PdpLayerParams l;
   l.in_width = l.in_height = 4;
   l.channels = 1;
   l.out_width = l.out_height = 2;
@@ -125,10 +125,10 @@ PdpLayer layer_4x4() {
   return l;
 }
 
-TEST(PdpLayer, MaxPooling2x2Stride2) {
+TEST(PdpLayerParams, MaxPooling2x2Stride2) {
   VecMemory m(0x1000);
   fill_4x4(m);
-  PdpLayer l = layer_4x4();
+  PdpLayerParams l = layer_4x4();
   l.cfg.method = PdpMethod::kMax;
   const PdpLayerResult r = run_pdp_layer(l, m);
   EXPECT_EQ(m.at(kDst + 0), 6);
@@ -140,10 +140,10 @@ TEST(PdpLayer, MaxPooling2x2Stride2) {
   EXPECT_EQ(r.bytes_written, 4u * 8u);
 }
 
-TEST(PdpLayer, AveragePooling2x2Stride2) {
+TEST(PdpLayerParams, AveragePooling2x2Stride2) {
   VecMemory m(0x1000);
   fill_4x4(m);
-  PdpLayer l = layer_4x4();
+  PdpLayerParams l = layer_4x4();
   l.cfg.method = PdpMethod::kAverage;
   l.cfg.recip_kernel_width = l.cfg.recip_kernel_height = 0x8000;
   (void)run_pdp_layer(l, m);
@@ -154,12 +154,12 @@ TEST(PdpLayer, AveragePooling2x2Stride2) {
   EXPECT_EQ(m.at(kDst + 24), 14);
 }
 
-TEST(PdpLayer, SplitWidthPoolsEachSplitWithItsOwnPadding) {
+TEST(PdpLayerParams, SplitWidthPoolsEachSplitWithItsOwnPadding) {
   // One line {3 1 4 1 5 9}, kernel 3x1, stride 2, pad left 1: windows -1..1, 1..3, 3..5.
   VecMemory m(0x1000);
   const std::int8_t line[6] = {3, 1, 4, 1, 5, 9};
   for (unsigned w = 0; w < 6; ++w) m.set(kSrc + w * 8, line[w]);
-  PdpLayer l;
+  PdpLayerParams l;
   l.cfg.method = PdpMethod::kMax;
   l.cfg.kernel_width = 3;
   l.cfg.stride_width = 2;
@@ -189,14 +189,14 @@ TEST(PdpLayer, SplitWidthPoolsEachSplitWithItsOwnPadding) {
   EXPECT_EQ(m.at(kDst + 16), 9);
 }
 
-TEST(PdpLayer, Int16ElementsAreTwoBytesFourPerAtom) {
+TEST(PdpLayerParams, Int16ElementsAreTwoBytesFourPerAtom) {
   VecMemory m(0x1000);
   // Two pixels, lane 0: 1000 and -300 (little-endian INT16).
   m.set(kSrc + 0, static_cast<std::int8_t>(0xe8));
   m.set(kSrc + 1, 0x03);
   m.set(kSrc + 8, static_cast<std::int8_t>(0xd4));
   m.set(kSrc + 9, static_cast<std::int8_t>(0xfe));
-  PdpLayer l;
+  PdpLayerParams l;
   l.cfg.precision = PdpPrecision::kInt16;
   l.cfg.method = PdpMethod::kMin;
   l.cfg.kernel_width = 2;
@@ -210,9 +210,9 @@ TEST(PdpLayer, Int16ElementsAreTwoBytesFourPerAtom) {
   EXPECT_EQ(static_cast<std::uint8_t>(m.at(kDst + 1)), 0xfeu);
 }
 
-TEST(PdpLayer, WindowPastThePaddingIsAnError) {
+TEST(PdpLayerParams, WindowPastThePaddingIsAnError) {
   VecMemory m(0x1000);
-  PdpLayer l = layer_4x4();
+  PdpLayerParams l = layer_4x4();
   l.out_width = 3;  // window 2 would cover columns 4..5 with no right padding
   try {
     (void)run_pdp_layer(l, m);

@@ -120,6 +120,9 @@ TEST(OctavFirmware, RefusesBeforeWriting) {
   b.flat_length = 10;
   b.granularity = OctavGranularity::kChannel;
   refused(b, "per-channel granularity needs the feature layout");
+  b = l;
+  b.init = OctavInit::kRandom;  // models' guess, not a mode of the unit
+  refused(b, "a random initial guess is not a mode of the unit");
 }
 
 TEST(OctavFirmware, ClipFieldsAreModelsMapping) {

@@ -27,19 +27,6 @@
 
 namespace octasim::test {
 
-inline firmware::ConvHardware conv_hardware(const HwConfig& hw) {
-  firmware::ConvHardware c;
-  c.atom_bytes = hw.memory_atomic_size;
-  c.mac_atomic_c = hw.mac_atomic_c;
-  c.mac_atomic_k = hw.mac_atomic_k;
-  c.cbuf_bank_number = hw.cbuf_bank_number;
-  c.cbuf_bank_width = hw.cbuf_bank_width;
-  c.cbuf_bank_depth = hw.cbuf_bank_depth;
-  c.int8 = hw.feature_int8;
-  c.int16 = hw.feature_int16;
-  return c;
-}
-
 // INT16 elements of a feature surface in C order [C, H, W], read by the layout rule.
 inline std::vector<std::int16_t> read_int16_surface(const models::ops::Memory& mem,
                                                     const firmware::FeatureSurface& s,
@@ -81,7 +68,7 @@ struct QuantizedConvCase {
 inline QuantizedConvCase record_quantized_conv(const HwConfig& hwc, firmware::TraceWriter& trace) {
   using namespace firmware;
   QuantizedConvCase q;
-  const ConvHardware hw = conv_hardware(hwc);
+  const ConvHardware hw = firmware::conv_hardware(hwc);
   const unsigned atom = hw.atom_bytes;
   constexpr std::uint32_t kW = 12, kH = 10, kC = 16, kK = 16;
   ConvLayer& l = q.layer.conv;

@@ -81,6 +81,25 @@ TEST(OctavUpdate, HandComputedStep) {
   EXPECT_EQ(octav_update(OctavReductions{0, 0, 0.0}, 4, Signedness::kSigned), 0.0);
 }
 
+TEST(OctavConvergence, CycleFixedPointAndTolerance) {
+  // A 2-cycle converges on the smaller of the two iterates.
+  OctavConvergence c = octav_convergence(2.0, 3.0, 2.0, 0.0);
+  EXPECT_TRUE(c.converged);
+  EXPECT_EQ(c.clip, 2.0);
+  c = octav_convergence(3.0, 2.0, 3.0, 0.0);
+  EXPECT_TRUE(c.converged);
+  EXPECT_EQ(c.clip, 2.0);
+  // A fixed point converges even with tolerance 0.
+  c = octav_convergence(1.0, 2.5, 2.5, 0.0);
+  EXPECT_TRUE(c.converged);
+  EXPECT_EQ(c.clip, 2.5);
+  // Relative change |next - s| <= tolerance * next, measured against next.
+  EXPECT_TRUE(octav_convergence(-1.0, 1.0, 1.1, 0.1 / 1.1 + 1e-12).converged);
+  c = octav_convergence(-1.0, 1.0, 1.1, 0.05);
+  EXPECT_FALSE(c.converged);
+  EXPECT_EQ(c.clip, 1.1);
+}
+
 TEST(OctavThreshold, LargestFloatAtOrBelow) {
   auto bits = [](float f) {
     std::uint32_t b;
