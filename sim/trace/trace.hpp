@@ -124,7 +124,8 @@ struct PpuSubmit {  // ppu_submit(channel, pri_mem, address, "pushbuffer.dat") (
 using Args = std::variant<RegWrite, RegRead, RegReadCheck, Poll, MemInit, MemLoad, IntrNotify,
                           SyncNotify, SyncWait, CheckCrc, CheckFile, CheckNothing, PpuSubmit>;
 
-// A command's kind: the index of its arguments in Args (the command table checks each row's).
+// A command's kind, named for code that asks which command it is: the position of its
+// arguments in Args (kCommands in commands.cpp holds the row of each, in this order).
 enum class Op : std::uint8_t {
   kRegWrite,
   kRegRead,
