@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "firmware/ppu/commands.hpp"
@@ -23,22 +24,6 @@ class TraceError : public std::runtime_error {
  private:
   std::string file_;
   int line_;
-};
-
-enum class Op : std::uint8_t {
-  kRegWrite,      // reg_write(REG, value)
-  kRegRead,       // reg_read(REG, name): reads and reports the value
-  kRegReadCheck,  // reg_read_check / reg_read_expected(REG, value)
-  kPoll,          // poll_reg_<cmp>(REG, value) / poll_field_<cmp>(REG, FIELD, value)
-  kMemInit,       // mem_init(mem, addr, size, ALL_ZERO | ALL_ONE | RANDOM[, seed])
-  kMemLoad,       // mem_load(mem, addr, "file.dat")
-  kIntrNotify,    // intr_notify(INTR, sync_id)
-  kSyncNotify,    // sync_notify(target, sync_id)
-  kSyncWait,      // sync_wait(target, sync_id)
-  kCheckCrc,      // check_crc(sync_id, mem, addr, size, crc)
-  kCheckFile,     // check_file(sync_id, mem, addr, size, "golden.dat")
-  kCheckNothing,  // check_nothing(sync_id)
-  kPpuSubmit,     // ppu_submit(channel, pri_mem, address, "pushbuffer.dat") (octasim)
 };
 
 enum class Compare : std::uint8_t { kEqual, kGreater, kLess, kNotEqual, kNotGreater, kNotLess };
@@ -63,22 +48,62 @@ struct Interrupt {
   std::uint32_t status_bit;
 };
 
-struct Command {
-  Op op;
-  int line;
-  // Register commands.
+// The arguments of each command, parsed and checked. Which command a trace line is, how its
+// arguments are read and what the player does with it are one row of the command table
+// (sim/trace/commands.cpp); data-file paths are resolved against the trace's directory.
+struct RegWrite {  // reg_write(REG, value)
+  const regs::RegisterInfo* reg = nullptr;
+  std::uint32_t value = 0;
+};
+struct RegRead {  // reg_read(REG, name): reads and reports the value
+  const regs::RegisterInfo* reg = nullptr;
+  std::string target;
+};
+struct RegReadCheck {  // reg_read_check / reg_read_expected(REG, value)
+  const regs::RegisterInfo* reg = nullptr;
+  std::uint32_t value = 0;
+};
+struct Poll {  // poll_reg_<cmp>(REG, value) / poll_field_<cmp>(REG, FIELD, value)
   const regs::RegisterInfo* reg = nullptr;
   const regs::FieldInfo* field = nullptr;  // poll_field_* only
-  std::uint32_t value = 0;
   Compare compare = Compare::kEqual;
-  // Memory commands.
+  std::uint32_t value = 0;
+};
+struct MemInit {  // mem_init(mem, addr, size, ALL_ZERO | ALL_ONE | RANDOM[, seed])
   std::uint64_t addr = 0;
   std::uint64_t size = 0;
   MemPattern pattern = MemPattern::kAllZero;
   std::uint32_t seed = 0;
-  std::string path;  // mem_load / check_file: resolved against the trace's directory
-  // check_file FP16 rules: R*S*C and scale of the CC rule, and max_exp — one value for every
-  // element, or (max_exp_path non-empty) a .dat file of one signed byte per FP16 element.
+};
+struct MemLoad {  // mem_load(mem, addr, "file.dat")
+  std::uint64_t addr = 0;
+  std::string path;
+};
+struct IntrNotify {  // intr_notify(INTR, sync_id)
+  Interrupt interrupt;
+  std::string sync_id;
+};
+struct SyncNotify {  // sync_notify(target, sync_id)
+  std::string target;
+  std::string sync_id;
+};
+struct SyncWait {  // sync_wait(target, sync_id)
+  std::string target;
+  std::string sync_id;
+};
+struct CheckCrc {  // check_crc(sync_id, mem, addr, size, crc)
+  std::string sync_id;
+  std::uint64_t addr = 0;
+  std::uint64_t size = 0;
+  std::uint32_t crc = 0;
+};
+struct CheckFile {  // check_file(sync_id, mem, addr, size, "golden.dat"[, rule, ...])
+  std::string sync_id;
+  std::uint64_t addr = 0;
+  std::uint64_t size = 0;
+  std::string path;
+  // FP16 rules: R*S*C and scale of the CC rule, and max_exp — one value for every element, or
+  // (max_exp_path non-empty) a .dat file of one signed byte per FP16 element.
   FileCompare file_compare = FileCompare::kBytes;
   std::uint32_t cc_terms = 0;
   double cc_scale = 1.0;
@@ -86,12 +111,46 @@ struct Command {
   std::string max_exp_path;
   double abs_tol = 0.0;  // FP32_TOL / FP16_TOL
   double rel_tol = 0.0;
-  unsigned channel = 0;  // ppu_submit
-  // Synchronisation.
+};
+struct CheckNothing {  // check_nothing(sync_id)
   std::string sync_id;
-  std::string target;  // sync_notify / sync_wait target, reg_read variable
-  Interrupt interrupt;
-  std::uint32_t crc = 0;
+};
+struct PpuSubmit {  // ppu_submit(channel, pri_mem, address, "pushbuffer.dat") (octasim)
+  unsigned channel = 0;
+  std::uint64_t addr = 0;
+  std::string path;
+};
+
+using Args = std::variant<RegWrite, RegRead, RegReadCheck, Poll, MemInit, MemLoad, IntrNotify,
+                          SyncNotify, SyncWait, CheckCrc, CheckFile, CheckNothing, PpuSubmit>;
+
+// A command's kind, named for code that asks which command it is: the position of its
+// arguments in Args (kCommands in commands.cpp holds the row of each, in this order).
+enum class Op : std::uint8_t {
+  kRegWrite,
+  kRegRead,
+  kRegReadCheck,
+  kPoll,
+  kMemInit,
+  kMemLoad,
+  kIntrNotify,
+  kSyncNotify,
+  kSyncWait,
+  kCheckCrc,
+  kCheckFile,
+  kCheckNothing,
+  kPpuSubmit,
+};
+
+struct Command {
+  Op op = Op::kRegWrite;
+  int line = 0;
+  Args args;
+  // The arguments of a command known to be a T (std::bad_variant_access otherwise).
+  template <class T>
+  [[nodiscard]] const T& as() const {
+    return std::get<T>(args);
+  }
 };
 
 struct Trace {
@@ -112,6 +171,7 @@ struct DatPacket {
 // Reads a .dat file; throws TraceError naming the file and line of a malformed packet.
 [[nodiscard]] std::vector<DatPacket> read_dat_file(const std::string& path);
 
+// The name the player's messages give a command (reg_read_check, poll, ...).
 [[nodiscard]] const char* op_name(Op op);
 
 }  // namespace octasim::trace

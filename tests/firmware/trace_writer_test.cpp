@@ -130,15 +130,17 @@ TEST(TraceWriter, SavedTraceParsesWithTheSameCommands) {
   const trace::Trace parsed = trace::parse_trace_file(path);
   ASSERT_EQ(parsed.commands.size(), 4u);
   EXPECT_EQ(parsed.commands[0].op, trace::Op::kMemLoad);
-  EXPECT_EQ(parsed.commands[0].addr, 0x80000000u);
+  EXPECT_EQ(parsed.commands[0].as<trace::MemLoad>().addr, 0x80000000u);
   EXPECT_EQ(parsed.commands[1].op, trace::Op::kRegWrite);
-  EXPECT_EQ(parsed.commands[1].reg->addr, R::PDP::D_RECIP_KERNEL_WIDTH::kAddr);
-  EXPECT_EQ(parsed.commands[1].value, 0x5555u);
+  EXPECT_EQ(parsed.commands[1].as<trace::RegWrite>().reg->addr,
+            R::PDP::D_RECIP_KERNEL_WIDTH::kAddr);
+  EXPECT_EQ(parsed.commands[1].as<trace::RegWrite>().value, 0x5555u);
   EXPECT_EQ(parsed.commands[2].op, trace::Op::kIntrNotify);
-  EXPECT_EQ(parsed.commands[2].interrupt.status_bit, 4u);
+  EXPECT_EQ(parsed.commands[2].as<trace::IntrNotify>().interrupt.status_bit, 4u);
   EXPECT_EQ(parsed.commands[3].op, trace::Op::kCheckCrc);
-  EXPECT_EQ(parsed.commands[3].sync_id, parsed.commands[2].sync_id);
-  EXPECT_EQ(parsed.commands[3].crc, 0x12345678u);
+  EXPECT_EQ(parsed.commands[3].as<trace::CheckCrc>().sync_id,
+            parsed.commands[2].as<trace::IntrNotify>().sync_id);
+  EXPECT_EQ(parsed.commands[3].as<trace::CheckCrc>().crc, 0x12345678u);
 }
 
 TEST(TraceWriter, NamesInterruptsAsTracesDo) {

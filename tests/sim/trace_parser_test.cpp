@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/trace/command_table.hpp"
 #include "sim/trace/trace.hpp"
 #include "sim_test_util.hpp"
 
@@ -59,26 +60,35 @@ TEST(TraceParser, RegWriteHexAndDecimal) {
   TempDir dir;
   const Command c = parse_one(dir, "reg_write(NVDLA_SDP.D_DATA_CUBE_WIDTH_0, 0x1f);");
   EXPECT_EQ(c.op, Op::kRegWrite);
-  ASSERT_NE(c.reg, nullptr);
-  EXPECT_EQ(c.reg->addr, 0x903cu);
-  EXPECT_EQ(c.value, 0x1fu);
+  ASSERT_NE(c.as<RegWrite>().reg, nullptr);
+  EXPECT_EQ(c.as<RegWrite>().reg->addr, 0x903cu);
+  EXPECT_EQ(c.as<RegWrite>().value, 0x1fu);
   EXPECT_EQ(c.line, 1);
-  EXPECT_EQ(parse_one(dir, "reg_write(NVDLA_SDP.D_DATA_CUBE_WIDTH_0, 42);").value, 42u);
-  EXPECT_EQ(parse_one(dir, "reg_write(NVDLA_SDP.D_DATA_CUBE_WIDTH_0, 0XFF);").value, 0xffu);
-  EXPECT_EQ(parse_one(dir, "reg_write(NVDLA_SDP.D_DST_BASE_ADDR_LOW_0, 0xffffffff);").value,
+  EXPECT_EQ(parse_one(dir, "reg_write(NVDLA_SDP.D_DATA_CUBE_WIDTH_0, 42);").as<RegWrite>().value,
+            42u);
+  EXPECT_EQ(parse_one(dir, "reg_write(NVDLA_SDP.D_DATA_CUBE_WIDTH_0, 0XFF);").as<RegWrite>().value,
+            0xffu);
+  EXPECT_EQ(parse_one(dir, "reg_write(NVDLA_SDP.D_DST_BASE_ADDR_LOW_0, 0xffffffff);")
+                .as<RegWrite>()
+                .value,
             0xffffffffu);
-  EXPECT_EQ(parse_one(dir, "reg_write(NVDLA_SDP.D_OP_ENABLE, 1);").reg->addr, 0x9038u)
+  EXPECT_EQ(parse_one(dir, "reg_write(NVDLA_SDP.D_OP_ENABLE, 1);").as<RegWrite>().reg->addr,
+            0x9038u)
       << "register name without _0";
 }
 
 // NVDLA traces write hex as 0x.. and everything else in decimal: a leading zero is not octal.
 TEST(TraceParser, LeadingZeroIsDecimalNotOctal) {
   TempDir dir;
-  EXPECT_EQ(parse_one(dir, "reg_write(NVDLA_SDP.D_DATA_CUBE_WIDTH_0, 010);").value, 10u);
-  EXPECT_EQ(parse_one(dir, "reg_write(NVDLA_SDP.D_DATA_CUBE_WIDTH_0, 09);").value, 9u);
-  EXPECT_EQ(parse_one(dir, "reg_write(NVDLA_SDP.D_DATA_CUBE_WIDTH_0, 0);").value, 0u);
-  EXPECT_EQ(parse_one(dir, "mem_init(pri_mem, 0x0, 18446744073709551615, ALL_ZERO);").size,
-            ~std::uint64_t{0});
+  EXPECT_EQ(parse_one(dir, "reg_write(NVDLA_SDP.D_DATA_CUBE_WIDTH_0, 010);").as<RegWrite>().value,
+            10u);
+  EXPECT_EQ(parse_one(dir, "reg_write(NVDLA_SDP.D_DATA_CUBE_WIDTH_0, 09);").as<RegWrite>().value,
+            9u);
+  EXPECT_EQ(parse_one(dir, "reg_write(NVDLA_SDP.D_DATA_CUBE_WIDTH_0, 0);").as<RegWrite>().value,
+            0u);
+  EXPECT_EQ(
+      parse_one(dir, "mem_init(pri_mem, 0x0, 18446744073709551615, ALL_ZERO);").as<MemInit>().size,
+      ~std::uint64_t{0});
 }
 
 TEST(TraceParser, WhitespaceVariantsCommentsAndLineNumbers) {
@@ -96,15 +106,15 @@ TEST(TraceParser, WhitespaceVariantsCommentsAndLineNumbers) {
   const Trace t = parse_trace(text, (dir.path() / "t.cfg").string());
   ASSERT_EQ(t.commands.size(), 4u);
   EXPECT_EQ(t.commands[0].line, 3);
-  EXPECT_EQ(t.commands[0].reg->addr, 0x9038u);
-  EXPECT_EQ(t.commands[0].value, 1u);
+  EXPECT_EQ(t.commands[0].as<RegWrite>().reg->addr, 0x9038u);
+  EXPECT_EQ(t.commands[0].as<RegWrite>().value, 1u);
   EXPECT_EQ(t.commands[1].line, 4);
-  EXPECT_EQ(t.commands[1].reg->addr, 0x1004u);
+  EXPECT_EQ(t.commands[1].as<RegWrite>().reg->addr, 0x1004u);
   EXPECT_EQ(t.commands[2].line, 6);
-  EXPECT_EQ(t.commands[2].reg->addr, 0xd004u);
+  EXPECT_EQ(t.commands[2].as<RegWrite>().reg->addr, 0xd004u);
   EXPECT_EQ(t.commands[3].line, 9);
   EXPECT_EQ(t.commands[3].op, Op::kCheckNothing);
-  EXPECT_EQ(t.commands[3].sync_id, "sync_0");
+  EXPECT_EQ(t.commands[3].as<CheckNothing>().sync_id, "sync_0");
 }
 
 TEST(TraceParser, EmptyTraceHasNoCommands) {
@@ -117,29 +127,29 @@ TEST(TraceParser, RegReadAndReadChecks) {
   TempDir dir;
   Command c = parse_one(dir, "reg_read(NVDLA_SDP.S_STATUS_0, status_value);");
   EXPECT_EQ(c.op, Op::kRegRead);
-  EXPECT_EQ(c.reg->addr, 0x9000u);
-  EXPECT_EQ(c.target, "status_value");
+  EXPECT_EQ(c.as<RegRead>().reg->addr, 0x9000u);
+  EXPECT_EQ(c.as<RegRead>().target, "status_value");
   c = parse_one(dir, "reg_read_check(NVDLA_SDP.S_POINTER_0, 0x10000);");
   EXPECT_EQ(c.op, Op::kRegReadCheck);
-  EXPECT_EQ(c.reg->addr, 0x9004u);
-  EXPECT_EQ(c.value, 0x10000u);
+  EXPECT_EQ(c.as<RegReadCheck>().reg->addr, 0x9004u);
+  EXPECT_EQ(c.as<RegReadCheck>().value, 0x10000u);
   c = parse_one(dir, "reg_read_expected(NVDLA_SDP.S_POINTER_0, 1);");
   EXPECT_EQ(c.op, Op::kRegReadCheck);
-  EXPECT_EQ(c.value, 1u);
+  EXPECT_EQ(c.as<RegReadCheck>().value, 1u);
 }
 
 TEST(TraceParser, PollRegFormsAndComparisons) {
   TempDir dir;
   Command c = parse_one(dir, "poll_reg_equal(NVDLA_GLB.S_INTR_STATUS_0, 0x1);");
   EXPECT_EQ(c.op, Op::kPoll);
-  EXPECT_EQ(c.compare, Compare::kEqual);
-  EXPECT_EQ(c.reg->addr, 0x100cu);
-  EXPECT_EQ(c.field, nullptr);
-  EXPECT_EQ(c.value, 1u);
+  EXPECT_EQ(c.as<Poll>().compare, Compare::kEqual);
+  EXPECT_EQ(c.as<Poll>().reg->addr, 0x100cu);
+  EXPECT_EQ(c.as<Poll>().field, nullptr);
+  EXPECT_EQ(c.as<Poll>().value, 1u);
   // The guide's form with a target resource first.
   c = parse_one(dir, "poll_reg_equal(csb, NVDLA_GLB.S_INTR_STATUS_0, 0x2);");
-  EXPECT_EQ(c.reg->addr, 0x100cu);
-  EXPECT_EQ(c.value, 2u);
+  EXPECT_EQ(c.as<Poll>().reg->addr, 0x100cu);
+  EXPECT_EQ(c.as<Poll>().value, 2u);
 
   const std::vector<std::pair<std::string, Compare>> forms = {{"equal", Compare::kEqual},
                                                               {"greater", Compare::kGreater},
@@ -149,11 +159,13 @@ TEST(TraceParser, PollRegFormsAndComparisons) {
                                                               {"nt_greater", Compare::kNotGreater},
                                                               {"not_less", Compare::kNotLess}};
   for (const auto& [suffix, cmp] : forms) {
-    EXPECT_EQ(parse_one(dir, "poll_reg_" + suffix + "(NVDLA_SDP.S_STATUS_0, 0);").compare, cmp)
-        << suffix;
     EXPECT_EQ(
-        parse_one(dir, "poll_field_" + suffix + "(NVDLA_SDP.S_STATUS_0, STATUS_1, 0);").compare,
-        cmp)
+        parse_one(dir, "poll_reg_" + suffix + "(NVDLA_SDP.S_STATUS_0, 0);").as<Poll>().compare, cmp)
+        << suffix;
+    EXPECT_EQ(parse_one(dir, "poll_field_" + suffix + "(NVDLA_SDP.S_STATUS_0, STATUS_1, 0);")
+                  .as<Poll>()
+                  .compare,
+              cmp)
         << suffix;
   }
 }
@@ -166,13 +178,13 @@ TEST(TraceParser, PollFieldForms) {
         std::string("poll_field_equal(csb, NVDLA_SDP.S_STATUS_0, STATUS_1, 0x2);")}) {
     const Command c = parse_one(dir, line);
     EXPECT_EQ(c.op, Op::kPoll) << line;
-    ASSERT_NE(c.reg, nullptr) << line;
-    EXPECT_EQ(c.reg->addr, 0x9000u) << line;
-    ASSERT_NE(c.field, nullptr) << line;
-    EXPECT_STREQ(c.field->name, "STATUS_1");
-    EXPECT_EQ(c.field->field.lsb, 16);
-    EXPECT_EQ(c.field->field.width, 2);
-    EXPECT_EQ(c.value, 2u) << line;
+    ASSERT_NE(c.as<Poll>().reg, nullptr) << line;
+    EXPECT_EQ(c.as<Poll>().reg->addr, 0x9000u) << line;
+    ASSERT_NE(c.as<Poll>().field, nullptr) << line;
+    EXPECT_STREQ(c.as<Poll>().field->name, "STATUS_1");
+    EXPECT_EQ(c.as<Poll>().field->field.lsb, 16);
+    EXPECT_EQ(c.as<Poll>().field->field.width, 2);
+    EXPECT_EQ(c.as<Poll>().value, 2u) << line;
   }
 }
 
@@ -180,20 +192,21 @@ TEST(TraceParser, MemInitForms) {
   TempDir dir;
   Command c = parse_one(dir, "mem_init(pri_mem, 0x80000c00, 0x800, ALL_ZERO);");
   EXPECT_EQ(c.op, Op::kMemInit);
-  EXPECT_EQ(c.addr, 0x80000c00u);
-  EXPECT_EQ(c.size, 0x800u);
-  EXPECT_EQ(c.pattern, MemPattern::kAllZero);
+  EXPECT_EQ(c.as<MemInit>().addr, 0x80000c00u);
+  EXPECT_EQ(c.as<MemInit>().size, 0x800u);
+  EXPECT_EQ(c.as<MemInit>().pattern, MemPattern::kAllZero);
   c = parse_one(dir, "mem_init(1, 16, 32, ALL_ONE);");
-  EXPECT_EQ(c.addr, 16u);
-  EXPECT_EQ(c.size, 32u);
-  EXPECT_EQ(c.pattern, MemPattern::kAllOne);
+  EXPECT_EQ(c.as<MemInit>().addr, 16u);
+  EXPECT_EQ(c.as<MemInit>().size, 32u);
+  EXPECT_EQ(c.as<MemInit>().pattern, MemPattern::kAllOne);
   c = parse_one(dir, "mem_init(pri_mem, 0x0, 0x10, RANDOM);");
-  EXPECT_EQ(c.pattern, MemPattern::kRandom);
+  EXPECT_EQ(c.as<MemInit>().pattern, MemPattern::kRandom);
   c = parse_one(dir, "mem_init(pri_mem, 0x0, 0x10, RANDOM, 0x1234);");
-  EXPECT_EQ(c.pattern, MemPattern::kRandom);
-  EXPECT_EQ(c.seed, 0x1234u);
+  EXPECT_EQ(c.as<MemInit>().pattern, MemPattern::kRandom);
+  EXPECT_EQ(c.as<MemInit>().seed, 0x1234u);
   c = parse_one(dir, "mem_init(pri_mem, 0x100000000, 0x10, ALL_ZERO);");
-  EXPECT_EQ(c.addr, 0x100000000u) << "64-bit addresses parse; range is checked when played";
+  EXPECT_EQ(c.as<MemInit>().addr, 0x100000000u)
+      << "64-bit addresses parse; range is checked when played";
 }
 
 TEST(TraceParser, MemLoadResolvesQuotedPathAgainstTraceDirectory) {
@@ -209,12 +222,13 @@ TEST(TraceParser, MemLoadResolvesQuotedPathAgainstTraceDirectory) {
   ASSERT_EQ(t.commands.size(), 3u);
   EXPECT_EQ(t.path, trace_path);
   EXPECT_EQ(t.commands[0].op, Op::kMemLoad);
-  EXPECT_EQ(t.commands[0].addr, 0x80000000u);
-  EXPECT_TRUE(std::filesystem::equivalent(t.commands[0].path, dir.path() / "in.dat"))
-      << t.commands[0].path;
-  EXPECT_TRUE(std::filesystem::equivalent(t.commands[1].path, dir.path() / "sub" / "b, c.dat"))
-      << t.commands[1].path;
-  EXPECT_TRUE(std::filesystem::equivalent(t.commands[2].path, dir.path() / "in.dat"));
+  EXPECT_EQ(t.commands[0].as<MemLoad>().addr, 0x80000000u);
+  EXPECT_TRUE(std::filesystem::equivalent(t.commands[0].as<MemLoad>().path, dir.path() / "in.dat"))
+      << t.commands[0].as<MemLoad>().path;
+  EXPECT_TRUE(std::filesystem::equivalent(t.commands[1].as<MemLoad>().path,
+                                          dir.path() / "sub" / "b, c.dat"))
+      << t.commands[1].as<MemLoad>().path;
+  EXPECT_TRUE(std::filesystem::equivalent(t.commands[2].as<MemLoad>().path, dir.path() / "in.dat"));
 }
 
 TEST(TraceParser, InterruptNamesMapToGlbStatusBits) {
@@ -229,9 +243,9 @@ TEST(TraceParser, InterruptNamesMapToGlbStatusBits) {
   for (const auto& [name, bit] : names) {
     const Command c = parse_one(dir, "intr_notify(" + name + ", sync_id_0);");
     EXPECT_EQ(c.op, Op::kIntrNotify);
-    EXPECT_EQ(c.interrupt.name, name);
-    EXPECT_EQ(c.interrupt.status_bit, bit) << name;
-    EXPECT_EQ(c.sync_id, "sync_id_0");
+    EXPECT_EQ(c.as<IntrNotify>().interrupt.name, name);
+    EXPECT_EQ(c.as<IntrNotify>().interrupt.status_bit, bit) << name;
+    EXPECT_EQ(c.as<IntrNotify>().sync_id, "sync_id_0");
   }
 }
 
@@ -240,7 +254,7 @@ TEST(TraceParser, PpuInterruptsAreGlbBits24To27) {
   for (unsigned ch = 0; ch < 4; ++ch) {
     const std::string name = "PPU_" + std::to_string(ch);
     const Command c = parse_one(dir, "intr_notify(" + name + ", s);");
-    EXPECT_EQ(c.interrupt.status_bit, 24 + ch) << name;
+    EXPECT_EQ(c.as<IntrNotify>().interrupt.status_bit, 24 + ch) << name;
   }
   expect_trace_error(dir, "intr_notify(PPU_4, s);", 1, "unknown interrupt 'PPU_4'");
   expect_trace_error(dir, "intr_notify(SDP_2, s);", 1, "unknown interrupt 'SDP_2'");
@@ -251,9 +265,9 @@ TEST(TraceParser, PpuSubmitForm) {
   dir.write("pb.dat", "{offset:0x0, size:4, payload:0x00 0x00 0x00 0x07}\n");
   const Command c = parse_one(dir, "ppu_submit(1, pri_mem, 0x80001000, \"pb.dat\");");
   EXPECT_EQ(c.op, Op::kPpuSubmit);
-  EXPECT_EQ(c.channel, 1u);
-  EXPECT_EQ(c.addr, 0x80001000u);
-  EXPECT_EQ(c.path, (dir.path() / "pb.dat").string());
+  EXPECT_EQ(c.as<PpuSubmit>().channel, 1u);
+  EXPECT_EQ(c.as<PpuSubmit>().addr, 0x80001000u);
+  EXPECT_EQ(c.as<PpuSubmit>().path, (dir.path() / "pb.dat").string());
   expect_trace_error(dir, "ppu_submit(4, pri_mem, 0x1000, \"pb.dat\");", 1,
                      "PPU channel 4 does not exist");
   expect_trace_error(dir, "ppu_submit(0, pri_mem, 0x1002, \"pb.dat\");", 1, "not 4-byte aligned");
@@ -266,11 +280,11 @@ TEST(TraceParser, CheckFileToleranceRules) {
   dir.write("g.dat", "{offset:0x0, size:4, payload:0x00 0x00 0x80 0x3f}\n");
   const Command c =
       parse_one(dir, "check_file(s, pri_mem, 0x1000, 8, \"g.dat\", FP32_TOL, 1e-6, 0.001);");
-  EXPECT_EQ(c.file_compare, FileCompare::kFp32Tol);
-  EXPECT_DOUBLE_EQ(c.abs_tol, 1e-6);
-  EXPECT_DOUBLE_EQ(c.rel_tol, 0.001);
+  EXPECT_EQ(c.as<CheckFile>().file_compare, FileCompare::kFp32Tol);
+  EXPECT_DOUBLE_EQ(c.as<CheckFile>().abs_tol, 1e-6);
+  EXPECT_DOUBLE_EQ(c.as<CheckFile>().rel_tol, 0.001);
   const Command h = parse_one(dir, "check_file(s, pri_mem, 0x1000, 2, \"g.dat\", FP16_TOL, 0, 0);");
-  EXPECT_EQ(h.file_compare, FileCompare::kFp16Tol);
+  EXPECT_EQ(h.as<CheckFile>().file_compare, FileCompare::kFp16Tol);
   expect_trace_error(dir, "check_file(s, pri_mem, 0x1000, 6, \"g.dat\", FP32_TOL, 0, 0);", 1,
                      "multiples of 4");
   expect_trace_error(dir, "check_file(s, pri_mem, 0x1000, 8, \"g.dat\", FP32_TOL, -1, 0);", 1,
@@ -293,20 +307,92 @@ TEST(TraceParser, SyncAndChecks) {
       (dir.path() / "t.cfg").string());
   ASSERT_EQ(t.commands.size(), 5u);
   EXPECT_EQ(t.commands[0].op, Op::kSyncNotify);
-  EXPECT_EQ(t.commands[0].target, "CACC");
-  EXPECT_EQ(t.commands[0].sync_id, "s1");
+  EXPECT_EQ(t.commands[0].as<SyncNotify>().target, "CACC");
+  EXPECT_EQ(t.commands[0].as<SyncNotify>().sync_id, "s1");
   EXPECT_EQ(t.commands[1].op, Op::kSyncWait);
-  EXPECT_EQ(t.commands[1].target, "CMAC_A");
+  EXPECT_EQ(t.commands[1].as<SyncWait>().target, "CMAC_A");
   const Command& crc = t.commands[2];
   EXPECT_EQ(crc.op, Op::kCheckCrc);
-  EXPECT_EQ(crc.sync_id, "sync_id_0");
-  EXPECT_EQ(crc.addr, 0x80000020u);
-  EXPECT_EQ(crc.size, 0x800u);
-  EXPECT_EQ(crc.crc, 0xf1e8ba9eu);
+  EXPECT_EQ(crc.as<CheckCrc>().sync_id, "sync_id_0");
+  EXPECT_EQ(crc.as<CheckCrc>().addr, 0x80000020u);
+  EXPECT_EQ(crc.as<CheckCrc>().size, 0x800u);
+  EXPECT_EQ(crc.as<CheckCrc>().crc, 0xf1e8ba9eu);
   EXPECT_EQ(t.commands[3].op, Op::kCheckFile);
-  EXPECT_EQ(t.commands[3].size, 0x10u);
-  EXPECT_TRUE(std::filesystem::equivalent(t.commands[3].path, dir.path() / "golden.dat"));
+  EXPECT_EQ(t.commands[3].as<CheckFile>().size, 0x10u);
+  EXPECT_TRUE(
+      std::filesystem::equivalent(t.commands[3].as<CheckFile>().path, dir.path() / "golden.dat"));
   EXPECT_EQ(t.commands[4].op, Op::kCheckNothing);
+}
+
+// `line` without its last argument: "f(a, b);" -> "f(a);", "f(a);" -> "f();".
+std::string without_last_argument(const std::string& line) {
+  const auto open = line.find('(');
+  const auto close = line.rfind(')');
+  std::size_t cut = open + 1;
+  bool quoted = false;
+  for (std::size_t i = open + 1; i < close; ++i) {
+    if (line[i] == '"') quoted = !quoted;
+    if (line[i] == ',' && !quoted) cut = i;
+  }
+  return line.substr(0, cut) + line.substr(close);
+}
+
+// Every row of the command table: each spelling's example parses into that row's command, and
+// without its last argument is rejected with an error naming the command. A new row is covered
+// as soon as it is added.
+TEST(CommandTable, EveryCommandParsesItsExampleAndRejectsAMissingArgument) {
+  TempDir dir;
+  dir.write("data.dat", "{offset:0x0, size:4, payload:0x00 0x00 0x00 0x00}\n");
+  const std::string path = (dir.path() / "t.cfg").string();
+  for (std::size_t row = 0; row < kCommands.size(); ++row) {
+    const CommandSpec& spec = kCommands[row];
+    EXPECT_EQ(static_cast<std::size_t>(spec.op), row) << spec.name;
+    EXPECT_STREQ(op_name(spec.op), spec.name);
+    ASSERT_FALSE(spec.spellings[0].empty()) << spec.name << " has no spelling";
+    for (std::size_t k = 0; k < spec.spellings.size(); ++k) {
+      const std::string spelling(spec.spellings[k]);
+      const std::string example(spec.examples[k]);
+      if (spelling.empty()) {
+        EXPECT_TRUE(example.empty()) << spec.name << ": an example without a spelling";
+        continue;
+      }
+      ASSERT_FALSE(example.empty()) << spelling << " has no example";
+      const std::string name = example.substr(0, example.find('('));
+      EXPECT_EQ(find_command(name), &spec) << example;
+      if (spelling.back() == '*') {
+        EXPECT_EQ(name.rfind(spelling.substr(0, spelling.size() - 1), 0), 0u) << example;
+      } else {
+        EXPECT_EQ(name, spelling) << example;
+      }
+      try {
+        const Trace t = parse_trace(example, path);
+        ASSERT_EQ(t.commands.size(), 1u) << example;
+        EXPECT_EQ(t.commands[0].op, spec.op) << example;
+        EXPECT_EQ(t.commands[0].args.index(), row) << example;
+        EXPECT_EQ(t.commands[0].line, 1) << example;
+      } catch (const TraceError& e) {
+        ADD_FAILURE() << example << ": " << e.what();
+      }
+      const std::string broken = without_last_argument(example);
+      ASSERT_NE(broken, example);
+      expect_trace_error(dir, broken, 1, name);
+    }
+  }
+}
+
+TEST(CommandTable, UnknownCommandNameIsRejectedAsBefore) {
+  TempDir dir;
+  const std::string path = (dir.path() / "t.cfg").string();
+  EXPECT_EQ(find_command("frobnicate"), nullptr);
+  EXPECT_EQ(find_command("poll"), nullptr);
+  EXPECT_EQ(find_command(""), nullptr);
+  try {
+    (void)parse_trace("reg_write(NVDLA_SDP.D_OP_ENABLE_0, 1);\nfrobnicate(1, 2);\n", path);
+    ADD_FAILURE() << "no TraceError";
+  } catch (const TraceError& e) {
+    EXPECT_EQ(std::string(e.what()), path + ":2: unknown command 'frobnicate'");
+  }
+  expect_trace_error(dir, "poll(NVDLA_SDP.S_STATUS_0, 0);", 1, "unknown command 'poll'");
 }
 
 TEST(TraceParser, MalformedLineStructure) {
@@ -399,10 +485,10 @@ TEST(TraceParser, DoubleSlashInsideQuotedPathIsNotAComment) {
   TempDir dir;
   dir.write("sub/in.dat", "{offset:0x0, size:1, payload:0x01}\n");
   const Command c = parse_one(dir, "mem_load(pri_mem, 0x0, \"sub//in.dat\");");
-  EXPECT_TRUE(std::filesystem::equivalent(c.path, dir.path() / "sub" / "in.dat"));
+  EXPECT_TRUE(std::filesystem::equivalent(c.as<MemLoad>().path, dir.path() / "sub" / "in.dat"));
   const Command d =
       parse_one(dir, "mem_load(pri_mem, 0x0, \"sub//in.dat\"); // load \"in.dat\" // twice");
-  EXPECT_TRUE(std::filesystem::equivalent(d.path, dir.path() / "sub" / "in.dat"));
+  EXPECT_TRUE(std::filesystem::equivalent(d.as<MemLoad>().path, dir.path() / "sub" / "in.dat"));
 }
 
 TEST(TraceParser, FirstErrorWins) {
