@@ -25,7 +25,7 @@ namespace {
 struct Param {
   const char* key;
   const char* description;
-  std::variant<bool HwConfig::*, unsigned HwConfig::*> member;
+  std::variant<bool HwConfig::*, unsigned HwConfig::*, std::string HwConfig::*> member;
 };
 
 // Every configuration key, with what it means (NVDLA's spec define in parentheses).
@@ -136,6 +136,9 @@ const Param kParams[] = {
     {"ppu_command_cycles", "front-end cycles per push-buffer command",
      &HwConfig::ppu_command_cycles},
     {"ppu_channels", "push-buffer channels", &HwConfig::ppu_channels},
+    {"ppu_cta_scheduler",
+     "CTA scheduling policy: which GPC each CTA goes to (round_robin, locality; the PPU checks)",
+     &HwConfig::ppu_cta_scheduler},
 };
 
 const char* find_builtin(const std::string& name) {
@@ -239,6 +242,10 @@ HwConfig parse_hw_config(const std::string& json_text, const std::string& source
       if (!value.is_boolean())
         fail(source, fmt::format("\"{}\" must be true or false ({})", key, p->description));
       c.*std::get<bool HwConfig::*>(p->member) = value.get<bool>();
+    } else if (std::holds_alternative<std::string HwConfig::*>(p->member)) {
+      if (!value.is_string())
+        fail(source, fmt::format("\"{}\" must be a string ({})", key, p->description));
+      c.*std::get<std::string HwConfig::*>(p->member) = value.get<std::string>();
     } else {
       if (!value.is_number_unsigned()) {
         fail(source,

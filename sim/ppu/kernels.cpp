@@ -291,6 +291,7 @@ class GemmKernel final : public Kernel {
   }
 
   [[nodiscard]] unsigned ctas() const override { return tiles_m_ * tiles_n_; }
+  [[nodiscard]] CtaGrid grid() const override { return {tiles_m_, tiles_n_}; }
   [[nodiscard]] unsigned steps(unsigned /*cta*/) const override { return ksteps_; }
   [[nodiscard]] bool tensor() const override { return tensor_; }
 

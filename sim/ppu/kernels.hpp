@@ -14,6 +14,7 @@
 #include "models/ops/split_gemm.hpp"
 #include "sim/core/hw_config.hpp"
 #include "sim/core/memory_image.hpp"
+#include "sim/ppu/cta_scheduler.hpp"
 
 namespace octasim::ppu {
 
@@ -60,6 +61,8 @@ class Kernel {
  public:
   virtual ~Kernel() = default;
   [[nodiscard]] virtual unsigned ctas() const = 0;
+  // The CTAs as a row-major grid (the CTA scheduler's view; default: ctas x 1).
+  [[nodiscard]] virtual CtaGrid grid() const { return {ctas(), 1}; }
   [[nodiscard]] virtual unsigned steps(unsigned cta) const = 0;
   // Byte ranges CTA `cta` loads before its step `step` (appended to `out`).
   virtual void loads(unsigned cta, unsigned step, std::vector<Range>& out) const = 0;
