@@ -171,6 +171,19 @@ TEST(HwConfig, EmptyObjectGivesDefaults) {
   EXPECT_EQ(c.mem_address_width, 32u);
 }
 
+// ppu_cta_scheduler is a string: round_robin unless set (every built-in omits it or says so);
+// which names are policies the PPU checks (tests/ppu/ppu_scheduler_test.cpp).
+TEST(HwConfig, PpuCtaSchedulerIsAStringDefaultingToRoundRobin) {
+  for (const auto& name : builtin_hw_configs()) {
+    EXPECT_EQ(load_hw_config(name).ppu_cta_scheduler, "round_robin") << name;
+  }
+  EXPECT_EQ(parse_hw_config(R"({"base": "soc_large", "ppu_cta_scheduler": "locality"})", "x")
+                .ppu_cta_scheduler,
+            "locality");
+  expect_error([] { (void)parse_hw_config(R"({"ppu_cta_scheduler": 1})", "h.json"); },
+               {"h.json", "ppu_cta_scheduler", "must be a string"});
+}
+
 TEST(HwConfig, UnknownKeyNamesFileAndKey) {
   TempDir dir;
   const std::string path = dir.write("bad.json", R"({"base": "nv_small", "mac_atomic_x": 8})");
