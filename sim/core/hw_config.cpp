@@ -26,6 +26,7 @@ struct Param {
   const char* key;
   const char* description;
   std::variant<bool HwConfig::*, unsigned HwConfig::*, std::string HwConfig::*> member;
+  std::vector<const char*> choices = {};  // a string key's valid values
 };
 
 // Every configuration key, with what it means (NVDLA's spec define in parentheses).
@@ -137,8 +138,9 @@ const Param kParams[] = {
      &HwConfig::ppu_command_cycles},
     {"ppu_channels", "push-buffer channels", &HwConfig::ppu_channels},
     {"ppu_cta_scheduler",
-     "CTA scheduling policy: which GPC each CTA goes to (round_robin, locality; the PPU checks)",
-     &HwConfig::ppu_cta_scheduler},
+     "CTA scheduling policy: which GPC's pool each CTA of a kernel joins",
+     &HwConfig::ppu_cta_scheduler,
+     {"locality", "round_robin"}},  // = ppu::cta_scheduler_names() (tests/ppu checks)
 };
 
 const char* find_builtin(const std::string& name) {
@@ -245,7 +247,17 @@ HwConfig parse_hw_config(const std::string& json_text, const std::string& source
     } else if (std::holds_alternative<std::string HwConfig::*>(p->member)) {
       if (!value.is_string())
         fail(source, fmt::format("\"{}\" must be a string ({})", key, p->description));
-      c.*std::get<std::string HwConfig::*>(p->member) = value.get<std::string>();
+      const auto v = value.get<std::string>();
+      std::string valid;
+      bool ok = p->choices.empty();
+      for (const char* choice : p->choices) {
+        valid += fmt::format("{}\"{}\"", valid.empty() ? "" : ", ", choice);
+        ok = ok || v == choice;
+      }
+      if (!ok)
+        fail(source,
+             fmt::format("\"{}\" is \"{}\" (valid: {}; {})", key, v, valid, p->description));
+      c.*std::get<std::string HwConfig::*>(p->member) = v;
     } else {
       if (!value.is_number_unsigned()) {
         fail(source,

@@ -64,6 +64,24 @@ TEST(CtaScheduler, UnknownNameNamesKeyValueAndValidNames) {
   }
 }
 
+// The configuration loader accepts exactly the registered policies (its list of valid values
+// is a copy: sim/core does not link the PPU).
+TEST(CtaScheduler, ConfigurationAcceptsExactlyThePolicies) {
+  std::string valid;
+  for (const std::string& name : cta_scheduler_names()) {
+    const std::string json = R"({"base": "soc_small", "ppu_cta_scheduler": ")" + name + "\"}";
+    EXPECT_EQ(parse_hw_config(json, "x").ppu_cta_scheduler, name);
+    valid += (valid.empty() ? "\"" : ", \"") + name + "\"";
+  }
+  try {
+    (void)parse_hw_config(R"({"ppu_cta_scheduler": "fifo"})", "x.json");
+    ADD_FAILURE() << "expected std::runtime_error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("(valid: " + valid + ";"), std::string::npos) << e.what();
+  }
+}
+
+// A configuration made in code is not checked by the loader: the PPU refuses it.
 TEST(CtaScheduler, PpuWithAnUnknownPolicyIsAnError) {
   if (already_elaborated()) GTEST_SKIP() << "SystemC elaborates once per process; run alone";
   HwConfig hw = soc_small();

@@ -172,7 +172,8 @@ TEST(HwConfig, EmptyObjectGivesDefaults) {
 }
 
 // ppu_cta_scheduler is a string: round_robin unless set (every built-in omits it or says so);
-// which names are policies the PPU checks (tests/ppu/ppu_scheduler_test.cpp).
+// another name than a policy's is an error naming file, key, value and the valid names
+// (tests/ppu/ppu_scheduler_test.cpp checks they are the PPU's policies).
 TEST(HwConfig, PpuCtaSchedulerIsAStringDefaultingToRoundRobin) {
   for (const auto& name : builtin_hw_configs()) {
     EXPECT_EQ(load_hw_config(name).ppu_cta_scheduler, "round_robin") << name;
@@ -182,6 +183,9 @@ TEST(HwConfig, PpuCtaSchedulerIsAStringDefaultingToRoundRobin) {
             "locality");
   expect_error([] { (void)parse_hw_config(R"({"ppu_cta_scheduler": 1})", "h.json"); },
                {"h.json", "ppu_cta_scheduler", "must be a string"});
+  expect_error(
+      [] { (void)parse_hw_config(R"({"ppu_cta_scheduler": "fifo"})", "i.json"); },
+      {"i.json", "\"ppu_cta_scheduler\" is \"fifo\"", "valid: \"locality\", \"round_robin\""});
 }
 
 TEST(HwConfig, UnknownKeyNamesFileAndKey) {
