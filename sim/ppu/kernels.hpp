@@ -1,6 +1,6 @@
 // The PPU's built-in kernels (GEMM, implicit-GEMM convolution, element-wise, row reduction) as
 // grids of CTAs: what a CTA loads per k-step, how many cycles its math takes on one SM, and the
-// values it computes (models/ops arithmetic, tile by tile). No SystemC here: sim/ppu/ppu.cpp
+// values it computes (models/ops arithmetic, tile by tile). No SystemC here: sim/ppu/sm.cpp
 // turns these plans into TLM requests and wait()s.
 #pragma once
 
