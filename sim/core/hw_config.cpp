@@ -25,7 +25,8 @@ namespace {
 struct Param {
   const char* key;
   const char* description;
-  std::variant<bool HwConfig::*, unsigned HwConfig::*> member;
+  std::variant<bool HwConfig::*, unsigned HwConfig::*, std::string HwConfig::*> member;
+  std::vector<const char*> choices = {};  // a string key's valid values
 };
 
 // Every configuration key, with what it means (NVDLA's spec define in parentheses).
@@ -136,6 +137,10 @@ const Param kParams[] = {
     {"ppu_command_cycles", "front-end cycles per push-buffer command",
      &HwConfig::ppu_command_cycles},
     {"ppu_channels", "push-buffer channels", &HwConfig::ppu_channels},
+    {"ppu_cta_scheduler",
+     "CTA scheduling policy: which GPC's pool each CTA of a kernel joins",
+     &HwConfig::ppu_cta_scheduler,
+     {"locality", "round_robin"}},  // = ppu::cta_scheduler_names() (tests/ppu checks)
 };
 
 const char* find_builtin(const std::string& name) {
@@ -239,6 +244,20 @@ HwConfig parse_hw_config(const std::string& json_text, const std::string& source
       if (!value.is_boolean())
         fail(source, fmt::format("\"{}\" must be true or false ({})", key, p->description));
       c.*std::get<bool HwConfig::*>(p->member) = value.get<bool>();
+    } else if (std::holds_alternative<std::string HwConfig::*>(p->member)) {
+      if (!value.is_string())
+        fail(source, fmt::format("\"{}\" must be a string ({})", key, p->description));
+      const auto v = value.get<std::string>();
+      std::string valid;
+      bool ok = p->choices.empty();
+      for (const char* choice : p->choices) {
+        valid += fmt::format("{}\"{}\"", valid.empty() ? "" : ", ", choice);
+        ok = ok || v == choice;
+      }
+      if (!ok)
+        fail(source,
+             fmt::format("\"{}\" is \"{}\" (valid: {}; {})", key, v, valid, p->description));
+      c.*std::get<std::string HwConfig::*>(p->member) = v;
     } else {
       if (!value.is_number_unsigned()) {
         fail(source,

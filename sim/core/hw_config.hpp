@@ -96,16 +96,17 @@ struct HwConfig {
   unsigned ppu_gpcs = 0;
   unsigned ppu_sms_per_gpc = 2;
   unsigned ppu_tensor_cores_per_sm = 4;
-  unsigned ppu_max_ctas_per_sm = 2;        // occupancy limit (CTA slots per SM)
-  unsigned ppu_smem_bytes_per_sm = 65536;  // shared memory; a CTA's tiles must fit its share
-  unsigned ppu_fma_lanes_per_sm = 64;      // non-tensor FP32 FMA lanes (the fallback path)
-  unsigned ppu_sm_bytes_per_cycle = 64;    // SM load/store bandwidth to the crossbar
-  unsigned ppu_tc_fp16_step_cycles = 1;    // one 4x4x4 FP16/BF16 MMA step per tensor core
-  unsigned ppu_tc_int8_step_cycles = 8;    // one 8x8x16 INT8 step
-  unsigned ppu_tc_int4_step_cycles = 8;    // one 8x8x32 INT4 step
-  unsigned ppu_cta_launch_cycles = 16;     // scheduler: CTA dispatch to an SM
-  unsigned ppu_command_cycles = 4;         // front end: decode of one push-buffer command
-  unsigned ppu_channels = 2;               // push-buffer channels (doorbells)
+  unsigned ppu_max_ctas_per_sm = 2;               // occupancy limit (CTA slots per SM)
+  unsigned ppu_smem_bytes_per_sm = 65536;         // shared memory; a CTA's tiles must fit its share
+  unsigned ppu_fma_lanes_per_sm = 64;             // non-tensor FP32 FMA lanes (the fallback path)
+  unsigned ppu_sm_bytes_per_cycle = 64;           // SM load/store bandwidth to the crossbar
+  unsigned ppu_tc_fp16_step_cycles = 1;           // one 4x4x4 FP16/BF16 MMA step per tensor core
+  unsigned ppu_tc_int8_step_cycles = 8;           // one 8x8x16 INT8 step
+  unsigned ppu_tc_int4_step_cycles = 8;           // one 8x8x32 INT4 step
+  unsigned ppu_cta_launch_cycles = 16;            // scheduler: CTA dispatch to an SM
+  unsigned ppu_command_cycles = 4;                // front end: decode of one push-buffer command
+  unsigned ppu_channels = 2;                      // push-buffer channels (doorbells)
+  std::string ppu_cta_scheduler = "round_robin";  // CTA -> GPC policy (sim/ppu/cta_scheduler.hpp)
 
   // Sustained DRAM bytes per cycle the memory system delivers.
   [[nodiscard]] unsigned dram_bandwidth() const {

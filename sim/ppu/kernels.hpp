@@ -1,6 +1,6 @@
 // The PPU's built-in kernels (GEMM, implicit-GEMM convolution, element-wise, row reduction) as
 // grids of CTAs: what a CTA loads per k-step, how many cycles its math takes on one SM, and the
-// values it computes (models/ops arithmetic, tile by tile). No SystemC here: sim/ppu/ppu.cpp
+// values it computes (models/ops arithmetic, tile by tile). No SystemC here: sim/ppu/sm.cpp
 // turns these plans into TLM requests and wait()s.
 #pragma once
 
@@ -14,6 +14,7 @@
 #include "models/ops/split_gemm.hpp"
 #include "sim/core/hw_config.hpp"
 #include "sim/core/memory_image.hpp"
+#include "sim/ppu/cta_scheduler.hpp"
 
 namespace octasim::ppu {
 
@@ -60,6 +61,8 @@ class Kernel {
  public:
   virtual ~Kernel() = default;
   [[nodiscard]] virtual unsigned ctas() const = 0;
+  // The CTAs as a row-major grid (the CTA scheduler's view; default: ctas x 1).
+  [[nodiscard]] virtual CtaGrid grid() const { return {ctas(), 1}; }
   [[nodiscard]] virtual unsigned steps(unsigned cta) const = 0;
   // Byte ranges CTA `cta` loads before its step `step` (appended to `out`).
   virtual void loads(unsigned cta, unsigned step, std::vector<Range>& out) const = 0;

@@ -1,4 +1,4 @@
-#define SC_INCLUDE_DYNAMIC_PROCESSES  // sc_spawn: one thread per channel, GPC and CTA slot
+#define SC_INCLUDE_DYNAMIC_PROCESSES  // sc_spawn: one thread per channel and GPC
 #include "sim/ppu/ppu.hpp"
 
 #include <algorithm>
@@ -28,6 +28,7 @@ Ppu::Ppu(const sc_core::sc_module_name& name, const HwConfig& hw, MemoryImage& i
       host_(host),
       period_(period),
       channels_(std::min(hw.ppu_channels, kMaxChannels)),
+      scheduler_(make_cta_scheduler(hw.ppu_cta_scheduler)),
       frontend_stats_(std::string(this->name()) + ".frontend") {
   using stats::Unit;
   commands_ = frontend_stats_.add("commands", "push-buffer commands executed", Unit::kCount);
@@ -43,28 +44,11 @@ Ppu::Ppu(const sc_core::sc_module_name& name, const HwConfig& hw, MemoryImage& i
     channel_.emplace_back();
     in_flight_.emplace_back();
   }
-  const unsigned slots = std::max(1u, hw.ppu_max_ctas_per_sm);
   pools_.resize(hw.ppu_gpcs);
   for (unsigned g = 0; g < hw.ppu_gpcs; ++g) {
     for (unsigned s = 0; s < hw.ppu_sms_per_gpc; ++s) {
-      auto sm = std::make_unique<Sm>(fmt::format("gpc{}_sm{}_socket", g, s));
-      sm->track_name = fmt::format("gpc{}.sm{}", g, s);
-      sm->stats = std::make_unique<stats::Group>(fmt::format("{}.gpc{}.sm{}", this->name(), g, s));
-      auto& st = *sm->stats;
-      sm->busy_cycles =
-          st.add("busy_cycles", "cycles with at least one resident CTA", Unit::kCycles);
-      sm->tensor_cycles =
-          st.add("tensor_active_cycles", "cycles the tensor cores were reserved for MMA steps",
-                 Unit::kCycles);
-      sm->fma_cycles =
-          st.add("fma_active_cycles", "cycles the FMA lanes were reserved", Unit::kCycles);
-      sm->macs_counter = st.add("macs", "multiply-accumulates of the CTAs run here", Unit::kOps);
-      sm->ctas = st.add("ctas", "CTAs run", Unit::kCount);
-      sm->bytes_read = st.add("bytes_read", "bytes loaded (line requests)", Unit::kBytes);
-      sm->bytes_written = st.add("bytes_written", "bytes stored (line requests)", Unit::kBytes);
-      sm->requests = st.add("requests", "memory requests issued", Unit::kCount);
-      for (unsigned k = 0; k < slots; ++k) sm->slots.emplace_back();
-      sms_.push_back(std::move(sm));
+      sms_.push_back(std::make_unique<Sm>(fmt::format("gpc{}_sm{}", g, s).c_str(), this->name(), g,
+                                          s, hw, period, static_cast<SmClient&>(*this)));
     }
   }
   for (unsigned ch = 0; ch < channels_; ++ch) {
@@ -74,12 +58,7 @@ Ppu::Ppu(const sc_core::sc_module_name& name, const HwConfig& hw, MemoryImage& i
     sc_core::sc_spawn([this, g] { dispatcher_thread(g); },
                       fmt::format("gpc{}_dispatch", g).c_str());
   }
-  for (unsigned i = 0; i < sms_.size(); ++i) {
-    for (unsigned k = 0; k < slots; ++k) {
-      sc_core::sc_spawn([this, i, k] { slot_thread(i, k); },
-                        fmt::format("sm{}_slot{}", i, k).c_str());
-    }
-  }
+  for (unsigned i = 0; i < sms_.size(); ++i) sms_[i]->spawn_slots(i);
 }
 
 Ppu::~Ppu() = default;
@@ -112,18 +91,21 @@ bool Ppu::busy() const {
 
 std::vector<const stats::Group*> Ppu::statistics() const {
   std::vector<const stats::Group*> out{&frontend_stats_};
-  for (const auto& sm : sms_) out.push_back(sm->stats.get());
+  for (const auto& sm : sms_) out.push_back(&sm->statistics());
   return out;
 }
 
 void Ppu::set_timeline(stats::Timeline* timeline) {
   timeline_ = timeline;
-  if (timeline_ == nullptr) return;
+  if (timeline_ == nullptr) {
+    for (auto& sm : sms_) sm->set_timeline(nullptr);
+    return;
+  }
   channel_tracks_.clear();
   for (unsigned ch = 0; ch < channels_; ++ch) {
     channel_tracks_.push_back(timeline_->track("PPU", fmt::format("ch{}", ch)));
   }
-  for (auto& sm : sms_) sm->track = timeline_->track("PPU", sm->track_name);
+  for (auto& sm : sms_) sm->set_timeline(timeline_);
 }
 
 std::uint64_t Ppu::cycles(const sc_core::sc_time& t) const {
@@ -359,11 +341,9 @@ void Ppu::launch(unsigned ch, std::uint32_t offset, std::uint64_t descriptor) {
   ++kernels_launched_;
   ++kernels_in_flight_;
   const unsigned ctas = k.ctas();
-  const auto gpcs = static_cast<unsigned>(pools_.size());
-  for (unsigned i = 0; i < ctas; ++i) {
-    pools_[next_gpc_].push_back(Pending{&k, i, ch});
-    next_gpc_ = (next_gpc_ + 1) % gpcs;
-  }
+  const std::vector<unsigned> gpc_of =
+      scheduler_->assign(k.grid(), static_cast<unsigned>(pools_.size()));
+  for (unsigned i = 0; i < ctas; ++i) pools_[gpc_of[i]].push_back(CtaWork{&k, i, ch});
   sched_event_.notify(sc_core::SC_ZERO_TIME);
   while (in_flight_[ch].done < ctas) wait(c.kernel_done);
   if (in_flight_[ch].last_ack > sc_core::sc_time_stamp()) {
@@ -396,26 +376,20 @@ void Ppu::dispatcher_thread(unsigned gpc) {
       wait(sched_event_);
       continue;
     }
-    const Pending p = pool.front();
+    const CtaWork w = pool.front();
+    // The SM of the GPC with the fewest busy slots that has a free one and room in shared
+    // memory (the first of equals).
     Sm* best = nullptr;
-    Slot* slot = nullptr;
-    unsigned best_used = 0;
+    int slot = -1;
+    unsigned best_busy = 0;
     for (unsigned s = 0; s < per_gpc; ++s) {
       Sm& sm = *sms_[gpc * per_gpc + s];
-      if (sm.smem_used + p.kernel->smem_bytes() > hw_.ppu_smem_bytes_per_sm) continue;
-      Slot* free_slot = nullptr;
-      unsigned used = 0;
-      for (auto& sl : sm.slots) {
-        if (sl.busy) {
-          ++used;
-        } else if (free_slot == nullptr) {
-          free_slot = &sl;
-        }
-      }
-      if (free_slot == nullptr) continue;
-      if (best == nullptr || used < best_used) {
+      unsigned busy = 0;
+      const int free_slot = sm.free_slot(w.kernel->smem_bytes(), busy);
+      if (free_slot < 0) continue;
+      if (best == nullptr || busy < best_busy) {
         best = &sm;
-        best_used = used;
+        best_busy = busy;
         slot = free_slot;
       }
     }
@@ -424,116 +398,21 @@ void Ppu::dispatcher_thread(unsigned gpc) {
       continue;
     }
     pool.pop_front();
-    slot->busy = true;
-    best->smem_used += p.kernel->smem_bytes();
-    slot->kernel = p.kernel;
-    slot->cta = p.cta;
-    slot->channel = p.channel;
+    best->reserve(static_cast<unsigned>(slot), w);
     wait(period_ * static_cast<double>(hw_.ppu_cta_launch_cycles));
-    slot->start.notify(sc_core::SC_ZERO_TIME);
+    best->start(static_cast<unsigned>(slot));
   }
 }
 
-void Ppu::slot_thread(unsigned sm_index, unsigned slot_index) {
-  Sm& sm = *sms_[sm_index];
-  Slot& slot = sm.slots[slot_index];
-  while (true) {
-    wait(slot.start);
-    run_cta(sm, slot);
-    sm.smem_used -= slot.kernel->smem_bytes();
-    slot.busy = false;
-    InFlight& f = in_flight_[slot.channel];
-    if (++f.done == slot.kernel->ctas())
-      channel_[slot.channel].kernel_done.notify(sc_core::SC_ZERO_TIME);
-    sched_event_.notify(sc_core::SC_ZERO_TIME);
-  }
-}
-
-sc_core::sc_time Ppu::issue(Sm& sm, Slot& slot, tlm::tlm_command cmd, std::uint64_t& bytes) {
-  // Coalesce the ranges into one request per line touched (the union of the bytes in it).
-  auto& req = slot.requests;
-  req.clear();
-  for (const Range& r : slot.ranges) {
-    for (std::uint64_t a = r.addr; a < r.addr + r.bytes;) {
-      const std::uint64_t end = std::min(r.addr + r.bytes, (a / kLineBytes + 1) * kLineBytes);
-      req.push_back({a, end - a});
-      a = end;
-    }
-  }
-  std::sort(req.begin(), req.end(), [](const Range& x, const Range& y) { return x.addr < y.addr; });
-  std::size_t n = 0;
-  for (const Range& r : req) {
-    if (n > 0 && req[n - 1].addr / kLineBytes == r.addr / kLineBytes) {
-      auto& last = req[n - 1];
-      last.bytes = std::max(last.addr + last.bytes, r.addr + r.bytes) - last.addr;
-    } else {
-      req[n++] = r;
-    }
-  }
-  req.resize(n);
-  const sc_core::sc_time now = sc_core::sc_time_stamp();
-  sc_core::sc_time done = now;
-  const unsigned port = std::max(1u, hw_.ppu_sm_bytes_per_cycle);
-  for (const Range& r : req) {
-    const sc_core::sc_time at = std::max(now, sm.port_free);
-    sm.port_free = at + period_ * static_cast<double>((r.bytes + port - 1) / port);
-    done = std::max(done, dma_transfer(sm.socket, cmd, r.addr, static_cast<std::uint32_t>(r.bytes),
-                                       slot.scratch, at - now));
-    bytes += r.bytes;
-  }
-  sm.requests += req.size();
-  return done;
-}
-
-void Ppu::run_cta(Sm& sm, Slot& slot) {
-  Kernel& k = *slot.kernel;
-  const unsigned cta = slot.cta;
-  if (sm.resident++ == 0) sm.resident_since = sc_core::sc_time_stamp();
-  ++sm.ctas;
-  const std::size_t record = in_flight_[slot.channel].record;
-  std::uint64_t read = 0, written = 0;
-  const std::uint64_t cta_start = cycles(sc_core::sc_time_stamp());
-  k.begin(cta, slot.state);
-  const unsigned steps = k.steps(cta);
-  const unsigned depth = std::max(1u, k.prefetch_depth());
-  slot.ready.assign(steps, sc_core::SC_ZERO_TIME);
-  const auto load = [&](unsigned s) {
-    slot.ranges.clear();
-    k.loads(cta, s, slot.ranges);
-    slot.ready[s] = issue(sm, slot, tlm::TLM_READ_COMMAND, read);
-  };
-  for (unsigned s = 0; s < std::min(steps, depth); ++s) load(s);
-  for (unsigned s = 0; s < steps; ++s) {
-    if (slot.ready[s] > sc_core::sc_time_stamp()) wait(slot.ready[s] - sc_core::sc_time_stamp());
-    // The buffer of step s - 1 is free: the loads `depth` steps ahead start (double buffering
-    // for depth 1: tile s + 1 loads while tile s computes).
-    if (s + depth < steps) load(s + depth);
-    const std::uint64_t mc = k.math_cycles(cta, s);
-    const sc_core::sc_time start = std::max(sc_core::sc_time_stamp(), sm.pipe_free);
-    sm.pipe_free = start + period_ * static_cast<double>(mc);
-    (k.tensor() ? sm.tensor_cycles : sm.fma_cycles) += mc;
-    sm.macs_counter += k.macs(cta, s);
-    k.step(cta, s, slot.state);
-    wait(sm.pipe_free - sc_core::sc_time_stamp());
-  }
-  slot.ranges.clear();
-  k.end(cta, slot.state, slot.ranges);
-  // Posted stores: the CTA leaves once they are issued (its slot and shared memory free); the
-  // kernel ends when the last is acknowledged.
-  const sc_core::sc_time acked = issue(sm, slot, tlm::TLM_WRITE_COMMAND, written);
-  InFlight& f = in_flight_[slot.channel];
+void Ppu::cta_done(const CtaWork& work, std::uint64_t read, std::uint64_t written,
+                   const sc_core::sc_time& acked) {
+  InFlight& f = in_flight_[work.channel];
   f.last_ack = std::max(f.last_ack, acked);
-  const sc_core::sc_time issued = std::max(sc_core::sc_time_stamp(), sm.port_free);
-  if (issued > sc_core::sc_time_stamp()) wait(issued - sc_core::sc_time_stamp());
-  sm.bytes_read += read;
-  sm.bytes_written += written;
-  if (timeline_ != nullptr) {
-    timeline_->slice(sm.track, stats::Detail::kTile, cta_start, cycles(sc_core::sc_time_stamp()),
-                     fmt::format("{} cta {}", k.record.kind, cta), read + written);
-  }
-  records_[record].bytes_read += read;  // by index: another channel's launch may reallocate
-  records_[record].bytes_written += written;
-  if (--sm.resident == 0) sm.busy_cycles += cycles(sc_core::sc_time_stamp() - sm.resident_since);
+  records_[f.record].bytes_read += read;  // by index: another channel's launch may reallocate
+  records_[f.record].bytes_written += written;
+  if (++f.done == work.kernel->ctas())
+    channel_[work.channel].kernel_done.notify(sc_core::SC_ZERO_TIME);
+  sched_event_.notify(sc_core::SC_ZERO_TIME);
 }
 
 }  // namespace octasim::ppu

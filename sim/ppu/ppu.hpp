@@ -3,15 +3,17 @@
 // Front end: one thread per channel executes the channel's push buffer (firmware/ppu/
 // commands.hpp) from GET up to PUT after a doorbell, ppu_command_cycles per command, fetching
 // every command through its TLM socket. Scheduler: a LAUNCHed kernel becomes a grid of CTAs
-// (output tiles), dealt round-robin into per-GPC pending pools; each GPC's dispatcher puts a CTA
-// on an SM of its GPC with a free CTA slot and room in shared memory (ppu_cta_launch_cycles per
-// dispatch). SM: a resident CTA runs a k-loop — line requests for the A and B k-tiles through
-// the SM's socket (ppu_sm_bytes_per_cycle), double-buffered (tile i+1 loads while tile i
-// computes), the math reserved on the SM's math pipe that resident CTAs share (tensor cores:
-// padded MMA steps / tensor cores x step cycles; FMA path: MACs / lanes), then the D tile's
-// stores. Values come from models/ops tile by tile (gemm_load_c, gemm_accumulate per k-tile
-// ascending, gemm_store_d), so they equal the references bit for bit; D reaches the image when
-// the kernel finishes. Requests carry timing only (the image is read and written directly).
+// (output tiles), dealt into per-GPC pending pools by the CTA scheduling policy
+// (ppu_cta_scheduler, sim/ppu/cta_scheduler.hpp; round-robin by default); each GPC's
+// dispatcher puts a CTA on an SM of its GPC with a free CTA slot and room in shared memory
+// (ppu_cta_launch_cycles per dispatch). SM (sim/ppu/sm.hpp, a module of its own): a resident
+// CTA runs a k-loop — line requests for the A and B k-tiles through the SM's socket
+// (ppu_sm_bytes_per_cycle), double-buffered (tile i+1 loads while tile i computes), the math
+// reserved on the SM's math pipe that resident CTAs share (tensor cores: padded MMA steps /
+// tensor cores x step cycles; FMA path: MACs / lanes), then the D tile's stores. Values come
+// from models/ops tile by tile (gemm_load_c, gemm_accumulate per k-tile ascending,
+// gemm_store_d), so they equal the references bit for bit; D reaches the image when the kernel
+// finishes. Requests carry timing only (the image is read and written directly).
 #pragma once
 
 #include <cstdint>
@@ -28,8 +30,10 @@
 #include "sim/core/hw_config.hpp"
 #include "sim/core/memory_image.hpp"
 #include "sim/core/stats.hpp"
+#include "sim/ppu/cta_scheduler.hpp"
 #include "sim/ppu/kernels.hpp"
 #include "sim/ppu/ppu_host.hpp"
+#include "sim/ppu/sm.hpp"
 
 namespace octasim::ppu {
 
@@ -37,12 +41,12 @@ namespace octasim::ppu {
 inline constexpr unsigned kMaxChannels = ppu_format::kChannels;  // S_CH0..S_CH3
 inline constexpr std::uint32_t kChannelStride = ppu_format::kChannelStride;
 inline constexpr unsigned kInterruptBit0 = ppu_format::kInterruptBit0;  // + channel
-inline constexpr unsigned kLineBytes = 128;  // SM and front-end request granule
 
-class Ppu final : public sc_core::sc_module {
+class Ppu final : public sc_core::sc_module, private SmClient {
  public:
   using Socket = tlm_utils::simple_initiator_socket<Ppu>;
 
+  // Throws std::runtime_error if hw.ppu_cta_scheduler names no policy (cta_scheduler.hpp).
   Ppu(const sc_core::sc_module_name& name, const HwConfig& hw, MemoryImage& image, PpuHost& host,
       const sc_core::sc_time& period);
   Ppu(const Ppu&) = delete;
@@ -83,38 +87,6 @@ class Ppu final : public sc_core::sc_module {
     std::vector<std::uint8_t> scratch;
     std::vector<std::uint32_t> words;
   };
-  struct Slot {
-    sc_core::sc_event start;
-    bool busy = false;
-    Kernel* kernel = nullptr;
-    unsigned cta = 0;
-    unsigned channel = 0;
-    CtaState state;
-    std::vector<Range> ranges;
-    std::vector<Range> requests;
-    std::vector<sc_core::sc_time> ready;  // per k-step: when its loads have arrived
-    std::vector<std::uint8_t> scratch;
-  };
-  struct Sm {
-    explicit Sm(const std::string& socket_name) : socket(socket_name.c_str()) {}
-    Socket socket;
-    std::deque<Slot> slots;
-    std::uint64_t smem_used = 0;
-    unsigned resident = 0;
-    sc_core::sc_time port_free = sc_core::SC_ZERO_TIME;  // load/store port
-    sc_core::sc_time pipe_free = sc_core::SC_ZERO_TIME;  // math pipe (tensor cores / FMA)
-    sc_core::sc_time resident_since = sc_core::SC_ZERO_TIME;
-    std::unique_ptr<stats::Group> stats;
-    std::string track_name;
-    std::uint32_t track = 0;
-    stats::Counter busy_cycles, tensor_cycles, fma_cycles, macs_counter, ctas, bytes_read,
-        bytes_written, requests;
-  };
-  struct Pending {
-    Kernel* kernel;
-    unsigned cta;
-    unsigned channel;
-  };
   struct InFlight {  // per channel: the kernel's progress
     unsigned done = 0;
     std::size_t record = 0;
@@ -124,11 +96,8 @@ class Ppu final : public sc_core::sc_module {
 
   void channel_thread(unsigned ch);
   void dispatcher_thread(unsigned gpc);
-  void slot_thread(unsigned sm, unsigned slot);
-  void run_cta(Sm& sm, Slot& slot);
-  // Issues line requests for `slot.ranges` through the SM's port; returns when the last
-  // response arrives (absolute).
-  sc_core::sc_time issue(Sm& sm, Slot& slot, tlm::tlm_command cmd, std::uint64_t& bytes);
+  void cta_done(const CtaWork& work, std::uint64_t read, std::uint64_t written,
+                const sc_core::sc_time& acked) override;
 
   // Front end helpers: each returns false after putting the channel into ERROR.
   bool fetch(unsigned ch, std::uint64_t addr, unsigned words);
@@ -149,9 +118,9 @@ class Ppu final : public sc_core::sc_module {
   Socket frontend_socket_{"frontend_socket"};
   std::deque<Channel> channel_;
   std::deque<InFlight> in_flight_;
-  std::vector<std::unique_ptr<Sm>> sms_;
-  std::vector<std::deque<Pending>> pools_;  // per GPC
-  unsigned next_gpc_ = 0;
+  std::vector<std::unique_ptr<Sm>> sms_;     // GPC-major
+  std::unique_ptr<CtaScheduler> scheduler_;  // which GPC's pool a launched CTA joins
+  std::vector<std::deque<CtaWork>> pools_;   // per GPC
   sc_core::sc_event sched_event_;
   sc_core::sc_event sem_event_;  // a SEM_RELEASE wrote a word
   unsigned kernels_in_flight_ = 0;

@@ -171,6 +171,23 @@ TEST(HwConfig, EmptyObjectGivesDefaults) {
   EXPECT_EQ(c.mem_address_width, 32u);
 }
 
+// ppu_cta_scheduler is a string: round_robin unless set (every built-in omits it or says so);
+// another name than a policy's is an error naming file, key, value and the valid names
+// (tests/ppu/ppu_scheduler_test.cpp checks they are the PPU's policies).
+TEST(HwConfig, PpuCtaSchedulerIsAStringDefaultingToRoundRobin) {
+  for (const auto& name : builtin_hw_configs()) {
+    EXPECT_EQ(load_hw_config(name).ppu_cta_scheduler, "round_robin") << name;
+  }
+  EXPECT_EQ(parse_hw_config(R"({"base": "soc_large", "ppu_cta_scheduler": "locality"})", "x")
+                .ppu_cta_scheduler,
+            "locality");
+  expect_error([] { (void)parse_hw_config(R"({"ppu_cta_scheduler": 1})", "h.json"); },
+               {"h.json", "ppu_cta_scheduler", "must be a string"});
+  expect_error(
+      [] { (void)parse_hw_config(R"({"ppu_cta_scheduler": "fifo"})", "i.json"); },
+      {"i.json", "\"ppu_cta_scheduler\" is \"fifo\"", "valid: \"locality\", \"round_robin\""});
+}
+
 TEST(HwConfig, UnknownKeyNamesFileAndKey) {
   TempDir dir;
   const std::string path = dir.write("bad.json", R"({"base": "nv_small", "mac_atomic_x": 8})");
