@@ -41,7 +41,6 @@ class StreamEngine final : public sc_core::sc_module, public EngineModel {
   void start(TimingPlan plan, std::uint64_t read_base, std::uint64_t write_base,
              std::function<void()> on_done);
   [[nodiscard]] bool busy() const override { return busy_; }
-  [[nodiscard]] EngineStats stats() const override { return counters_.totals(); }
   [[nodiscard]] const stats::Group& statistics() const override { return stats_; }
   [[nodiscard]] const std::vector<UnitCounters>& units() const override { return units_; }
   void set_timeline(stats::Timeline* timeline) override;
