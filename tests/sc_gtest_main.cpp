@@ -3,6 +3,8 @@
 // which calls sc_main (STYLE.md 9), so these link this library instead of GTest::gtest_main.
 #include <gtest/gtest.h>
 
+#include <systemc>  // declares sc_main extern "C"
+
 int sc_main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();

@@ -40,7 +40,7 @@ void FunctionalDevice::start_ready_engines() {
     for (const Engine& e : engines()) {
       const RegisterFile::Groups groups = regs_.consumers();
       if (!ready_to_start(e, regs_, groups)) continue;
-      // The hardware starts the operation (pending groups become running), as on DlaDevice;
+      // The hardware starts the operation (pending groups become running), as on the SoC;
       // it then completes at once.
       start_group(e, regs_, groups);
       const RegRead read = group_reader(regs_, groups);
