@@ -13,7 +13,8 @@
 #include <systemc>
 
 #include "sim/core/hw_config.hpp"
-#include "sim/dla/dla_device.hpp"
+#include "sim/soc/host_adapter.hpp"
+#include "sim/soc/soc.hpp"
 #include "sim/trace/player.hpp"
 #include "sim/trace/trace.hpp"
 
@@ -21,8 +22,8 @@ namespace {
 
 using namespace octasim;
 
-dla::DlaDevice* g_device = nullptr;
-dla::DlaDevice* g_device_full = nullptr;
+soc::HostAdapter* g_device = nullptr;
+soc::HostAdapter* g_device_full = nullptr;
 
 std::string trace_path(const std::string& name) {
   return std::string(OCTASIM_NVDLA_TRACES) + "/" + name + "/" + name + ".cfg";
@@ -36,13 +37,13 @@ void BM_Trace(benchmark::State& state, const std::string& name, bool full) {
     state.SkipWithError(e.what());
     return;
   }
-  dla::DlaDevice& device = full ? *g_device_full : *g_device;
+  soc::HostAdapter& device = full ? *g_device_full : *g_device;
   std::uint64_t simulated = 0;
   std::uint64_t macs = 0;
   for (auto _ : state) {
-    device.reset();  // a trace assumes a freshly reset device (register groups start at 0)
+    device.soc().reset();  // a trace assumes a freshly reset device (register groups start at 0)
     const std::uint64_t before = device.cycle();
-    const std::size_t layers_before = device.layers().size();
+    const std::size_t layers_before = device.soc().dla().layers().size();
     trace::PlayResult result;
     try {
       result = trace::play(t, device, trace::PlayerOptions{});
@@ -55,8 +56,8 @@ void BM_Trace(benchmark::State& state, const std::string& name, bool full) {
       return;
     }
     simulated += device.cycle() - before;
-    for (std::size_t i = layers_before; i < device.layers().size(); ++i) {
-      macs += device.layers()[i].result.macs;
+    for (std::size_t i = layers_before; i < device.soc().dla().layers().size(); ++i) {
+      macs += device.soc().dla().layers()[i].result.macs;
     }
   }
   state.counters["sim_cycles"] =
@@ -73,11 +74,12 @@ void BM_Trace(benchmark::State& state, const std::string& name, bool full) {
 
 int sc_main(int argc, char** argv) {
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-  auto device = std::make_unique<dla::DlaDevice>("dla", load_hw_config("nv_small"));
-  auto device_full =
-      std::make_unique<dla::DlaDevice>("dla_full", load_hw_config("nv_small_256_full"));
-  g_device = device.get();
-  g_device_full = device_full.get();
+  soc::Soc soc("dla", load_hw_config("nv_small"));
+  soc::Soc soc_full("dla_full", load_hw_config("nv_small_256_full"));
+  soc::HostAdapter device(soc);
+  soc::HostAdapter device_full(soc_full);
+  g_device = &device;
+  g_device_full = &device_full;
   for (const char* name : {"dc_35x22x54_6x8x54x29_int8_0", "dc_8192x1x1_2x3x1x41_int8_0",
                            "sdp_8192x1x1_pass_through_int8_0", "sdp_1x8192x1_pass_through_int8_0",
                            "cdp_33x17x34_lrn5_int8_0", "pdp_28x28x8_2x2_max_int8_0"}) {

@@ -17,9 +17,10 @@
 #include "octasim/version.hpp"
 #include "sim/app/commands.hpp"
 #include "sim/core/hw_config.hpp"
-#include "sim/dla/dla_device.hpp"
 #include "sim/dla/functional_device.hpp"
 #include "sim/report/report.hpp"
+#include "sim/soc/host_adapter.hpp"
+#include "sim/soc/soc.hpp"
 #include "sim/trace/player.hpp"
 #include "sim/trace/trace.hpp"
 
@@ -136,14 +137,15 @@ report::RunInfo run_info(const RunOptions& opts, const trace::PlayResult& result
 trace::PlayResult play_cycle_level(const trace::Trace& t, const HwConfig& hw,
                                    const trace::PlayerOptions& po, const RunOptions& opts) {
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-  dla::DlaDevice device("dla", hw);
+  soc::Soc soc("dla", hw);
+  soc::HostAdapter device(soc);
   std::unique_ptr<stats::Timeline> timeline;
   if (!opts.timeline.empty()) {
     const stats::Detail detail = opts.timeline_detail == "layer" ? stats::Detail::kLayer
                                  : opts.timeline_detail == "dma" ? stats::Detail::kDma
                                                                  : stats::Detail::kTile;
     timeline = std::make_unique<stats::Timeline>(detail);
-    device.set_timeline(timeline.get());
+    soc.set_timeline(timeline.get());
   }
   sc_core::sc_trace_file* vcd = nullptr;
   if (!opts.vcd.empty()) {
@@ -153,7 +155,7 @@ trace::PlayResult play_cycle_level(const trace::Trace& t, const HwConfig& hw,
       base.resize(base.size() - 4);
     vcd = sc_core::sc_create_vcd_trace_file(base.c_str());
     vcd->set_time_unit(1, sc_core::SC_NS);
-    device.trace_signals(vcd);
+    soc.trace_signals(vcd);
   }
   trace::PlayResult result;
   if (opts.progress && isatty(STDERR_FILENO) == 1) {
@@ -164,7 +166,7 @@ trace::PlayResult play_cycle_level(const trace::Trace& t, const HwConfig& hw,
   }
   if (vcd != nullptr) sc_core::sc_close_vcd_trace_file(vcd);
   const report::RunInfo info = run_info(opts, result);
-  const nlohmann::json summary = report::build(device, info);
+  const nlohmann::json summary = report::build(soc, info);
   report::print_summary(summary);
   try {
     if (!opts.report.empty()) report::write(summary, opts.report);

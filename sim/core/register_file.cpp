@@ -204,7 +204,10 @@ void RegisterFile::raise_interrupt(unsigned status_bit) {
 }
 
 const LutTables& RegisterFile::lut(std::string_view unit) const {
-  return unit == "SDP" ? luts_[0].tables : luts_[1].tables;
+  for (const LutPort& port : luts_) {
+    if (std::string_view(info(port.cfg_addr).unit) == unit) return port.tables;
+  }
+  throw CsbError(fmt::format("unit {} has no LUT", unit));
 }
 
 }  // namespace octasim

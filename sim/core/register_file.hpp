@@ -60,6 +60,7 @@ class RegisterFile {
   void op_done(std::string_view unit, unsigned group);
   void raise_interrupt(unsigned status_bit);
   [[nodiscard]] std::uint32_t interrupt_status() const { return intr_status_; }
+  // The LUT of `unit` (SDP or CDP, the units with an S_LUT_ACCESS port); CsbError for another.
   [[nodiscard]] const LutTables& lut(std::string_view unit) const;
 
   // Called after software sets D_OP_ENABLE of `unit` for `group`.

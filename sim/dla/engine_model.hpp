@@ -18,35 +18,15 @@ class sc_trace_file;
 
 namespace octasim::dla {
 
-struct EngineStats {
-  std::uint64_t operations = 0;
-  std::uint64_t busy_cycles = 0;         // datapath computing (convolution: CSC issuing packages)
-  std::uint64_t read_stall_cycles = 0;   // datapath waiting for DMA data (convolution: data or
-                                         // weights not yet in CBUF)
-  std::uint64_t write_stall_cycles = 0;  // datapath waiting for room towards the output (WDMA,
-                                         // convolution: CACC delivery credits)
-  std::uint64_t active_cycles = 0;       // OP start to completion, summed over operations
-  std::uint64_t bytes_read = 0;
-  std::uint64_t bytes_written = 0;
-  std::uint64_t elements = 0;  // elements processed (convolution: multiply-accumulates)
-};
-
-// The counters behind EngineStats; each engine registers them with its own descriptions.
+// The counter handles every engine registers in its stats::Group, each with its own
+// description (the group is the one place their values are read: the report's unit totals,
+// a layer's deltas, the perf registers). Names: operations, active_cycles (OP start to
+// completion), busy_cycles (datapath computing; convolution: CSC issuing packages),
+// read_stall_cycles (datapath waiting for DMA data), write_stall_cycles (waiting for room
+// towards the output), bytes_read, bytes_written, and elements processed (convolution: macs).
 struct EngineCounters {
   stats::Counter operations, active_cycles, busy_cycles, read_stall_cycles, write_stall_cycles,
       bytes_read, bytes_written, elements;
-  [[nodiscard]] EngineStats totals() const {
-    EngineStats s;
-    s.operations = operations.value();
-    s.busy_cycles = busy_cycles.value();
-    s.read_stall_cycles = read_stall_cycles.value();
-    s.write_stall_cycles = write_stall_cycles.value();
-    s.active_cycles = active_cycles.value();
-    s.bytes_read = bytes_read.value();
-    s.bytes_written = bytes_written.value();
-    s.elements = elements.value();
-    return s;
-  }
 };
 
 // One hardware unit inside an engine (CDMA data DMA, CSC, RDMA, WDMA, ...) as its statistics
@@ -71,10 +51,8 @@ class EngineModel {
   virtual void start(const Engine& engine, const OpResult& op, const RegRead& regs,
                      std::function<void()> on_done) = 0;
   [[nodiscard]] virtual bool busy() const = 0;
-  // The totals over every operation so far, read from statistics().
-  [[nodiscard]] virtual EngineStats stats() const = 0;
   // The engine's statistics counters (group named after the module: dla.CONV), the one source of
-  // stats() and of the perf registers.
+  // its totals, of a layer's counts and of the perf registers.
   [[nodiscard]] virtual const stats::Group& statistics() const = 0;
   // The engine's units and which of its counters describe them.
   [[nodiscard]] virtual const std::vector<UnitCounters>& units() const = 0;

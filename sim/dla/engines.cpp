@@ -1,11 +1,17 @@
 #include "sim/dla/engines.hpp"
 
-#include "octasim/regs/nvdla.hpp"
-#include "sim/dla/sdp_functional.hpp"
-#include "sim/octav/octav_functional.hpp"
+#include <stdexcept>
 
-namespace octasim::dla {
-namespace {
+#include <fmt/core.h>
+
+#include "octasim/regs/nvdla.hpp"
+#include "sim/dla/conv_core.hpp"
+#include "sim/dla/sdp_functional.hpp"
+#include "sim/dla/stream_engine.hpp"
+#include "sim/mem/memory_system.hpp"
+#include "sim/octav/octav_core.hpp"
+
+namespace octasim::dla::engine_parts {
 
 bool sdp_flying(const RegRead& regs) {
   using R = regs::SDP::D_FEATURE_MODE_CFG;
@@ -60,25 +66,59 @@ OpResult pdp(const HwConfig& hw, const RegRead& regs, const LutTables& /*lut*/,
   return run_pdp(hw, regs, mem);
 }
 
-}  // namespace
+std::unique_ptr<EngineModel> conv_model(const ModelSite& site) {
+  auto conv = std::make_unique<ConvCore>(site.name, site.hw, site.clock_period);
+  conv->dma_socket.bind(site.memory.socket);
+  return conv;
+}
 
-const std::array<Engine, kEngineCount>& engines() {
-  // GLB S_INTR_STATUS: SDP 0/1, CDP 2/3, PDP 4/5, CDMA_DAT 16/17, CDMA_WT 18/19, CACC 20/21;
-  // octasim's OCTAV 22/23.
-  static const std::array<Engine, kEngineCount> table{{
-      {"CONV",
-       "SDP",
-       conv_units,
-       sdp_flying,
-       {{{"CDMA", 16}, {"CDMA", 18}, {"CACC", 20}, {"SDP", 0}}},
-       4,
-       run_conv},
-      {"SDP", "SDP", sdp_units, sdp_alone, {{{"SDP", 0}}}, 1, run_sdp},
-      {"CDP", "CDP", cdp_units, always, {{{"CDP", 2}}}, 1, run_cdp},
-      {"PDP", "PDP", pdp_units, always, {{{"PDP", 4}}}, 1, pdp},
-      {"OCTAV", "SDP", octav_units, always, {{{"OCTAV", 22}}}, 1, octav::run_octav},
-  }};
-  return table;
+std::unique_ptr<EngineModel> stream_model(const ModelSite& site) {
+  auto stream = std::make_unique<StreamEngine>(site.name, site.hw, site.clock_period);
+  stream->rdma_socket.bind(site.memory.socket);
+  stream->wdma_socket.bind(site.memory.socket);
+  return stream;
+}
+
+std::unique_ptr<EngineModel> octav_model(const ModelSite& site) {
+  auto octav_unit = std::make_unique<octav::OctavCore>(site.name, site.hw, site.clock_period);
+  octav_unit->dma_socket.bind(site.memory.socket);
+  return octav_unit;
+}
+
+double mac_peak(const HwConfig& /*hw*/, const OpResult& op) {
+  return 2.0 * op.macs_per_cycle;
+}
+
+double sdp_peak(const HwConfig& hw, const OpResult& /*op*/) {
+  return hw.sdp_bs_throughput;
+}
+
+double cdp_peak(const HwConfig& hw, const OpResult& /*op*/) {
+  return hw.cdp_throughput;
+}
+
+double pdp_peak(const HwConfig& hw, const OpResult& /*op*/) {
+  return hw.pdp_throughput;
+}
+
+double octav_peak(const HwConfig& hw, const OpResult& /*op*/) {
+  return hw.octav_elements_per_cycle;
+}
+
+}  // namespace octasim::dla::engine_parts
+
+namespace octasim::dla {
+
+std::size_t engine_index(std::string_view name) {
+  for (std::size_t i = 0; i < engines().size(); ++i) {
+    if (engines()[i].name == name) return i;
+  }
+  throw std::runtime_error(fmt::format("unknown engine '{}'", name));
+}
+
+const LutTables& lut_of(const Engine& engine, const RegisterFile& regs) {
+  static const LutTables kNone{};
+  return engine.lut_unit.empty() ? kNone : regs.lut(engine.lut_unit);
 }
 
 RegRead group_reader(const RegisterFile& regs, const RegisterFile::Groups& groups) {

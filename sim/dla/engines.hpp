@@ -1,17 +1,28 @@
 // The DLA's engines as the device sequences them: which register units make up an operation
 // (the convolution pipeline CDMA..CACC with SDP in flying mode; SDP, PDP, CDP with their RDMAs;
 // octasim's OCTAV unit, sim/octav),
-// when a programmed operation may start, which interrupts it raises, and the functional
-// operation that computes its result. The functional device and the cycle-level device share
-// this table.
+// when a programmed operation may start, which interrupts it raises, the functional operation
+// that computes its result, the cycle-level model that times it and its roofline peak. The
+// functional device, the SoC (sim/soc) and the report share this table; a new engine is one
+// entry here.
 #pragma once
 
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <string_view>
 
 #include "sim/core/register_file.hpp"
 #include "sim/dla/functional.hpp"
+#include "sim/octav/octav_functional.hpp"
+
+namespace sc_core {
+class sc_time;
+}
+
+namespace octasim {
+class MemorySystem;
+}
 
 namespace octasim::dla {
 
@@ -30,9 +41,20 @@ struct EngineInterrupt {
   unsigned status_bit0;   // GLB S_INTR_STATUS bit for group 0; group 1 is the next bit
 };
 
+class EngineModel;
+
+// Where an engine's timing model is built: its module name, the configuration, the clock and
+// the memory system its DMA sockets bind to.
+struct ModelSite {
+  const char* name;
+  const HwConfig& hw;
+  const sc_core::sc_time& clock_period;
+  MemorySystem& memory;
+};
+
 struct Engine {
   std::string_view name;      // CONV, SDP, CDP, PDP, OCTAV
-  std::string_view lut_unit;  // whose LUT the operation reads (SDP or CDP)
+  std::string_view lut_unit;  // whose LUT the operation reads (SDP or CDP; empty: none)
   // The units taking part in an operation programmed as `regs` reads (the core unit first).
   UnitList (*units)(const RegRead& regs);
   // Whether an operation so programmed is this engine's: an SDP group in flying mode runs as
@@ -42,12 +64,100 @@ struct Engine {
   std::size_t interrupt_count;
   OpResult (*run)(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
                   models::ops::Memory& mem);
+  // Builds the engine's cycle-level model (ConvCore, StreamEngine, OctavCore) with its DMA
+  // sockets bound to the memory system.
+  std::unique_ptr<EngineModel> (*make_model)(const ModelSite& site);
+  // The roofline's compute peak of operation `op` (ops per cycle): a MAC is two ops; SDP, PDP,
+  // CDP count one op per element processed (OCTAV: per pass), at the configured throughput.
+  double (*peak_ops_per_cycle)(const HwConfig& hw, const OpResult& op);
 };
 
-inline constexpr std::size_t kEngineCount = 5;
+// The parts of the table below (engines.cpp).
+namespace engine_parts {
+UnitList conv_units(const RegRead& regs);
+UnitList sdp_units(const RegRead& regs);
+UnitList cdp_units(const RegRead& regs);
+UnitList pdp_units(const RegRead& regs);
+UnitList octav_units(const RegRead& regs);
+bool sdp_flying(const RegRead& regs);
+bool sdp_alone(const RegRead& regs);
+bool always(const RegRead& regs);
+OpResult pdp(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
+             models::ops::Memory& mem);
+std::unique_ptr<EngineModel> conv_model(const ModelSite& site);
+std::unique_ptr<EngineModel> stream_model(const ModelSite& site);
+std::unique_ptr<EngineModel> octav_model(const ModelSite& site);
+double mac_peak(const HwConfig& hw, const OpResult& op);
+double sdp_peak(const HwConfig& hw, const OpResult& op);
+double cdp_peak(const HwConfig& hw, const OpResult& op);
+double pdp_peak(const HwConfig& hw, const OpResult& op);
+double octav_peak(const HwConfig& hw, const OpResult& op);
+}  // namespace engine_parts
+
+// The engine registry: one entry per engine, everything the devices, the SoC and the report
+// know of it. GLB S_INTR_STATUS: SDP 0/1, CDP 2/3, PDP 4/5, CDMA_DAT 16/17, CDMA_WT 18/19,
+// CACC 20/21; octasim's OCTAV 22/23.
+inline constexpr std::array kEngines{
+    Engine{"CONV",
+           "SDP",
+           engine_parts::conv_units,
+           engine_parts::sdp_flying,
+           {{{"CDMA", 16}, {"CDMA", 18}, {"CACC", 20}, {"SDP", 0}}},
+           4,
+           run_conv,
+           engine_parts::conv_model,
+           engine_parts::mac_peak},
+    Engine{"SDP",
+           "SDP",
+           engine_parts::sdp_units,
+           engine_parts::sdp_alone,
+           {{{"SDP", 0}}},
+           1,
+           run_sdp,
+           engine_parts::stream_model,
+           engine_parts::sdp_peak},
+    Engine{"CDP",
+           "CDP",
+           engine_parts::cdp_units,
+           engine_parts::always,
+           {{{"CDP", 2}}},
+           1,
+           run_cdp,
+           engine_parts::stream_model,
+           engine_parts::cdp_peak},
+    Engine{"PDP",
+           "",
+           engine_parts::pdp_units,
+           engine_parts::always,
+           {{{"PDP", 4}}},
+           1,
+           engine_parts::pdp,
+           engine_parts::stream_model,
+           engine_parts::pdp_peak},
+    Engine{"OCTAV",
+           "SDP",
+           engine_parts::octav_units,
+           engine_parts::always,
+           {{{"OCTAV", 22}}},
+           1,
+           octav::run_octav,
+           engine_parts::octav_model,
+           engine_parts::octav_peak},
+};
+
+inline constexpr std::size_t kEngineCount = kEngines.size();
 
 // CONV, SDP, CDP, PDP, OCTAV.
-[[nodiscard]] const std::array<Engine, kEngineCount>& engines();
+[[nodiscard]] inline const std::array<Engine, kEngineCount>& engines() {
+  return kEngines;
+}
+
+// The index of the engine named `name` in engines(); std::runtime_error naming it for a name
+// octasim has no engine of (a report written by another octasim, a corrupted file).
+[[nodiscard]] std::size_t engine_index(std::string_view name);
+
+// The LUT `engine`'s operation reads (an empty one when it reads none).
+[[nodiscard]] const LutTables& lut_of(const Engine& engine, const RegisterFile& regs);
 
 // Reads registers as the hardware executing `groups` sees them.
 [[nodiscard]] RegRead group_reader(const RegisterFile& regs, const RegisterFile::Groups& groups);

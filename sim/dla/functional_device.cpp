@@ -40,11 +40,11 @@ void FunctionalDevice::start_ready_engines() {
     for (const Engine& e : engines()) {
       const RegisterFile::Groups groups = regs_.consumers();
       if (!ready_to_start(e, regs_, groups)) continue;
-      // The hardware starts the operation (pending groups become running), as on DlaDevice;
+      // The hardware starts the operation (pending groups become running), as on the SoC;
       // it then completes at once.
       start_group(e, regs_, groups);
       const RegRead read = group_reader(regs_, groups);
-      OpResult r = e.run(hw_, read, regs_.lut(e.lut_unit), memory_);
+      OpResult r = e.run(hw_, read, lut_of(e, regs_), memory_);
       complete_group(e, regs_, groups, r);
       const unsigned group = regs_.group_of(e.units(read).names[0], groups);
       layers_.push_back({std::string(e.name), group, std::move(r)});

@@ -1,6 +1,6 @@
 // A zero-time DLA: register writes that start an engine run its functional operation at once
 // and raise its interrupt. It answers "is the arithmetic right?" fast, with no timing
-// (`octasim run --functional`); the cycle-level device answers "how long does it take?".
+// (`octasim run --functional`); the cycle-level SoC (sim/soc) answers "how long does it take?".
 // Operations and CSB accesses take no time; only waiting does: wait_cycles advances the cycle
 // counter, and an interrupt wait that cannot succeed (nothing is running) uses up its whole
 // timeout. So the player's polls and interrupt waits end, as on the cycle-level device.

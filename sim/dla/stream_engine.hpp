@@ -41,7 +41,6 @@ class StreamEngine final : public sc_core::sc_module, public EngineModel, privat
   void start(const Engine& engine, const OpResult& op, const RegRead& regs,
              std::function<void()> on_done) override;
   [[nodiscard]] bool busy() const override { return busy_; }
-  [[nodiscard]] EngineStats stats() const override { return counters_.totals(); }
   [[nodiscard]] const stats::Group& statistics() const override { return stats_; }
   [[nodiscard]] const std::vector<UnitCounters>& units() const override { return units_; }
   void set_timeline(stats::Timeline* timeline) override;

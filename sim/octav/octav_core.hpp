@@ -50,7 +50,6 @@ class OctavCore final : public sc_core::sc_module, public dla::EngineModel, priv
   void start(const dla::Engine& engine, const dla::OpResult& op, const dla::RegRead& regs,
              std::function<void()> on_done) override;
   [[nodiscard]] bool busy() const override { return busy_; }
-  [[nodiscard]] dla::EngineStats stats() const override { return counters_.totals(); }
   [[nodiscard]] const stats::Group& statistics() const override { return stats_; }
   [[nodiscard]] const std::vector<dla::UnitCounters>& units() const override { return units_; }
   [[nodiscard]] std::vector<std::pair<std::uint32_t, std::uint32_t>> perf_registers(

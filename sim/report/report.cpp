@@ -16,15 +16,6 @@ namespace {
 
 using nlohmann::json;
 
-// The engine's configured datapath throughput (elements per cycle): the roofline peak of SDP,
-// PDP, CDP and OCTAV, which count one op per element processed (OCTAV: per pass).
-unsigned engine_throughput(const HwConfig& hw, const std::string& engine) {
-  if (engine == "OCTAV") return hw.octav_elements_per_cycle;
-  if (engine == "PDP") return hw.pdp_throughput;
-  if (engine == "CDP") return hw.cdp_throughput;
-  return hw.sdp_bs_throughput;
-}
-
 std::string register_name(std::uint32_t addr) {
   const regs::RegisterInfo* info = regs::find_register(addr);
   return info ? fmt::format("NVDLA_{}.{}_0", info->unit, info->name)
@@ -39,9 +30,17 @@ double ratio(double num, double den) {
   return den > 0 ? num / den : 0.0;
 }
 
-json layer_json(const dla::DlaDevice& device, std::size_t index, const dla::LayerTiming& l) {
-  const HwConfig& hw = device.config();
-  const dla::EngineModel& model = device.engine(l.engine_index);
+// The value of the counter `name` in `group` (0 when the group has none).
+std::uint64_t counter(const stats::Group& group, const std::string& name) {
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    if (group.info(i).name == name) return group.value(i);
+  }
+  return 0;
+}
+
+json layer_json(const soc::Soc& soc, std::size_t index, const soc::LayerTiming& l) {
+  const HwConfig& hw = soc.config();
+  const dla::EngineModel& model = soc.dla().engine(l.engine_index);
   const stats::Group& group = model.statistics();
   const dla::OpResult& r = l.result;
   const bool finished = l.end_cycle >= l.start_cycle && !l.counters.empty();
@@ -73,7 +72,7 @@ json layer_json(const dla::DlaDevice& device, std::size_t index, const dla::Laye
   const std::uint64_t bytes_written = named("bytes_written");
   j["bytes_read"] = bytes_read;
   j["bytes_written"] = bytes_written;
-  const double peak_bw = device.memory_system().bytes_per_cycle();  // every DRAM channel
+  const double peak_bw = soc.memory_system().bytes_per_cycle();  // every DRAM channel
   const double bw =
       ratio(static_cast<double>(bytes_read + bytes_written), static_cast<double>(cycles));
   j["bandwidth"] = {{"bytes_per_cycle", bw},
@@ -109,8 +108,7 @@ json layer_json(const dla::DlaDevice& device, std::size_t index, const dla::Laye
   // Roofline: a MAC is two ops; SDP/PDP/CDP count one op per element processed.
   const bool conv = r.macs > 0;
   const std::uint64_t ops = conv ? 2 * r.macs : named("elements");
-  const double peak_ops =
-      conv ? 2.0 * r.macs_per_cycle : static_cast<double>(engine_throughput(hw, l.engine));
+  const double peak_ops = dla::engines()[l.engine_index].peak_ops_per_cycle(hw, r);
   const std::uint64_t dram_bytes = bytes_read + bytes_written;
   const double ridge = ratio(peak_ops, peak_bw);
   json roof = {
@@ -236,8 +234,8 @@ void print_layer(const json& l) {
 
 }  // namespace
 
-json build(const dla::DlaDevice& device, const RunInfo& run) {
-  const HwConfig& hw = device.config();
+json build(const soc::Soc& soc, const RunInfo& run) {
+  const HwConfig& hw = soc.config();
   json j;
   j["schema_version"] = kSchemaVersion;
   j["generator"] = run.generator;
@@ -249,7 +247,7 @@ json build(const dla::DlaDevice& device, const RunInfo& run) {
                  {"trace_cycles", run.trace_cycles},
                  {"compute_cycles", run.compute_cycles}};
   j["config"] = {{"name", hw.name},
-                 {"dram_bytes_per_cycle", device.memory_system().bytes_per_cycle()},
+                 {"dram_bytes_per_cycle", soc.memory_system().bytes_per_cycle()},
                  {"mac_atomic_c", hw.mac_atomic_c},
                  {"mac_atomic_k", hw.mac_atomic_k},
                  {"memory_atomic_size", hw.memory_atomic_size},
@@ -259,26 +257,24 @@ json build(const dla::DlaDevice& device, const RunInfo& run) {
                  {"primary_memif_latency", hw.primary_memif_latency}};
 
   json layers = json::array();
-  for (std::size_t i = 0; i < device.layers().size(); ++i) {
-    layers.push_back(layer_json(device, i, device.layers()[i]));
+  for (std::size_t i = 0; i < soc.dla().layers().size(); ++i) {
+    layers.push_back(layer_json(soc, i, soc.dla().layers()[i]));
   }
   j["layers"] = std::move(layers);
 
   json units = json::array();
   for (std::size_t i = 0; i < dla::engines().size(); ++i) {
-    const dla::EngineStats s = device.engine(i).stats();
-    units.push_back({{"name", std::string(dla::engines()[i].name)},
-                     {"operations", s.operations},
-                     {"active_cycles", s.active_cycles},
-                     {"busy_cycles", s.busy_cycles},
-                     {"read_stall_cycles", s.read_stall_cycles},
-                     {"write_stall_cycles", s.write_stall_cycles},
-                     {"bytes_read", s.bytes_read},
-                     {"bytes_written", s.bytes_written}});
+    const stats::Group& g = soc.dla().engine(i).statistics();
+    json u = {{"name", std::string(dla::engines()[i].name)}};
+    for (const char* name : {"operations", "active_cycles", "busy_cycles", "read_stall_cycles",
+                             "write_stall_cycles", "bytes_read", "bytes_written"}) {
+      u[name] = counter(g, name);
+    }
+    units.push_back(std::move(u));
   }
   j["units"] = std::move(units);
 
-  const MemorySystem& dram = device.memory_system();
+  const MemorySystem& dram = soc.memory_system();
   const double window = static_cast<double>(run.trace_cycles);
   const double bw = ratio(static_cast<double>(dram.bytes_read() + dram.bytes_written()), window);
   j["dram"] = {{"bytes_read", dram.bytes_read()},
@@ -291,7 +287,7 @@ json build(const dla::DlaDevice& device, const RunInfo& run) {
   // The memory system's caches and channels (only with L2 slices / several partitions is there
   // more than the DRAM line above to show).
   {
-    const MemorySystem& memsys = device.memory_system();
+    const MemorySystem& memsys = soc.memory_system();
     json slices = json::array();
     for (unsigned i = 0; i < memsys.l2_slices(); ++i) {
       const mem::L2Slice& l2 = memsys.l2_slice(i);
@@ -317,7 +313,7 @@ json build(const dla::DlaDevice& device, const RunInfo& run) {
     j["memory"] = {{"l2_slices", std::move(slices)}, {"dram_channels", std::move(channels)}};
   }
 
-  if (const ppu::Ppu* p = device.ppu()) {
+  if (const ppu::Ppu* p = soc.ppu()) {
     json kernels = json::array();
     for (const ppu::KernelRecord& k : p->kernels()) {
       kernels.push_back({{"channel", k.channel},
@@ -349,7 +345,7 @@ json build(const dla::DlaDevice& device, const RunInfo& run) {
   }
 
   json statistics = json::array();
-  for (const stats::Group* g : device.statistics()) {
+  for (const stats::Group* g : soc.statistics()) {
     for (std::size_t i = 0; i < g->size(); ++i) {
       const stats::CounterInfo& info = g->info(i);
       json c = {{"name", g->full_name(i)},
@@ -441,6 +437,26 @@ void print_summary(const json& report) {
   }
 }
 
+namespace {
+
+// Every layer's engine and every unit's name must be an engine of the registry.
+void check_engines(const json& report, const std::string& path) {
+  const auto check = [&](const json& entry, const char* key, const char* what) {
+    if (!entry.is_object() || !entry.contains(key) || !entry.at(key).is_string()) {
+      throw std::runtime_error(fmt::format("{}: a report {} has no '{}'", path, what, key));
+    }
+    try {
+      (void)dla::engine_index(entry.at(key).get<std::string>());
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error(fmt::format("{}: report {}: {}", path, what, e.what()));
+    }
+  };
+  for (const json& l : report.at("layers")) check(l, "engine", "layer");
+  for (const json& u : report.at("units")) check(u, "name", "unit");
+}
+
+}  // namespace
+
 json read(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error(fmt::format("{}: cannot open file", path));
@@ -462,6 +478,7 @@ json read(const std::string& path) {
       throw std::runtime_error(fmt::format("{}: report has no '{}'", path, key));
     }
   }
+  check_engines(j, path);
   return j;
 }
 

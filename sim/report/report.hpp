@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/core/hw_config.hpp"
-#include "sim/dla/dla_device.hpp"
+#include "sim/soc/soc.hpp"
 #include "sim/trace/player.hpp"
 
 namespace octasim::report {
@@ -28,14 +28,15 @@ struct RunInfo {
 };
 
 // Builds the report of a finished cycle-level run.
-[[nodiscard]] nlohmann::json build(const dla::DlaDevice& device, const RunInfo& run);
+[[nodiscard]] nlohmann::json build(const soc::Soc& soc, const RunInfo& run);
 
 // The per-layer and per-unit tables, the non-zero statistics counters and roofline lines of
 // `report` (without the PASS/checks/cycles lines), on stdout.
 void print_summary(const nlohmann::json& report);
 
 // Reads a report written by --report; throws std::runtime_error with one line naming the file
-// when it cannot be read, is not JSON or has another schema_version.
+// when it cannot be read, is not JSON, has another schema_version or names an engine octasim
+// does not have.
 [[nodiscard]] nlohmann::json read(const std::string& path);
 
 // Writes `report` to `path` (indented); throws std::runtime_error naming the file on failure.

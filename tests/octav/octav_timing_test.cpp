@@ -1,4 +1,4 @@
-// The OCTAV unit on the cycle-level device (DlaDevice + OctavCore): its cycles against numbers
+// The OCTAV unit on the cycle-level device (soc::Soc + OctavCore): its cycles against numbers
 // derived by hand from the configuration (nv_small: 8-byte atoms and requests, DRAM 4 B/cycle,
 // read latency 64, write latency 24, op start 8) and the octav_* keys. One SystemC elaboration
 // per process: ctest runs each TEST alone.
@@ -11,8 +11,9 @@
 
 #include "octasim/regs/nvdla.hpp"
 #include "sim/core/hw_config.hpp"
-#include "sim/dla/dla_device.hpp"
 #include "sim/octav/octav_core.hpp"
+#include "sim/soc/host_adapter.hpp"
+#include "sim/soc/soc.hpp"
 #include "tests/octav/octav_test_util.hpp"
 
 namespace octasim::octav {
@@ -44,8 +45,9 @@ LayerRun run_octav_layer(const HwConfig& hw, std::uint32_t length, std::uint32_t
                          std::uint32_t h = 0, std::uint32_t c = 0,
                          stats::Timeline* timeline = nullptr) {
   using M = R::OCTAV::D_MISC_CFG;
-  dla::DlaDevice dev("dla", hw);
-  if (timeline != nullptr) dev.set_timeline(timeline);
+  soc::Soc dev_soc("dla", hw);
+  soc::HostAdapter dev(dev_soc);
+  if (timeline != nullptr) dev.soc().set_timeline(timeline);
   const bool feature = c > 0;
   const std::size_t n = feature ? std::size_t{w} * h * c : length;
   const test::TypedTensor t = test::laplace_tensor(DataType::kInt8, n, 12.0, 41);
@@ -78,7 +80,7 @@ LayerRun run_octav_layer(const HwConfig& hw, std::uint32_t length, std::uint32_t
   r.passes = dev.csb_read(R::OCTAV::D_PERF_PASSES::kAddr);
   std::size_t index = 0;
   while (dla::engines()[index].name != "OCTAV") ++index;
-  const auto& core = dynamic_cast<const OctavCore&>(dev.engine(index));
+  const auto& core = dynamic_cast<const OctavCore&>(dev.soc().dla().engine(index));
   r.pass_cycles = core.last_pass_cycles();
   const auto counter = [&core](const std::string& name) {
     const stats::Group& g = core.statistics();
@@ -93,9 +95,10 @@ LayerRun run_octav_layer(const HwConfig& hw, std::uint32_t length, std::uint32_t
   r.dma_busy = counter("dma_busy_cycles");
   r.datapath_busy = counter("busy_cycles");
   r.divider_busy = counter("divide_cycles");
-  EXPECT_EQ(dev.layers().size(), 1u);
-  EXPECT_EQ(dev.layers().back().engine, "OCTAV");
-  r.layer_cycles = dev.layers().back().end_cycle - dev.layers().back().start_cycle;
+  EXPECT_EQ(dev.soc().dla().layers().size(), 1u);
+  EXPECT_EQ(dev.soc().dla().layers().back().engine, "OCTAV");
+  r.layer_cycles =
+      dev.soc().dla().layers().back().end_cycle - dev.soc().dla().layers().back().start_cycle;
   return r;
 }
 

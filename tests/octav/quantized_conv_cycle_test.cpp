@@ -1,4 +1,4 @@
-// conv -> OCTAV -> auto-programmed SDP on the cycle-level device (DlaDevice, nv_full): the same
+// conv -> OCTAV -> auto-programmed SDP on the cycle-level device (soc::Soc, nv_full): the same
 // firmware trace as the functional test passes every models/ check, the device's codes equal the
 // golden, and the OCTAV layer's time is what its passes and divisions add up to. One SystemC
 // elaboration per process.
@@ -10,8 +10,9 @@
 
 #include <unistd.h>
 
-#include "sim/dla/dla_device.hpp"
 #include "sim/octav/octav_core.hpp"
+#include "sim/soc/host_adapter.hpp"
+#include "sim/soc/soc.hpp"
 #include "sim/trace/player.hpp"
 #include "sim/trace/trace.hpp"
 #include "tests/octav/quantized_conv_case.hpp"
@@ -19,7 +20,7 @@
 namespace octasim::test {
 namespace {
 
-TEST(QuantizedConvCycle, DlaDeviceMatchesModels) {
+TEST(QuantizedConvCycle, SocMatchesModels) {
   if (sc_core::sc_get_status() != sc_core::SC_ELABORATION) {
     GTEST_SKIP() << "SystemC elaborates once per process; run alone";
   }
@@ -30,7 +31,8 @@ TEST(QuantizedConvCycle, DlaDeviceMatchesModels) {
                                     ("octasim-octav-cycle-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string path = writer.save(dir.string(), "quantized_conv.cfg");
-  dla::DlaDevice device("dla", hw);
+  soc::Soc device_soc("dla", hw);
+  soc::HostAdapter device(device_soc);
   const trace::PlayResult r = trace::play(trace::parse_trace_file(path), device, {});
   std::filesystem::remove_all(dir);
   ASSERT_EQ(r.checks.size(), 6u);
@@ -38,15 +40,15 @@ TEST(QuantizedConvCycle, DlaDeviceMatchesModels) {
   EXPECT_EQ(read_int16_surface(device.memory(), q.layer.sdp_out, hw.memory_atomic_size),
             q.octav_codes);
 
-  ASSERT_EQ(device.layers().size(), 4u);
-  const dla::LayerTiming& l = device.layers()[1];
+  ASSERT_EQ(device.soc().dla().layers().size(), 4u);
+  const soc::LayerTiming& l = device.soc().dla().layers()[1];
   ASSERT_EQ(l.engine, "OCTAV");
   // A = 12 x 10 x 16 INT16 on 32-byte atoms: one surface, 120 atoms of 16 elements, 3840 bytes,
   // which fits the 16 KiB buffer: pass 0 from DRAM, the iterations from the buffer at 8
   // elements per cycle (2 cycles per atom), each then the divider (24 cycles, one group).
   std::size_t index = 0;
   while (dla::engines()[index].name != "OCTAV") ++index;
-  const auto& core = dynamic_cast<const octav::OctavCore&>(device.engine(index));
+  const auto& core = dynamic_cast<const octav::OctavCore&>(device.soc().dla().engine(index));
   ASSERT_EQ(core.last_pass_cycles().size(), static_cast<std::size_t>(q.octav.iterations) + 1);
   for (std::size_t i = 1; i < core.last_pass_cycles().size(); ++i) {
     EXPECT_EQ(core.last_pass_cycles()[i], 120u * 2 + 24);

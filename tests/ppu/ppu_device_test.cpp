@@ -26,7 +26,8 @@
 #include "models/ops/gemm.hpp"
 #include "models/ops/sdp.hpp"
 #include "sim/core/hw_config.hpp"
-#include "sim/dla/dla_device.hpp"
+#include "sim/soc/host_adapter.hpp"
+#include "sim/soc/soc.hpp"
 #include "sim/trace/player.hpp"
 #include "sim/trace/trace.hpp"
 
@@ -103,7 +104,7 @@ Scenario make_scenario(const HwConfig& hw, bool with_semaphore) {
   return s;
 }
 
-void load(dla::DlaDevice& dev, const Scenario& s) {
+void load(soc::HostAdapter& dev, const Scenario& s) {
   MemoryImage& m = dev.memory();
   m.write(kSdpIn, s.input.data(), s.input.size());
   m.write(kB, s.b.data(), s.b.size());
@@ -113,7 +114,7 @@ void load(dla::DlaDevice& dev, const Scenario& s) {
   m.fill(kSem, 4, 0);
 }
 
-void ring(dla::DlaDevice& dev, unsigned channel, std::uint64_t base, std::size_t bytes) {
+void ring(soc::HostAdapter& dev, unsigned channel, std::uint64_t base, std::size_t bytes) {
   const std::uint32_t r = F::kCsbBase + channel * F::kChannelStride;
   dev.csb_write(r + F::kPbBaseLow, static_cast<std::uint32_t>(base));
   dev.csb_write(r + F::kPbBaseHigh, static_cast<std::uint32_t>(base >> 32));
@@ -121,7 +122,7 @@ void ring(dla::DlaDevice& dev, unsigned channel, std::uint64_t base, std::size_t
   dev.csb_write(r + F::kPut, static_cast<std::uint32_t>(bytes));
 }
 
-std::vector<std::uint8_t> read(dla::DlaDevice& dev, std::uint64_t addr, std::size_t n) {
+std::vector<std::uint8_t> read(soc::HostAdapter& dev, std::uint64_t addr, std::size_t n) {
   std::vector<std::uint8_t> out(n);
   dev.memory().read(addr, out.data(), n);
   return out;
@@ -130,7 +131,8 @@ std::vector<std::uint8_t> read(dla::DlaDevice& dev, std::uint64_t addr, std::siz
 TEST(PpuDevice, DlaLayerAndPpuKernelOrderedBySemaphore) {
   const HwConfig hw = load_hw_config("soc_small");
   const Scenario s = make_scenario(hw, true);
-  dla::DlaDevice dev("dev", hw);
+  soc::Soc dev_soc("dev", hw);
+  soc::HostAdapter dev(dev_soc);
   load(dev, s);
   ring(dev, 1, kPb1, s.pb1.size());  // the consumer first: it must wait
   ring(dev, 0, kPb0, s.pb0.size());
@@ -140,11 +142,11 @@ TEST(PpuDevice, DlaLayerAndPpuKernelOrderedBySemaphore) {
   EXPECT_EQ(read(dev, kD, s.d_golden.size()), s.d_golden);
   // The order: the SDP layer ran (started by channel 0's REG_WRITEs) and ended before the
   // kernel started.
-  ASSERT_EQ(dev.layers().size(), 1u);
-  EXPECT_EQ(dev.layers()[0].engine, "SDP");
-  ASSERT_NE(dev.ppu(), nullptr);
-  ASSERT_EQ(dev.ppu()->kernels().size(), 1u);
-  EXPECT_GE(dev.ppu()->kernels()[0].start_cycle, dev.layers()[0].end_cycle);
+  ASSERT_EQ(dev.soc().dla().layers().size(), 1u);
+  EXPECT_EQ(dev.soc().dla().layers()[0].engine, "SDP");
+  ASSERT_NE(dev.soc().ppu(), nullptr);
+  ASSERT_EQ(dev.soc().ppu()->kernels().size(), 1u);
+  EXPECT_GE(dev.soc().ppu()->kernels()[0].start_cycle, dev.soc().dla().layers()[0].end_cycle);
   // Both channels went back to idle, without an error.
   for (unsigned ch = 0; ch < 2; ++ch) {
     const std::uint32_t r = F::kCsbBase + ch * F::kChannelStride;
@@ -159,14 +161,15 @@ TEST(PpuDevice, DlaLayerAndPpuKernelOrderedBySemaphore) {
 TEST(PpuDevice, WithoutTheSemaphoreTheKernelReadsStaleInput) {
   const HwConfig hw = load_hw_config("soc_small");
   const Scenario s = make_scenario(hw, false);
-  dla::DlaDevice dev("dev", hw);
+  soc::Soc dev_soc("dev", hw);
+  soc::HostAdapter dev(dev_soc);
   load(dev, s);
   ring(dev, 1, kPb1, s.pb1.size());
   ring(dev, 0, kPb0, s.pb0.size());
   ASSERT_TRUE(dev.wait_interrupt(25, 2'000'000));
   ASSERT_TRUE(dev.wait_interrupt(24, 2'000'000));
-  ASSERT_EQ(dev.ppu()->kernels().size(), 1u);
-  EXPECT_LT(dev.ppu()->kernels()[0].start_cycle, dev.layers()[0].end_cycle);
+  ASSERT_EQ(dev.soc().ppu()->kernels().size(), 1u);
+  EXPECT_LT(dev.soc().ppu()->kernels()[0].start_cycle, dev.soc().dla().layers()[0].end_cycle);
   EXPECT_NE(read(dev, kD, s.d_golden.size()), s.d_golden);
   EXPECT_EQ(read(dev, kSdpOut, s.a_golden.size()), s.a_golden);  // the DLA itself was right
 }
@@ -235,14 +238,15 @@ TEST(PpuDevice, TraceWithPpuSubmitAndToleranceCheck) {
       std::filesystem::temp_directory_path() / ("octasim-ppu-trace-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string path = write_ppu_trace(hw, dir.string());
-  dla::DlaDevice dev("dev", hw);
+  soc::Soc dev_soc("dev", hw);
+  soc::HostAdapter dev(dev_soc);
   const trace::PlayResult r = trace::play(trace::parse_trace_file(path), dev, {});
   std::filesystem::remove_all(dir);
   ASSERT_EQ(r.checks.size(), 2u);
   for (const auto& c : r.checks) EXPECT_TRUE(c.pass) << c.description << ": " << c.detail;
-  ASSERT_EQ(dev.ppu()->kernels().size(), 2u);
-  EXPECT_NE(dev.ppu()->kernels()[1].path.find("padded"), std::string::npos)
-      << dev.ppu()->kernels()[1].path;
+  ASSERT_EQ(dev.soc().ppu()->kernels().size(), 2u);
+  EXPECT_NE(dev.soc().ppu()->kernels()[1].path.find("padded"), std::string::npos)
+      << dev.soc().ppu()->kernels()[1].path;
 }
 
 // Writes the trace into $OCTASIM_PPU_TRACE_DIR for the ctest fixture that plays it through
@@ -256,7 +260,8 @@ TEST(PpuTraceFile, Write) {
 
 // A PPU doorbell on a configuration without a PPU is one clear error, not a hang.
 TEST(PpuDevice, DoorbellWithoutAPpuIsAnError) {
-  dla::DlaDevice dev("dev", load_hw_config("nv_small"));
+  soc::Soc dev_soc("dev", load_hw_config("nv_small"));
+  soc::HostAdapter dev(dev_soc);
   try {
     dev.csb_write(F::kCsbBase + F::kPut, 8);
     ADD_FAILURE() << "no error";

@@ -1,0 +1,129 @@
+#include "sim/soc/dla.hpp"
+
+namespace octasim::soc {
+
+using dla::Engine;
+using dla::engines;
+
+Dla::Dla(const HwConfig& hw, const sc_core::sc_time& clock_period, MemoryImage& memory,
+         RegisterFile& regs, MemorySystem& memory_system, InterruptController& interrupts)
+    : hw_(hw), period_(clock_period), memory_(memory), regs_(regs), interrupts_(interrupts) {
+  for (std::size_t i = 0; i < engines().size(); ++i) {
+    const std::string name(engines()[i].name);
+    models_[i] = engines()[i].make_model({name.c_str(), hw_, period_, memory_system});
+    busy_signals_.push_back(std::make_unique<Flag>((name + "_busy").c_str()));
+  }
+}
+
+Dla::~Dla() = default;
+
+bool Dla::busy() const {
+  for (const auto& m : models_) {
+    if (m->busy()) return true;
+  }
+  return false;
+}
+
+std::uint64_t Dla::cycle() const {
+  return static_cast<std::uint64_t>(sc_core::sc_time_stamp() / period_ + 0.5);
+}
+
+std::vector<const stats::Group*> Dla::statistics() const {
+  std::vector<const stats::Group*> groups;
+  for (const auto& m : models_) groups.push_back(&m->statistics());
+  return groups;
+}
+
+void Dla::set_timeline(stats::Timeline* timeline) {
+  timeline_ = timeline;
+  layer_tracks_.clear();
+  if (timeline_ != nullptr) {
+    for (const Engine& e : engines()) layer_tracks_.push_back(timeline_->track(e.name, "layers"));
+  }
+  for (const auto& m : models_) m->set_timeline(timeline);
+}
+
+void Dla::trace_busy_signals(sc_core::sc_trace_file* file) {
+  drive_signals_ = true;
+  for (std::size_t i = 0; i < busy_signals_.size(); ++i) {
+    sc_core::sc_trace(file, *busy_signals_[i], std::string(engines()[i].name) + ".busy");
+  }
+}
+
+void Dla::trace_engine_signals(sc_core::sc_trace_file* file) {
+  for (const auto& m : models_) m->trace_signals(file);
+}
+
+void Dla::update_signals() {
+  if (!drive_signals_) return;
+  for (std::size_t i = 0; i < busy_signals_.size(); ++i)
+    busy_signals_[i]->write(models_[i]->busy());
+}
+
+bool Dla::units_free(const dla::UnitList& units) const {
+  for (std::size_t i = 0; i < models_.size(); ++i) {
+    if (!models_[i]->busy()) continue;
+    for (std::string_view busy : running_[i].units) {
+      for (std::string_view u : units) {
+        if (u == busy) return false;
+      }
+    }
+  }
+  return true;
+}
+
+void Dla::start_ready_engines() {
+  for (std::size_t i = 0; i < engines().size(); ++i) {
+    if (models_[i]->busy()) continue;
+    RegisterFile::Groups groups = regs_.consumers();
+    if (!dla::ready_to_start(engines()[i], regs_, groups)) continue;
+    const dla::UnitList units = engines()[i].units(dla::group_reader(regs_, groups));
+    if (!units_free(units)) continue;  // a shared unit (SDP) is busy in another engine
+    start(i, std::move(groups), units);
+  }
+}
+
+void Dla::start(std::size_t engine_index, RegisterFile::Groups groups, const dla::UnitList& units) {
+  const std::size_t i = engine_index;
+  const Engine& e = engines()[i];
+  const dla::RegRead read = dla::group_reader(regs_, groups);
+  overlays_[i] = std::make_unique<OverlayMemory>(memory_);
+  dla::OpResult r = e.run(hw_, read, dla::lut_of(e, regs_), *overlays_[i]);
+  dla::start_group(e, regs_, groups);
+  const std::size_t layer = layers_.size();
+  LayerTiming timing;
+  timing.engine = std::string(e.name);
+  timing.group = regs_.group_of(units.names[0], groups);
+  timing.start_cycle = cycle();
+  timing.end_cycle = 0;
+  timing.result = std::move(r);
+  timing.engine_index = i;
+  timing.counters_at_start = models_[i]->statistics().snapshot();
+  layers_.push_back(std::move(timing));
+  models_[i]->start(e, layers_.back().result, read, [this, i, layer] { finish(i, layer); });
+  running_[i] = {std::move(groups), units};
+}
+
+void Dla::finish(std::size_t engine_index, std::size_t layer) {
+  const Engine& e = engines()[engine_index];
+  const RegisterFile::Groups& groups = running_[engine_index].groups;
+  overlays_[engine_index]->commit();
+  overlays_[engine_index].reset();
+  LayerTiming& l = layers_[layer];
+  l.end_cycle = cycle();
+  l.counters = stats::delta(l.counters_at_start, models_[engine_index]->statistics().snapshot());
+  l.perf_registers = models_[engine_index]->perf_registers(e, dla::group_reader(regs_, groups));
+  if (timeline_ != nullptr) {
+    timeline_->slice(layer_tracks_[engine_index], stats::Detail::kLayer, l.start_cycle, l.end_cycle,
+                     "layer " + std::to_string(layer) + " group " + std::to_string(l.group));
+  }
+  for (const auto& [addr, value] : l.perf_registers) regs_.set_value(addr, groups, value);
+  dla::complete_group(e, regs_, groups, l.result);
+  update_signals();
+  interrupts_.announce();  // a PPU channel may wait for it (WAIT_DLA); the host's wait ends
+  start_ready_engines();   // the other register group may be waiting
+  update_signals();
+  interrupts_.update_signal();
+}
+
+}  // namespace octasim::soc

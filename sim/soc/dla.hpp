@@ -1,0 +1,101 @@
+// The SoC's DLA: its engines' cycle-level models, built from the engine registry
+// (sim/dla/engines.hpp: CONV, SDP, CDP, PDP and octasim's OCTAV unit) on the memory system,
+// and what sequences them: an engine starts when the register writes complete its programming
+// and the units it needs are free; its functional result is computed at start (into an
+// overlay) and becomes visible in memory, with its status and perf registers and interrupts,
+// when its last write is acknowledged. Each operation is recorded as a LayerTiming.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <systemc>
+
+#include "sim/core/hw_config.hpp"
+#include "sim/core/memory_image.hpp"
+#include "sim/core/overlay_memory.hpp"
+#include "sim/core/register_file.hpp"
+#include "sim/dla/engine_model.hpp"
+#include "sim/dla/engines.hpp"
+#include "sim/mem/memory_system.hpp"
+#include "sim/soc/interrupt_controller.hpp"
+
+namespace octasim::soc {
+
+// One operation of an engine (a layer) as it ran.
+struct LayerTiming {
+  std::string engine;
+  unsigned group = 0;
+  std::uint64_t start_cycle = 0;
+  std::uint64_t end_cycle = 0;
+  dla::OpResult result;
+  std::size_t engine_index = 0;  // into dla::engines() and Dla::engine()
+  // The engine's statistics counters (its stats::Group, in registration order): values when the
+  // layer started, and their growth over the layer once it finished.
+  std::vector<std::uint64_t> counters_at_start;
+  std::vector<std::uint64_t> counters;
+  // The performance registers the layer set when it finished (CSB address, value).
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> perf_registers;
+};
+
+class Dla {
+ public:
+  // Builds every engine's model (a child of the module under construction, named after the
+  // engine) with its DMA sockets bound to `memory_system`.
+  Dla(const HwConfig& hw, const sc_core::sc_time& clock_period, MemoryImage& memory,
+      RegisterFile& regs, MemorySystem& memory_system, InterruptController& interrupts);
+  Dla(const Dla&) = delete;
+  Dla& operator=(const Dla&) = delete;
+  ~Dla();
+
+  // Starts every engine whose programming is complete and whose units are free (after a
+  // D_OP_ENABLE write, and when an operation finishes).
+  void start_ready_engines();
+  [[nodiscard]] bool busy() const;
+
+  [[nodiscard]] const std::vector<LayerTiming>& layers() const { return layers_; }
+  [[nodiscard]] const dla::EngineModel& engine(std::size_t i) const { return *models_[i]; }
+  // The engines' statistics groups (dla.CONV, dla.SDP, ...), in registry order.
+  [[nodiscard]] std::vector<const stats::Group*> statistics() const;
+  // A layer track per engine, then the engines' unit tracks.
+  void set_timeline(stats::Timeline* timeline);
+  // <ENGINE>.busy per engine (an operation running).
+  void trace_busy_signals(sc_core::sc_trace_file* file);
+  // The engines' own signals (CONV.cacc_credits).
+  void trace_engine_signals(sc_core::sc_trace_file* file);
+  void update_signals();
+
+ private:
+  // What a busy engine is executing: the register groups and units it took at start.
+  struct Running {
+    RegisterFile::Groups groups;
+    dla::UnitList units;
+  };
+
+  [[nodiscard]] bool units_free(const dla::UnitList& units) const;
+  [[nodiscard]] std::uint64_t cycle() const;
+  void start(std::size_t engine_index, RegisterFile::Groups groups, const dla::UnitList& units);
+  void finish(std::size_t engine_index, std::size_t layer);
+
+  const HwConfig& hw_;
+  sc_core::sc_time period_;
+  MemoryImage& memory_;
+  RegisterFile& regs_;
+  InterruptController& interrupts_;
+  std::array<std::unique_ptr<dla::EngineModel>, dla::kEngineCount> models_;
+  std::array<std::unique_ptr<OverlayMemory>, dla::kEngineCount> overlays_;
+  std::array<Running, dla::kEngineCount> running_;
+  std::vector<LayerTiming> layers_;
+  stats::Timeline* timeline_ = nullptr;
+  std::vector<std::uint32_t> layer_tracks_;
+  using Flag = sc_core::sc_signal<bool, sc_core::SC_UNCHECKED_WRITERS>;
+  std::vector<std::unique_ptr<Flag>> busy_signals_;
+  bool drive_signals_ = false;
+};
+
+}  // namespace octasim::soc
