@@ -72,11 +72,23 @@ std::unique_ptr<EngineModel> conv_model(const ModelSite& site) {
   return conv;
 }
 
-std::unique_ptr<EngineModel> stream_model(const ModelSite& site) {
-  auto stream = std::make_unique<StreamEngine>(site.name, site.hw, site.clock_period);
+namespace {
+std::unique_ptr<EngineModel> stream_model(const ModelSite& site, const StreamSpec& spec) {
+  auto stream = std::make_unique<StreamEngine>(site.name, site.hw, site.clock_period, spec);
   stream->rdma_socket.bind(site.memory.socket);
   stream->wdma_socket.bind(site.memory.socket);
   return stream;
+}
+}  // namespace
+
+std::unique_ptr<EngineModel> sdp_model(const ModelSite& site) {
+  return stream_model(site, sdp_stream());
+}
+std::unique_ptr<EngineModel> pdp_model(const ModelSite& site) {
+  return stream_model(site, pdp_stream());
+}
+std::unique_ptr<EngineModel> cdp_model(const ModelSite& site) {
+  return stream_model(site, cdp_stream());
 }
 
 std::unique_ptr<EngineModel> octav_model(const ModelSite& site) {

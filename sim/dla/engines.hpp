@@ -85,7 +85,9 @@ bool always(const RegRead& regs);
 OpResult pdp(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
              models::ops::Memory& mem);
 std::unique_ptr<EngineModel> conv_model(const ModelSite& site);
-std::unique_ptr<EngineModel> stream_model(const ModelSite& site);
+std::unique_ptr<EngineModel> sdp_model(const ModelSite& site);
+std::unique_ptr<EngineModel> pdp_model(const ModelSite& site);
+std::unique_ptr<EngineModel> cdp_model(const ModelSite& site);
 std::unique_ptr<EngineModel> octav_model(const ModelSite& site);
 double mac_peak(const HwConfig& hw, const OpResult& op);
 double sdp_peak(const HwConfig& hw, const OpResult& op);
@@ -114,7 +116,7 @@ inline constexpr std::array kEngines{
            {{{"SDP", 0}}},
            1,
            run_sdp,
-           engine_parts::stream_model,
+           engine_parts::sdp_model,
            engine_parts::sdp_peak},
     Engine{"CDP",
            "CDP",
@@ -123,7 +125,7 @@ inline constexpr std::array kEngines{
            {{{"CDP", 2}}},
            1,
            run_cdp,
-           engine_parts::stream_model,
+           engine_parts::cdp_model,
            engine_parts::cdp_peak},
     Engine{"PDP",
            "",
@@ -132,7 +134,7 @@ inline constexpr std::array kEngines{
            {{{"PDP", 4}}},
            1,
            engine_parts::pdp,
-           engine_parts::stream_model,
+           engine_parts::pdp_model,
            engine_parts::pdp_peak},
     Engine{"OCTAV",
            "SDP",

@@ -9,40 +9,45 @@ namespace octasim::dla {
 namespace {
 constexpr std::size_t kWriteQueueSteps = 2;  // lines of results the WDMA can hold
 
-// The DMA stall counters of an engine: (RDMA perf enable, its DMA_EN field, read stall register,
-// core perf enable, its field, write stall register).
-struct StallRegisters {
-  std::uint32_t rdma_enable;
-  regs::Field rdma_enable_field;
-  std::uint32_t read_stall;
-  std::uint32_t core_enable;
-  regs::Field core_enable_field;
-  std::uint32_t write_stall;
-};
-
-StallRegisters stall_registers(std::string_view engine) {
-  if (engine == "SDP") {
-    return {
-        regs::SDP_RDMA::D_PERF_ENABLE::kAddr,           regs::SDP_RDMA::D_PERF_ENABLE::PERF_DMA_EN,
-        regs::SDP_RDMA::D_PERF_MRDMA_READ_STALL::kAddr, regs::SDP::D_PERF_ENABLE::kAddr,
-        regs::SDP::D_PERF_ENABLE::PERF_DMA_EN,          regs::SDP::D_PERF_WDMA_WRITE_STALL::kAddr};
-  }
-  if (engine == "PDP") {
-    return {regs::PDP_RDMA::D_PERF_ENABLE::kAddr,     regs::PDP_RDMA::D_PERF_ENABLE::DMA_EN,
-            regs::PDP_RDMA::D_PERF_READ_STALL::kAddr, regs::PDP::D_PERF_ENABLE::kAddr,
-            regs::PDP::D_PERF_ENABLE::DMA_EN,         regs::PDP::D_PERF_WRITE_STALL::kAddr};
-  }
-  return {regs::CDP_RDMA::D_PERF_ENABLE::kAddr,     regs::CDP_RDMA::D_PERF_ENABLE::DMA_EN,
-          regs::CDP_RDMA::D_PERF_READ_STALL::kAddr, regs::CDP::D_PERF_ENABLE::kAddr,
-          regs::CDP::D_PERF_ENABLE::DMA_EN,         regs::CDP::D_PERF_WRITE_STALL::kAddr};
-}
-
 }  // namespace
 
+const StreamSpec& sdp_stream() {
+  static const StreamSpec spec{plan_sdp,
+                               regs::SDP_RDMA::D_PERF_ENABLE::kAddr,
+                               regs::SDP_RDMA::D_PERF_ENABLE::PERF_DMA_EN,
+                               regs::SDP_RDMA::D_PERF_MRDMA_READ_STALL::kAddr,
+                               regs::SDP::D_PERF_ENABLE::kAddr,
+                               regs::SDP::D_PERF_ENABLE::PERF_DMA_EN,
+                               regs::SDP::D_PERF_WDMA_WRITE_STALL::kAddr};
+  return spec;
+}
+
+const StreamSpec& pdp_stream() {
+  static const StreamSpec spec{plan_pdp,
+                               regs::PDP_RDMA::D_PERF_ENABLE::kAddr,
+                               regs::PDP_RDMA::D_PERF_ENABLE::DMA_EN,
+                               regs::PDP_RDMA::D_PERF_READ_STALL::kAddr,
+                               regs::PDP::D_PERF_ENABLE::kAddr,
+                               regs::PDP::D_PERF_ENABLE::DMA_EN,
+                               regs::PDP::D_PERF_WRITE_STALL::kAddr};
+  return spec;
+}
+
+const StreamSpec& cdp_stream() {
+  static const StreamSpec spec{plan_cdp,
+                               regs::CDP_RDMA::D_PERF_ENABLE::kAddr,
+                               regs::CDP_RDMA::D_PERF_ENABLE::DMA_EN,
+                               regs::CDP_RDMA::D_PERF_READ_STALL::kAddr,
+                               regs::CDP::D_PERF_ENABLE::kAddr,
+                               regs::CDP::D_PERF_ENABLE::DMA_EN,
+                               regs::CDP::D_PERF_WRITE_STALL::kAddr};
+  return spec;
+}
+
 std::vector<std::pair<std::uint32_t, std::uint32_t>> StreamEngine::perf_registers(
-    const Engine& engine, const RegRead& regs) const {
+    const Engine& /*engine*/, const RegRead& regs) const {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> out;
-  const StallRegisters sr = stall_registers(engine.name);
+  const StreamSpec& sr = spec_;
   if (sr.rdma_enable_field.get(regs(sr.rdma_enable)) != 0) {
     out.emplace_back(sr.read_stall, saturate32(stats_.since_layer(counters_.read_stall_cycles)));
   }
@@ -61,10 +66,11 @@ void StreamEngine::set_timeline(stats::Timeline* timeline) {
 }
 
 StreamEngine::StreamEngine(const sc_core::sc_module_name& name, const HwConfig& hw,
-                           const sc_core::sc_time& clock_period)
+                           const sc_core::sc_time& clock_period, const StreamSpec& spec)
     : sc_core::sc_module(name),
       Clocked(clock_period),
       hw_(hw),
+      spec_(spec),
       rdma_(rdma_socket, clock_period,
             {hw.memory_atomic_size, hw.memory_atomic_size * hw.primary_memif_max_burst,
              hw.dma_latency_buffer_atoms}),
@@ -72,7 +78,7 @@ StreamEngine::StreamEngine(const sc_core::sc_module_name& name, const HwConfig& 
             {hw.memory_atomic_size, hw.memory_atomic_size * hw.primary_memif_max_burst, 0}),
       stats_(this->name()) {
   using stats::Unit;
-  const StallRegisters sr = stall_registers(basename());
+  const StreamSpec& sr = spec_;
   const auto reg_name = [](std::uint32_t addr) {
     const regs::RegisterInfo* r = regs::find_register(addr);
     return r ? std::string("NVDLA_") + r->unit + "." + r->name + "_0" : std::string();
@@ -113,10 +119,10 @@ StreamEngine::StreamEngine(const sc_core::sc_module_name& name, const HwConfig& 
   SC_THREAD(wdma_thread);
 }
 
-void StreamEngine::start(const Engine& engine, const OpResult& op, const RegRead& regs,
+void StreamEngine::start(const Engine& /*engine*/, const OpResult& op, const RegRead& regs,
                          std::function<void()> on_done) {
   if (busy_) throw std::logic_error(std::string(name()) + " started while busy");
-  plan_ = plan_operation(engine, op, hw_, regs);
+  plan_ = spec_.plan(op, hw_, regs);
   std::vector<SurfaceRegion> reads = op.dma.input;
   reads.insert(reads.end(), op.dma.operands.begin(), op.dma.operands.end());
   read_walk_ = AddressGenerator(std::move(reads));

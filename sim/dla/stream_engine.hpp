@@ -17,6 +17,7 @@
 #include <systemc>
 #include <tlm>
 
+#include "octasim/regs/nvdla.hpp"
 #include "sim/core/address_generator.hpp"
 #include "sim/core/clocked.hpp"
 #include "sim/core/dma_client.hpp"
@@ -26,17 +27,33 @@
 
 namespace octasim::dla {
 
+// What distinguishes SDP, PDP and CDP to the stream engine: how an operation becomes a plan, and
+// which perf registers hold its DMA stall counters (RDMA perf enable and its DMA_EN field, the
+// read-stall register; the core's perf enable, its field, the write-stall register).
+struct StreamSpec {
+  TimingPlan (*plan)(const OpResult& op, const HwConfig& hw, const RegRead& regs);
+  std::uint32_t rdma_enable;
+  regs::Field rdma_enable_field;
+  std::uint32_t read_stall;
+  std::uint32_t core_enable;
+  regs::Field core_enable_field;
+  std::uint32_t write_stall;
+};
+[[nodiscard]] const StreamSpec& sdp_stream();
+[[nodiscard]] const StreamSpec& pdp_stream();
+[[nodiscard]] const StreamSpec& cdp_stream();
+
 class StreamEngine final : public sc_core::sc_module, public EngineModel, private Clocked {
  public:
   tlm_utils::simple_initiator_socket<StreamEngine> rdma_socket{"rdma_socket"};
   tlm_utils::simple_initiator_socket<StreamEngine> wdma_socket{"wdma_socket"};
 
   StreamEngine(const sc_core::sc_module_name& name, const HwConfig& hw,
-               const sc_core::sc_time& clock_period);
+               const sc_core::sc_time& clock_period, const StreamSpec& spec);
   StreamEngine(const StreamEngine&) = delete;
   StreamEngine& operator=(const StreamEngine&) = delete;
 
-  // EngineModel: plans the operation (plan_operation) and starts it; the RDMA walks the input
+  // EngineModel: plans the operation (the spec's planner) and starts it; the RDMA walks the input
   // and operand surfaces, the WDMA the output surface (OpResult::dma), on real addresses.
   void start(const Engine& engine, const OpResult& op, const RegRead& regs,
              std::function<void()> on_done) override;
@@ -58,6 +75,7 @@ class StreamEngine final : public sc_core::sc_module, public EngineModel, privat
   void wdma_thread();
 
   const HwConfig& hw_;
+  const StreamSpec& spec_;
   TimingPlan plan_;
   AddressGenerator read_walk_, write_walk_;
   DmaClient rdma_, wdma_;

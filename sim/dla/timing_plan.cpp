@@ -57,6 +57,8 @@ TimingPlan plan_line_stream(const OpResult& op, const HwConfig& hw, unsigned thr
   return p;
 }
 
+}  // namespace
+
 // PDP: per input line of each surface the datapath both consumes the input atoms and produces
 // the width-pooled atoms, one atom per cycles_per_atom each way; split widths run as separate
 // passes (the pipeline drains and refills between them).
@@ -91,17 +93,14 @@ TimingPlan plan_pdp(const OpResult& op, const HwConfig& hw, const RegRead& regs)
   return p;
 }
 
-}  // namespace
+TimingPlan plan_cdp(const OpResult& op, const HwConfig& hw, const RegRead& regs) {
+  using Fmt = regs::CDP::D_DATA_FORMAT;
+  return plan_line_stream(op, hw, hw.cdp_throughput,
+                          bytes_per_element(Fmt::INPUT_DATA_TYPE.get(regs(Fmt::kAddr))),
+                          hw.cdp_pipeline_latency);
+}
 
-TimingPlan plan_operation(const Engine& engine, const OpResult& op, const HwConfig& hw,
-                          const RegRead& regs) {
-  if (engine.name == "PDP") return plan_pdp(op, hw, regs);
-  if (engine.name == "CDP") {
-    using Fmt = regs::CDP::D_DATA_FORMAT;
-    return plan_line_stream(op, hw, hw.cdp_throughput,
-                            bytes_per_element(Fmt::INPUT_DATA_TYPE.get(regs(Fmt::kAddr))),
-                            hw.cdp_pipeline_latency);
-  }
+TimingPlan plan_sdp(const OpResult& op, const HwConfig& hw, const RegRead& regs) {
   using Fmt = regs::SDP::D_DATA_FORMAT;
   return plan_line_stream(op, hw, hw.sdp_bs_throughput,
                           bytes_per_element(Fmt::PROC_PRECISION.get(regs(Fmt::kAddr))),

@@ -25,8 +25,10 @@ struct TimingPlan {
   std::uint64_t elements = 0;          // input elements the datapath processed
 };
 
-// Builds the plan for `engine` executing group `group` whose functional result is `op`.
-[[nodiscard]] TimingPlan plan_operation(const Engine& engine, const OpResult& op,
-                                        const HwConfig& hw, const RegRead& regs);
+// The plans of SDP, PDP and CDP for an operation whose functional result is `op`, programmed as
+// `regs` reads (the engine registry hands each StreamEngine its planner).
+[[nodiscard]] TimingPlan plan_sdp(const OpResult& op, const HwConfig& hw, const RegRead& regs);
+[[nodiscard]] TimingPlan plan_pdp(const OpResult& op, const HwConfig& hw, const RegRead& regs);
+[[nodiscard]] TimingPlan plan_cdp(const OpResult& op, const HwConfig& hw, const RegRead& regs);
 
 }  // namespace octasim::dla
