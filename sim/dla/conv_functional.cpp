@@ -14,6 +14,9 @@
 
 namespace octasim::dla {
 namespace R = octasim::regs;
+namespace CD = R::CDMA;
+namespace CS = R::CSC;
+namespace CA = R::CACC;
 using models::ops::ConvPrecision;
 
 namespace {
@@ -47,8 +50,6 @@ void expect_equal(std::uint32_t got, std::uint32_t want, const char* what, const
 // the WMB takes the last CBUF bank. `l.weight_bytes` becomes everything the weight DMA reads.
 void decode_compressed_weights(const HwConfig& hw, const RegRead& regs, std::uint64_t elements,
                                ConvLayer& l) {
-  namespace CD = R::CDMA;
-  namespace CS = R::CSC;
   expect_equal(CS::D_WEIGHT_FORMAT::WEIGHT_FORMAT.get(regs(CS::D_WEIGHT_FORMAT::kAddr)), 1,
                "CSC WEIGHT_FORMAT", "CDMA (COMPRESSED)");
   l.wgs_base = read_address(regs, CD::D_WGS_ADDR_HIGH::kAddr, CD::D_WGS_ADDR_LOW::kAddr);
@@ -85,23 +86,9 @@ void decode_compressed_weights(const HwConfig& hw, const RegRead& regs, std::uin
   }
 }
 
-}  // namespace
-
-ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
-  // Image input: the same decode over the registers seen as the equivalent R x S x C direct
-  // convolution (cdma_image.hpp validates the image fields and presents that view).
-  namespace CD = R::CDMA;
-  if (is_image_input(regs)) {
-    if (hw.weight_compression &&
-        CD::D_WEIGHT_FORMAT::WEIGHT_FORMAT.get(regs(CD::D_WEIGHT_FORMAT::kAddr)) != 0) {
-      throw std::runtime_error("compressed weights with image input are not supported yet");
-    }
-    return decode_conv(hw, image_conv_view(hw, regs));
-  }
-  namespace CS = R::CSC;
-  namespace CA = R::CACC;
-  ConvLayer l;
-
+// CDMA D_MISC_CFG (direct convolution, one precision agreed by CDMA, CSC and CACC), the batch
+// count and the weight format.
+void decode_conv_mode(const HwConfig& hw, const RegRead& regs, ConvLayer& l) {
   const std::uint32_t misc = regs(CD::D_MISC_CFG::kAddr);
   if (CD::D_MISC_CFG::CONV_MODE.get(misc) != 0) {
     if (!hw.winograd) throw_not_present(hw, "Winograd convolution");
@@ -134,8 +121,10 @@ ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
   l.weight_compressed =
       CD::D_WEIGHT_FORMAT::WEIGHT_FORMAT.get(regs(CD::D_WEIGHT_FORMAT::kAddr)) != 0;
   if (l.weight_compressed && !hw.weight_compression) throw_not_present(hw, "compressed weights");
+}
 
-  // Input surface.
+// The CDMA input surface (DATAIN_SIZE, address, strides), which CSC's DATAIN_SIZE_EXT repeats.
+void decode_input_surface(const HwConfig& hw, const RegRead& regs, ConvLayer& l) {
   const std::uint32_t size0 = regs(CD::D_DATAIN_SIZE_0::kAddr);
   l.input.width = CD::D_DATAIN_SIZE_0::DATAIN_WIDTH.get(size0) + 1;
   l.input.height = CD::D_DATAIN_SIZE_0::DATAIN_HEIGHT.get(size0) + 1;
@@ -153,8 +142,11 @@ ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
   expect_equal(
       CS::D_DATAIN_SIZE_EXT_1::DATAIN_CHANNEL_EXT.get(regs(CS::D_DATAIN_SIZE_EXT_1::kAddr)) + 1,
       l.input.channels, "CSC DATAIN_CHANNEL_EXT", "CDMA DATAIN_CHANNEL");
+}
 
-  // Weights.
+// The kernels (CSC WEIGHT_SIZE_EXT, which CDMA's WEIGHT_SIZE repeats) and the weight surface
+// CDMA fetches, plain or compressed.
+void decode_weights(const HwConfig& hw, const RegRead& regs, ConvLayer& l) {
   const std::uint32_t wsize0 = regs(CS::D_WEIGHT_SIZE_EXT_0::kAddr);
   const std::uint32_t wsize1 = regs(CS::D_WEIGHT_SIZE_EXT_1::kAddr);
   l.kernel_width = CS::D_WEIGHT_SIZE_EXT_0::WEIGHT_WIDTH_EXT.get(wsize0) + 1;
@@ -178,8 +170,11 @@ ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
         "convolution: CDMA WEIGHT_BYTES is {} but {} kernels of {}x{}x{} need {}", l.weight_bytes,
         l.kernels, l.kernel_width, l.kernel_height, l.input.channels, packed));
   }
+}
 
-  // Geometry: CSC sequences the convolution; CDMA's right/bottom padding bounds the output.
+// Stride, dilation and padding: CSC sequences the convolution, CDMA repeats its stride and
+// left/top padding; CDMA's right/bottom padding bounds the output.
+void decode_geometry(const RegRead& regs, ConvLayer& l) {
   models::ops::ConvParams& p = l.params;
   p.precision = l.precision;
   const std::uint32_t stride = regs(CS::D_CONV_STRIDE_EXT::kAddr);
@@ -208,7 +203,12 @@ ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
   p.pad_value = l.precision == ConvPrecision::kInt8
                     ? std::int32_t{static_cast<std::int8_t>(pad_value & 0xffu)}
                     : std::int32_t{static_cast<std::int16_t>(pad_value)};
+}
 
+// The output cube: CSC DATAOUT_SIZE, consistent with the geometry and repeated by CACC; CACC's
+// truncation.
+void decode_output(const RegRead& regs, ConvLayer& l) {
+  models::ops::ConvParams& p = l.params;
   const std::uint32_t out0 = regs(CS::D_DATAOUT_SIZE_0::kAddr);
   p.out_width = CS::D_DATAOUT_SIZE_0::DATAOUT_WIDTH.get(out0) + 1;
   p.out_height = CS::D_DATAOUT_SIZE_0::DATAOUT_HEIGHT.get(out0) + 1;
@@ -230,8 +230,11 @@ ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
   expect_equal(CA::D_DATAOUT_SIZE_1::DATAOUT_CHANNEL.get(regs(CA::D_DATAOUT_SIZE_1::kAddr)) + 1,
                l.kernels, "CACC DATAOUT_CHANNEL", "CSC");
   p.clip_truncate = CA::D_CLIP_CFG::CLIP_TRUNCATE.get(regs(CA::D_CLIP_CFG::kAddr));
+}
 
-  // Convolution buffer.
+// The convolution buffer: the data/weight bank split, and that the whole input and one kernel
+// group's weights fit in it; then CSC's D_ATOMICS and D_RELEASE.
+void decode_cbuf(const HwConfig& hw, const RegRead& regs, ConvLayer& l) {
   const std::uint32_t bank = regs(CD::D_BANK::kAddr);
   l.data_banks = CD::D_BANK::DATA_BANK.get(bank) + 1;
   l.weight_banks = CD::D_BANK::WEIGHT_BANK.get(bank) + 1;
@@ -252,6 +255,7 @@ ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
         data_entries, l.entries_per_slice, l.input.height, l.data_banks,
         l.data_banks * hw.cbuf_bank_depth));
   }
+  const unsigned bpe = models::ops::conv_element_bytes(l.precision);
   const std::uint64_t group_bytes =
       std::uint64_t{std::min(
           l.kernels, models::ops::ConvWeightLayout{hw.mac_atomic_c, hw.mac_atomic_k, l.precision}
@@ -266,6 +270,28 @@ ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
   }
   l.atomics = CS::D_ATOMICS::ATOMICS.get(regs(CS::D_ATOMICS::kAddr)) + 1;
   l.release_slices = CS::D_RELEASE::RLS_SLICES.get(regs(CS::D_RELEASE::kAddr)) + 1;
+}
+
+}  // namespace
+
+ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
+  // Image input: the same decode over the registers seen as the equivalent R x S x C direct
+  // convolution (cdma_image.hpp validates the image fields and presents that view).
+  if (is_image_input(regs)) {
+    if (hw.weight_compression &&
+        CD::D_WEIGHT_FORMAT::WEIGHT_FORMAT.get(regs(CD::D_WEIGHT_FORMAT::kAddr)) != 0) {
+      throw std::runtime_error("compressed weights with image input are not supported yet");
+    }
+    return decode_conv(hw, image_conv_view(hw, regs));
+  }
+  // In this order, which fixes which error a badly programmed layer reports first.
+  ConvLayer l;
+  decode_conv_mode(hw, regs, l);
+  decode_input_surface(hw, regs, l);
+  decode_weights(hw, regs, l);
+  decode_geometry(regs, l);
+  decode_output(regs, l);
+  decode_cbuf(hw, regs, l);
   return l;
 }
 
@@ -323,7 +349,6 @@ OpResult run_conv(const HwConfig& hw, const RegRead& regs, const LutTables& sdp_
   models::ops::ConvResult conv;
   models::ops::ConvFp16Stats fp16_stats;
   if (fp16) {
-    namespace CD = R::CDMA;
     const bool nan_to_zero =
         CD::D_NAN_FLUSH_TO_ZERO::NAN_TO_ZERO.get(regs(CD::D_NAN_FLUSH_TO_ZERO::kAddr)) != 0;
     models::ops::ConvFp16Result f =

@@ -42,12 +42,12 @@ PdpPrecision decode_precision(const HwConfig& hw, std::uint32_t format) {
   }
 }
 
-}  // namespace
+std::uint32_t field(const RegRead& regs, std::uint32_t addr, regs::Field f) {
+  return f.get(regs(addr));
+}
 
-OpResult run_pdp(const HwConfig& hw, const RegRead& regs, models::ops::Memory& mem) {
-  if (!hw.pdp) throw_not_present(hw, "PDP");
-
-  const std::uint32_t op_mode = regs(P::D_OPERATION_MODE_CFG::kAddr);
+// Pooling from memory (OFF_FLYING in PDP and PDP_RDMA) and the D_OPERATION_MODE_CFG method.
+PdpMethod decode_method(const RegRead& regs, std::uint32_t op_mode) {
   if (P::D_OPERATION_MODE_CFG::FLYING_MODE.get(op_mode) ==
       P::D_OPERATION_MODE_CFG::FLYING_MODE_ON_FLYING) {
     fail(
@@ -58,61 +58,55 @@ OpResult run_pdp(const HwConfig& hw, const RegRead& regs, models::ops::Memory& m
       PR::D_FLYING_MODE::FLYING_MODE_OFF_FLYING) {
     fail("PDP_RDMA D_FLYING_MODE is ON_FLYING while PDP reads from memory (OFF_FLYING)");
   }
-
-  models::ops::PdpLayerParams layer;
-  models::ops::PdpConfig& cfg = layer.cfg;
-
   const std::uint32_t method = P::D_OPERATION_MODE_CFG::POOLING_METHOD.get(op_mode);
   switch (method) {
     case P::D_OPERATION_MODE_CFG::POOLING_METHOD_POOLING_METHOD_AVERAGE:
-      cfg.method = PdpMethod::kAverage;
-      break;
+      return PdpMethod::kAverage;
     case P::D_OPERATION_MODE_CFG::POOLING_METHOD_POOLING_METHOD_MAX:
-      cfg.method = PdpMethod::kMax;
-      break;
+      return PdpMethod::kMax;
     case P::D_OPERATION_MODE_CFG::POOLING_METHOD_POOLING_METHOD_MIN:
-      cfg.method = PdpMethod::kMin;
-      break;
+      return PdpMethod::kMin;
     default:
       fail("D_OPERATION_MODE_CFG.POOLING_METHOD " + std::to_string(method) +
            " is not AVERAGE, MAX or MIN");
   }
+}
 
-  const std::uint32_t format = P::D_DATA_FORMAT::INPUT_DATA.get(regs(P::D_DATA_FORMAT::kAddr));
-  require_equal("D_DATA_FORMAT", format,
-                PR::D_DATA_FORMAT::INPUT_DATA.get(regs(PR::D_DATA_FORMAT::kAddr)));
-  cfg.precision = decode_precision(hw, format);
-
-  const auto field = [&](std::uint32_t addr, regs::Field f) { return f.get(regs(addr)); };
+// The input and output cubes; PDP_RDMA repeats the input cube.
+void decode_cubes(const RegRead& regs, models::ops::PdpLayerParams& layer) {
   layer.in_width =
-      field(P::D_DATA_CUBE_IN_WIDTH::kAddr, P::D_DATA_CUBE_IN_WIDTH::CUBE_IN_WIDTH) + 1;
+      field(regs, P::D_DATA_CUBE_IN_WIDTH::kAddr, P::D_DATA_CUBE_IN_WIDTH::CUBE_IN_WIDTH) + 1;
   layer.in_height =
-      field(P::D_DATA_CUBE_IN_HEIGHT::kAddr, P::D_DATA_CUBE_IN_HEIGHT::CUBE_IN_HEIGHT) + 1;
+      field(regs, P::D_DATA_CUBE_IN_HEIGHT::kAddr, P::D_DATA_CUBE_IN_HEIGHT::CUBE_IN_HEIGHT) + 1;
   layer.channels =
-      field(P::D_DATA_CUBE_IN_CHANNEL::kAddr, P::D_DATA_CUBE_IN_CHANNEL::CUBE_IN_CHANNEL) + 1;
+      field(regs, P::D_DATA_CUBE_IN_CHANNEL::kAddr, P::D_DATA_CUBE_IN_CHANNEL::CUBE_IN_CHANNEL) + 1;
   layer.out_width =
-      field(P::D_DATA_CUBE_OUT_WIDTH::kAddr, P::D_DATA_CUBE_OUT_WIDTH::CUBE_OUT_WIDTH) + 1;
+      field(regs, P::D_DATA_CUBE_OUT_WIDTH::kAddr, P::D_DATA_CUBE_OUT_WIDTH::CUBE_OUT_WIDTH) + 1;
   layer.out_height =
-      field(P::D_DATA_CUBE_OUT_HEIGHT::kAddr, P::D_DATA_CUBE_OUT_HEIGHT::CUBE_OUT_HEIGHT) + 1;
+      field(regs, P::D_DATA_CUBE_OUT_HEIGHT::kAddr, P::D_DATA_CUBE_OUT_HEIGHT::CUBE_OUT_HEIGHT) + 1;
   require_equal(
       "input cube width", layer.in_width,
-      field(PR::D_DATA_CUBE_IN_WIDTH::kAddr, PR::D_DATA_CUBE_IN_WIDTH::CUBE_IN_WIDTH) + 1);
+      field(regs, PR::D_DATA_CUBE_IN_WIDTH::kAddr, PR::D_DATA_CUBE_IN_WIDTH::CUBE_IN_WIDTH) + 1);
   require_equal(
       "input cube height", layer.in_height,
-      field(PR::D_DATA_CUBE_IN_HEIGHT::kAddr, PR::D_DATA_CUBE_IN_HEIGHT::CUBE_IN_HEIGHT) + 1);
+      field(regs, PR::D_DATA_CUBE_IN_HEIGHT::kAddr, PR::D_DATA_CUBE_IN_HEIGHT::CUBE_IN_HEIGHT) + 1);
   require_equal(
       "input cube channels", layer.channels,
-      field(PR::D_DATA_CUBE_IN_CHANNEL::kAddr, PR::D_DATA_CUBE_IN_CHANNEL::CUBE_IN_CHANNEL) + 1);
+      field(regs, PR::D_DATA_CUBE_IN_CHANNEL::kAddr, PR::D_DATA_CUBE_IN_CHANNEL::CUBE_IN_CHANNEL) +
+          1);
+}
 
+// The pooling kernel, its reciprocals and the padding (values at cfg.precision).
+void decode_kernel(const RegRead& regs, models::ops::PdpConfig& cfg) {
   const std::uint32_t kernel = regs(P::D_POOLING_KERNEL_CFG::kAddr);
   cfg.kernel_width = P::D_POOLING_KERNEL_CFG::KERNEL_WIDTH.get(kernel) + 1;
   cfg.kernel_height = P::D_POOLING_KERNEL_CFG::KERNEL_HEIGHT.get(kernel) + 1;
   cfg.stride_width = P::D_POOLING_KERNEL_CFG::KERNEL_STRIDE_WIDTH.get(kernel) + 1;
   cfg.stride_height = P::D_POOLING_KERNEL_CFG::KERNEL_STRIDE_HEIGHT.get(kernel) + 1;
   cfg.recip_kernel_width =
-      field(P::D_RECIP_KERNEL_WIDTH::kAddr, P::D_RECIP_KERNEL_WIDTH::RECIP_KERNEL_WIDTH);
+      field(regs, P::D_RECIP_KERNEL_WIDTH::kAddr, P::D_RECIP_KERNEL_WIDTH::RECIP_KERNEL_WIDTH);
   cfg.recip_kernel_height =
-      field(P::D_RECIP_KERNEL_HEIGHT::kAddr, P::D_RECIP_KERNEL_HEIGHT::RECIP_KERNEL_HEIGHT);
+      field(regs, P::D_RECIP_KERNEL_HEIGHT::kAddr, P::D_RECIP_KERNEL_HEIGHT::RECIP_KERNEL_HEIGHT);
 
   const std::uint32_t padding = regs(P::D_POOLING_PADDING_CFG::kAddr);
   cfg.pad_left = P::D_POOLING_PADDING_CFG::PAD_LEFT.get(padding);
@@ -120,46 +114,52 @@ OpResult run_pdp(const HwConfig& hw, const RegRead& regs, models::ops::Memory& m
   cfg.pad_top = P::D_POOLING_PADDING_CFG::PAD_TOP.get(padding);
   cfg.pad_bottom = P::D_POOLING_PADDING_CFG::PAD_BOTTOM.get(padding);
   const std::uint32_t pad_regs[7] = {
-      field(P::D_POOLING_PADDING_VALUE_1_CFG::kAddr,
+      field(regs, P::D_POOLING_PADDING_VALUE_1_CFG::kAddr,
             P::D_POOLING_PADDING_VALUE_1_CFG::PAD_VALUE_1X),
-      field(P::D_POOLING_PADDING_VALUE_2_CFG::kAddr,
+      field(regs, P::D_POOLING_PADDING_VALUE_2_CFG::kAddr,
             P::D_POOLING_PADDING_VALUE_2_CFG::PAD_VALUE_2X),
-      field(P::D_POOLING_PADDING_VALUE_3_CFG::kAddr,
+      field(regs, P::D_POOLING_PADDING_VALUE_3_CFG::kAddr,
             P::D_POOLING_PADDING_VALUE_3_CFG::PAD_VALUE_3X),
-      field(P::D_POOLING_PADDING_VALUE_4_CFG::kAddr,
+      field(regs, P::D_POOLING_PADDING_VALUE_4_CFG::kAddr,
             P::D_POOLING_PADDING_VALUE_4_CFG::PAD_VALUE_4X),
-      field(P::D_POOLING_PADDING_VALUE_5_CFG::kAddr,
+      field(regs, P::D_POOLING_PADDING_VALUE_5_CFG::kAddr,
             P::D_POOLING_PADDING_VALUE_5_CFG::PAD_VALUE_5X),
-      field(P::D_POOLING_PADDING_VALUE_6_CFG::kAddr,
+      field(regs, P::D_POOLING_PADDING_VALUE_6_CFG::kAddr,
             P::D_POOLING_PADDING_VALUE_6_CFG::PAD_VALUE_6X),
-      field(P::D_POOLING_PADDING_VALUE_7_CFG::kAddr,
+      field(regs, P::D_POOLING_PADDING_VALUE_7_CFG::kAddr,
             P::D_POOLING_PADDING_VALUE_7_CFG::PAD_VALUE_7X),
   };
   for (unsigned n = 1; n <= 7; ++n) {
     cfg.pad_value[n - 1] = models::ops::pdp_pad_value(pad_regs[n - 1], n, cfg.precision);
   }
+}
 
+// SPLIT_NUM and the partial widths of a split layer, which PDP_RDMA repeats.
+void decode_splits(const RegRead& regs, std::uint32_t op_mode, models::ops::PdpLayerParams& layer) {
+  const models::ops::PdpConfig& cfg = layer.cfg;
   layer.split_num = P::D_OPERATION_MODE_CFG::SPLIT_NUM.get(op_mode);
   require_equal("SPLIT_NUM", layer.split_num,
-                field(PR::D_OPERATION_MODE_CFG::kAddr, PR::D_OPERATION_MODE_CFG::SPLIT_NUM));
-  if (layer.split_num > 0) {
-    const std::uint32_t in = regs(P::D_PARTIAL_WIDTH_IN::kAddr);
-    const std::uint32_t out = regs(P::D_PARTIAL_WIDTH_OUT::kAddr);
-    layer.partial_in_first = P::D_PARTIAL_WIDTH_IN::PARTIAL_WIDTH_IN_FIRST.get(in) + 1;
-    layer.partial_in_mid = P::D_PARTIAL_WIDTH_IN::PARTIAL_WIDTH_IN_MID.get(in) + 1;
-    layer.partial_in_last = P::D_PARTIAL_WIDTH_IN::PARTIAL_WIDTH_IN_LAST.get(in) + 1;
-    layer.partial_out_first = P::D_PARTIAL_WIDTH_OUT::PARTIAL_WIDTH_OUT_FIRST.get(out) + 1;
-    layer.partial_out_mid = P::D_PARTIAL_WIDTH_OUT::PARTIAL_WIDTH_OUT_MID.get(out) + 1;
-    layer.partial_out_last = P::D_PARTIAL_WIDTH_OUT::PARTIAL_WIDTH_OUT_LAST.get(out) + 1;
-    // The RDMA fetches the splits (with their kernel overlap) from its own copy of these.
-    require_equal("D_PARTIAL_WIDTH_IN", in, regs(PR::D_PARTIAL_WIDTH_IN::kAddr));
-    const std::uint32_t rdma_kernel = regs(PR::D_POOLING_KERNEL_CFG::kAddr);
-    require_equal("kernel width", cfg.kernel_width,
-                  PR::D_POOLING_KERNEL_CFG::KERNEL_WIDTH.get(rdma_kernel) + 1);
-    require_equal("kernel stride width", cfg.stride_width,
-                  PR::D_POOLING_KERNEL_CFG::KERNEL_STRIDE_WIDTH.get(rdma_kernel) + 1);
-  }
+                field(regs, PR::D_OPERATION_MODE_CFG::kAddr, PR::D_OPERATION_MODE_CFG::SPLIT_NUM));
+  if (layer.split_num == 0) return;
+  const std::uint32_t in = regs(P::D_PARTIAL_WIDTH_IN::kAddr);
+  const std::uint32_t out = regs(P::D_PARTIAL_WIDTH_OUT::kAddr);
+  layer.partial_in_first = P::D_PARTIAL_WIDTH_IN::PARTIAL_WIDTH_IN_FIRST.get(in) + 1;
+  layer.partial_in_mid = P::D_PARTIAL_WIDTH_IN::PARTIAL_WIDTH_IN_MID.get(in) + 1;
+  layer.partial_in_last = P::D_PARTIAL_WIDTH_IN::PARTIAL_WIDTH_IN_LAST.get(in) + 1;
+  layer.partial_out_first = P::D_PARTIAL_WIDTH_OUT::PARTIAL_WIDTH_OUT_FIRST.get(out) + 1;
+  layer.partial_out_mid = P::D_PARTIAL_WIDTH_OUT::PARTIAL_WIDTH_OUT_MID.get(out) + 1;
+  layer.partial_out_last = P::D_PARTIAL_WIDTH_OUT::PARTIAL_WIDTH_OUT_LAST.get(out) + 1;
+  // The RDMA fetches the splits (with their kernel overlap) from its own copy of these.
+  require_equal("D_PARTIAL_WIDTH_IN", in, regs(PR::D_PARTIAL_WIDTH_IN::kAddr));
+  const std::uint32_t rdma_kernel = regs(PR::D_POOLING_KERNEL_CFG::kAddr);
+  require_equal("kernel width", cfg.kernel_width,
+                PR::D_POOLING_KERNEL_CFG::KERNEL_WIDTH.get(rdma_kernel) + 1);
+  require_equal("kernel stride width", cfg.stride_width,
+                PR::D_POOLING_KERNEL_CFG::KERNEL_STRIDE_WIDTH.get(rdma_kernel) + 1);
+}
 
+// The source (PDP_RDMA) and destination (PDP) surfaces and the RAMs they are in.
+void decode_surfaces(const HwConfig& hw, const RegRead& regs, models::ops::PdpLayerParams& layer) {
   if (PR::D_SRC_RAM_CFG::SRC_RAM_TYPE.get(regs(PR::D_SRC_RAM_CFG::kAddr)) ==
           PR::D_SRC_RAM_CFG::SRC_RAM_TYPE_CV &&
       !hw.secondary_memif) {
@@ -178,9 +178,31 @@ OpResult run_pdp(const HwConfig& hw, const RegRead& regs, models::ops::Memory& m
   layer.dst = read_address(regs, P::D_DST_BASE_ADDR_HIGH::kAddr, P::D_DST_BASE_ADDR_LOW::kAddr);
   layer.dst_line_stride = regs(P::D_DST_LINE_STRIDE::kAddr);
   layer.dst_surface_stride = regs(P::D_DST_SURFACE_STRIDE::kAddr);
+}
 
-  const models::ops::PdpLayerResult run = models::ops::run_pdp_layer(layer, mem);
+// PDP + PDP_RDMA registers -> the pooling layer, checked (in this order, which fixes which error
+// a badly programmed layer reports first).
+models::ops::PdpLayerParams decode_pdp(const HwConfig& hw, const RegRead& regs) {
+  if (!hw.pdp) throw_not_present(hw, "PDP");
+  const std::uint32_t op_mode = regs(P::D_OPERATION_MODE_CFG::kAddr);
+  models::ops::PdpLayerParams layer;
+  models::ops::PdpConfig& cfg = layer.cfg;
+  cfg.method = decode_method(regs, op_mode);
+  const std::uint32_t format = P::D_DATA_FORMAT::INPUT_DATA.get(regs(P::D_DATA_FORMAT::kAddr));
+  require_equal("D_DATA_FORMAT", format,
+                PR::D_DATA_FORMAT::INPUT_DATA.get(regs(PR::D_DATA_FORMAT::kAddr)));
+  cfg.precision = decode_precision(hw, format);
+  decode_cubes(regs, layer);
+  decode_kernel(regs, cfg);
+  decode_splits(regs, op_mode, layer);
+  decode_surfaces(hw, regs, layer);
+  return layer;
+}
 
+// The OpResult of a run: status, cubes, kernel, bytes and the DMA surfaces.
+OpResult pdp_result(const models::ops::PdpLayerParams& layer,
+                    const models::ops::PdpLayerResult& run) {
+  const models::ops::PdpConfig& cfg = layer.cfg;
   OpResult result;
   // Integer layers see no NaN or infinity.
   result.status = {{P::D_NAN_INPUT_NUM::kAddr, 0},
@@ -208,6 +230,13 @@ OpResult run_pdp(const HwConfig& hw, const RegRead& regs, models::ops::Memory& m
                        surfaces, layer.dst_line_stride, layer.dst_surface_stride));
   }
   return result;
+}
+
+}  // namespace
+
+OpResult run_pdp(const HwConfig& hw, const RegRead& regs, models::ops::Memory& mem) {
+  const models::ops::PdpLayerParams layer = decode_pdp(hw, regs);
+  return pdp_result(layer, models::ops::run_pdp_layer(layer, mem));
 }
 
 }  // namespace octasim::dla

@@ -59,7 +59,7 @@ class MemorySystem final : public sc_core::sc_module {
   tlm_utils::multi_passthrough_target_socket<MemorySystem> socket{"socket"};
 
   // Statistics groups are named after the module's basename: <name>.xbar, <name>.l2.slice<i>,
-  // <name>.dram.ch<i> (DlaDevice names it "mem").
+  // <name>.dram.ch<i> (soc::Soc names it "mem").
   MemorySystem(const sc_core::sc_module_name& name, const HwConfig& hw, MemoryImage& image,
                const sc_core::sc_time& clock_period);
   ~MemorySystem() override;

@@ -329,7 +329,7 @@ TEST(RtlOctavIter, DrivesAWholeOctavRunToTheUnitsClip) {
   const auto model = octasim::models::octav(t.values.data(), t.values.size(), o);
   ASSERT_EQ(unit_clip, octasim::test::fp32_bits(static_cast<float>(model.clip)));
 
-  // The RTL run: s_0 = max/2, then the unit's update and convergence rule.
+  // The RTL run: s_0 = max/2, then the unit's update and models::octav_convergence.
   float max_mag = 0.0f;
   for (float f : t.values) max_mag = std::max(max_mag, std::fabs(f));
   double previous = -1.0;
@@ -345,12 +345,10 @@ TEST(RtlOctavIter, DrivesAWholeOctavRunToTheUnitsClip) {
       red.sum_above = round_words(r.sum);
       const double next = octasim::models::octav_update(red, o.bits, o.sign);
       ++iterations;
-      const bool cycle = next == previous;
-      clip = cycle ? std::min(next, s) : next;
-      if (cycle || next == s || std::fabs(next - s) <= o.tolerance * next ||
-          iterations >= o.max_iterations) {
-        return -1.0;
-      }
+      const octasim::models::OctavConvergence c =
+          octasim::models::octav_convergence(previous, s, next, o.tolerance);
+      clip = c.clip;
+      if (c.converged || iterations >= o.max_iterations) return -1.0;
       previous = s;
       return next;
     };
