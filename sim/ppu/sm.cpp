@@ -5,8 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "sim/core/dma.hpp"
-
 namespace octasim::ppu {
 
 Sm::Sm(const sc_core::sc_module_name& name, const std::string& ppu_name, unsigned gpc, unsigned sm,
@@ -15,6 +13,7 @@ Sm::Sm(const sc_core::sc_module_name& name, const std::string& ppu_name, unsigne
       hw_(hw),
       period_(period),
       client_(client),
+      dma_(socket, period, DmaClient::Params{1, std::max(1u, hw.ppu_sm_bytes_per_cycle), 0}),
       stats_(fmt::format("{}.gpc{}.sm{}", ppu_name, gpc, sm)),
       track_name_(fmt::format("gpc{}.sm{}", gpc, sm)) {
   using stats::Unit;
@@ -36,6 +35,7 @@ void Sm::spawn_slots(unsigned index) {
   for (unsigned k = 0; k < slots_.size(); ++k) {
     sc_core::sc_spawn([this, k] { slot_thread(k); }, fmt::format("sm{}_slot{}", index, k).c_str());
   }
+  sc_core::sc_spawn([this] { issue_thread(); }, fmt::format("sm{}_issue", index).c_str());
 }
 
 int Sm::free_slot(std::uint64_t smem_bytes, unsigned& busy) const {
@@ -85,7 +85,7 @@ void Sm::slot_thread(unsigned slot_index) {
   }
 }
 
-sc_core::sc_time Sm::issue(Slot& slot, tlm::tlm_command cmd, std::uint64_t& bytes) {
+void Sm::issue(Slot& slot, tlm::tlm_command cmd, std::uint64_t& bytes, Batch& batch) {
   // Coalesce the ranges into one request per line touched (the union of the bytes in it).
   auto& req = slot.requests;
   req.clear();
@@ -108,17 +108,43 @@ sc_core::sc_time Sm::issue(Slot& slot, tlm::tlm_command cmd, std::uint64_t& byte
   }
   req.resize(n);
   const sc_core::sc_time now = sc_core::sc_time_stamp();
-  sc_core::sc_time done = now;
-  const unsigned port = std::max(1u, hw_.ppu_sm_bytes_per_cycle);
+  batch.done = now;
+  batch.port_end = now;
+  // An empty store batch still queues a marker: the CTA leaves once the port has sent what is
+  // before it.
+  batch.pending = req.size();
+  if (req.empty() && cmd == tlm::TLM_WRITE_COMMAND) {
+    batch.pending = 1;
+    requests_q_.push({cmd, 0, 0, &slot, &batch});
+  }
   for (const Range& r : req) {
-    const sc_core::sc_time at = std::max(now, port_free_);
-    port_free_ = at + period_ * static_cast<double>((r.bytes + port - 1) / port);
-    done = std::max(done, dma_transfer(socket, cmd, r.addr, static_cast<std::uint32_t>(r.bytes),
-                                       slot.scratch, at - now));
+    requests_q_.push({cmd, r.addr, r.bytes, &slot, &batch});
     bytes += r.bytes;
   }
   requests_ += req.size();
-  return done;
+}
+
+void Sm::wait_sent(Slot& slot, const Batch& batch) {
+  while (batch.pending > 0) wait(slot.sent);
+}
+
+void Sm::issue_thread() {
+  while (true) {
+    const Request r = requests_q_.front();
+    Batch& batch = *r.batch;
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    if (r.bytes > 0) {
+      batch.done =
+          std::max(batch.done, dma_.transfer(r.cmd, r.addr, static_cast<std::uint32_t>(r.bytes)));
+    }
+    const std::uint64_t port = dma_.params().request_bytes;
+    batch.port_end = now + period_ * static_cast<double>((r.bytes + port - 1) / port);
+    --batch.pending;
+    r.slot->sent.notify(sc_core::SC_ZERO_TIME);
+    // The port moves the request's bytes before it takes the next one.
+    dma_.pace(r.bytes);
+    requests_q_.pop();
+  }
 }
 
 void Sm::run_cta(Slot& slot, std::uint64_t& read, std::uint64_t& written, sc_core::sc_time& acked) {
@@ -130,15 +156,17 @@ void Sm::run_cta(Slot& slot, std::uint64_t& read, std::uint64_t& written, sc_cor
   k.begin(cta, slot.state);
   const unsigned steps = k.steps(cta);
   const unsigned depth = std::max(1u, k.prefetch_depth());
-  slot.ready.assign(steps, sc_core::SC_ZERO_TIME);
+  slot.ready.assign(steps, Batch{});
   const auto load = [&](unsigned s) {
     slot.ranges.clear();
     k.loads(cta, s, slot.ranges);
-    slot.ready[s] = issue(slot, tlm::TLM_READ_COMMAND, read);
+    issue(slot, tlm::TLM_READ_COMMAND, read, slot.ready[s]);
   };
   for (unsigned s = 0; s < std::min(steps, depth); ++s) load(s);
   for (unsigned s = 0; s < steps; ++s) {
-    if (slot.ready[s] > sc_core::sc_time_stamp()) wait(slot.ready[s] - sc_core::sc_time_stamp());
+    // The step is ready when its last load's data arrived.
+    wait_sent(slot, slot.ready[s]);
+    Clocked::wait_until(slot.ready[s].done);
     // The buffer of step s - 1 is free: the loads `depth` steps ahead start (double buffering
     // for depth 1: tile s + 1 loads while tile s computes).
     if (s + depth < steps) load(s + depth);
@@ -154,9 +182,10 @@ void Sm::run_cta(Slot& slot, std::uint64_t& read, std::uint64_t& written, sc_cor
   k.end(cta, slot.state, slot.ranges);
   // Posted stores: the CTA leaves once they are issued (its slot and shared memory free); the
   // kernel ends when the last is acknowledged.
-  acked = issue(slot, tlm::TLM_WRITE_COMMAND, written);
-  const sc_core::sc_time issued = std::max(sc_core::sc_time_stamp(), port_free_);
-  if (issued > sc_core::sc_time_stamp()) wait(issued - sc_core::sc_time_stamp());
+  issue(slot, tlm::TLM_WRITE_COMMAND, written, slot.stores);
+  wait_sent(slot, slot.stores);
+  Clocked::wait_until(slot.stores.port_end);
+  acked = slot.stores.done;
   bytes_read_ += read;
   bytes_written_ += written;
   if (timeline_ != nullptr) {

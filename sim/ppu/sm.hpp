@@ -1,9 +1,11 @@
 // One SM of the PPU: CTA slots (one thread each), shared memory, a load/store port and a math
 // pipe the resident CTAs share, and its initiator socket to the memory system.
 //
-// A resident CTA runs a k-loop: line requests for the step's operand ranges through the socket
-// (ppu_sm_bytes_per_cycle on the load/store port), double-buffered (the loads `prefetch_depth`
-// steps ahead start when a step's loads have arrived), the math reserved on the math pipe
+// A resident CTA runs a k-loop: line requests for the step's operand ranges, queued (in call
+// order) to the SM's issue thread, which sends each through a DmaClient at the simulated time its
+// load/store port slot comes up (ppu_sm_bytes_per_cycle), so the memory system sees them in time
+// order; double-buffered (the loads `prefetch_depth` steps ahead are queued when a step's loads
+// have arrived; the step waits for its last load's data), the math reserved on the math pipe
 // (Kernel::math_cycles), then the D tile's stores, posted: the CTA leaves once they are issued.
 // Statistics: group "<ppu>.gpc<g>.sm<s>"; at tile detail a timeline slice per CTA on track
 // ("PPU", "gpc<g>.sm<s>").
@@ -18,6 +20,8 @@
 #include <systemc>
 #include <tlm>
 
+#include "sim/core/bounded_channel.hpp"
+#include "sim/core/dma_client.hpp"
 #include "sim/core/hw_config.hpp"
 #include "sim/core/stats.hpp"
 #include "sim/ppu/kernels.hpp"
@@ -53,8 +57,8 @@ class Sm final : public sc_core::sc_module {
   Sm(const Sm&) = delete;
   Sm& operator=(const Sm&) = delete;
 
-  // Spawns the CTA slots' threads named "sm<index>_slot<k>" (the Ppu calls it after spawning
-  // its own threads, in SM order).
+  // Spawns the CTA slots' threads named "sm<index>_slot<k>" and the port's issue thread
+  // "sm<index>_issue" (the Ppu calls it after spawning its own threads, in SM order).
   void spawn_slots(unsigned index);
   // A free CTA slot (-1: none, or no room for `smem_bytes` more shared memory); `busy` is set
   // to the number of busy slots.
@@ -71,24 +75,42 @@ class Sm final : public sc_core::sc_module {
   Socket socket{"socket"};
 
  private:
+  // The line requests of one issue() call, as the issue thread sends them.
+  struct Batch {
+    std::size_t pending = 0;                            // requests not yet sent
+    sc_core::sc_time done = sc_core::SC_ZERO_TIME;      // last data arrived / store acknowledged
+    sc_core::sc_time port_end = sc_core::SC_ZERO_TIME;  // the port is free of the batch
+  };
   struct Slot {
     sc_core::sc_event start;
+    sc_core::sc_event sent;  // the issue thread sent one of the slot's requests
     bool busy = false;
     CtaWork work;
     CtaState state;
     std::vector<Range> ranges;
     std::vector<Range> requests;
-    std::vector<sc_core::sc_time> ready;  // per k-step: when its loads have arrived
-    std::vector<std::uint8_t> scratch;
+    std::vector<Batch> ready;  // per k-step: its loads
+    Batch stores;
+  };
+  // One line request for the issue thread (bytes 0: an empty batch's marker).
+  struct Request {
+    tlm::tlm_command cmd = tlm::TLM_READ_COMMAND;
+    std::uint64_t addr = 0;
+    std::uint64_t bytes = 0;
+    Slot* slot = nullptr;
+    Batch* batch = nullptr;
   };
 
   void slot_thread(unsigned slot);
   // Runs the slot's CTA; returns when its stores are issued, with the time the last one is
   // acknowledged (absolute) in `acked`.
   void run_cta(Slot& slot, std::uint64_t& read, std::uint64_t& written, sc_core::sc_time& acked);
-  // Issues line requests for `slot.ranges` through the SM's port; returns when the last
-  // response arrives (absolute).
-  sc_core::sc_time issue(Slot& slot, tlm::tlm_command cmd, std::uint64_t& bytes);
+  // Queues line requests for `slot.ranges` to the SM's port as `batch` (does not wait).
+  void issue(Slot& slot, tlm::tlm_command cmd, std::uint64_t& bytes, Batch& batch);
+  // Inside the slot's thread: waits until every request of `batch` is sent.
+  void wait_sent(Slot& slot, const Batch& batch);
+  // The port: sends the queued requests in order, one port slot after another.
+  void issue_thread();
   [[nodiscard]] std::uint64_t cycles(const sc_core::sc_time& t) const;
 
   const HwConfig& hw_;
@@ -97,7 +119,8 @@ class Sm final : public sc_core::sc_module {
   std::deque<Slot> slots_;
   std::uint64_t smem_used_ = 0;
   unsigned resident_ = 0;
-  sc_core::sc_time port_free_ = sc_core::SC_ZERO_TIME;  // load/store port
+  DmaClient dma_;                       // the load/store port's requests
+  BoundedChannel<Request> requests_q_;  // to the issue thread (unbounded: the CTAs never block)
   sc_core::sc_time pipe_free_ = sc_core::SC_ZERO_TIME;  // math pipe (tensor cores / FMA)
   sc_core::sc_time resident_since_ = sc_core::SC_ZERO_TIME;
   stats::Group stats_;
