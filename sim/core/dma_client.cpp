@@ -1,5 +1,7 @@
 #include "sim/core/dma_client.hpp"
 
+#include "sim/core/dma.hpp"
+
 #include <algorithm>
 
 namespace octasim {
@@ -44,18 +46,7 @@ sc_core::sc_time DmaClient::transfer(tlm::tlm_command cmd, const std::vector<Dma
   const sc_core::sc_time now = sc_core::sc_time_stamp();
   sc_core::sc_time done = now;
   for (const DmaPiece& p : pieces) {
-    if (p.bytes == 0) continue;
-    if (scratch_.size() < p.bytes) scratch_.resize(p.bytes);
-    tlm::tlm_generic_payload trans;
-    trans.set_command(cmd);
-    trans.set_address(p.addr);
-    trans.set_data_ptr(scratch_.data());
-    trans.set_data_length(p.bytes);
-    trans.set_streaming_width(p.bytes);
-    trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    (*socket_)->b_transport(trans, delay);
-    done = std::max(done, now + delay);
+    if (p.bytes > 0) done = std::max(done, dma_transfer(*socket_, cmd, p.addr, p.bytes, scratch_));
   }
   return done;
 }

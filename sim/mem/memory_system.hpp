@@ -5,7 +5,8 @@
 // Timing is computed inside b_transport by resource reservation (no per-cycle processes): every
 // resource (a crossbar port direction, an L2 slice's data port, a DRAM bank, a channel's data bus)
 // holds the time it is next free; a request takes a resource at max(its ready time, that time) and
-// holds it for its transfer. Requests reserve in call order.
+// holds it for its transfer. Requests reserve in call order, which is time order because every
+// client issues at the current simulation time (DmaClient; the PPU front end alike).
 //
 //   crossbar: xbar_latency cycles each way; a port moves xbar_port_bytes_per_cycle (0: no limit),
 //     write data on the request path, read data on the response path (store and forward).

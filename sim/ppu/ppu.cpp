@@ -287,14 +287,15 @@ void Ppu::memcpy_command(unsigned ch, std::uint64_t dst, std::uint64_t src, std:
     for (int pass = 0; pass < 2; ++pass) {
       const auto cmd = pass == 0 ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND;
       const std::uint64_t base = (pass == 0 ? src : dst) + done;
-      sc_core::sc_time issue = sc_core::SC_ZERO_TIME, last = sc_core::sc_time_stamp();
+      sc_core::sc_time last = sc_core::sc_time_stamp();
       std::vector<std::uint8_t>& scratch = c.scratch;
       for (std::uint64_t off = 0; off < n;) {
+        // Each request goes out at its port slot (time order at the memory system).
         const std::uint64_t a = base + off;
         const std::uint64_t len = std::min<std::uint64_t>(kLineBytes - a % kLineBytes, n - off);
-        last = std::max(last, dma_transfer(frontend_socket_, cmd, a,
-                                           static_cast<std::uint32_t>(len), scratch, issue));
-        issue += period_ * static_cast<double>((len + port - 1) / port);
+        last = std::max(
+            last, dma_transfer(frontend_socket_, cmd, a, static_cast<std::uint32_t>(len), scratch));
+        wait(period_ * static_cast<double>((len + port - 1) / port));
         off += len;
       }
       if (last > sc_core::sc_time_stamp()) wait(last - sc_core::sc_time_stamp());
