@@ -1,8 +1,8 @@
 #include "sim/core/dma_client.hpp"
 
-#include "sim/core/dma.hpp"
-
 #include <algorithm>
+
+#include "sim/core/dma.hpp"
 
 namespace octasim {
 
