@@ -90,13 +90,22 @@ class RegisterMmio final : public firmware::Mmio {
   RegisterFile& regs_;
 };
 
+// The stream engine's spec for an engine name (the registry hands the same to its factory).
+const dla::StreamSpec& stream_spec(const std::string& engine) {
+  if (engine == "PDP") return dla::pdp_stream();
+  if (engine == "CDP") return dla::cdp_stream();
+  return dla::sdp_stream();
+}
+
 // One memory system and one StreamEngine, its RDMA and WDMA each through its own injector
 // (seed < 0: bound to the memory system directly).
 class StreamBench final : public sc_core::sc_module {
  public:
   StreamBench(const sc_core::sc_module_name& name, const HwConfig& hw, MemoryImage& image,
               const char* engine, int seed, unsigned max_extra)
-      : sc_core::sc_module(name), mem("mem", hw, image, kPeriod), model(engine, hw, kPeriod) {
+      : sc_core::sc_module(name),
+        mem("mem", hw, image, kPeriod),
+        model(engine, hw, kPeriod, stream_spec(engine)) {
     if (seed < 0) {
       model.rdma_socket.bind(mem.socket);
       model.wdma_socket.bind(mem.socket);
