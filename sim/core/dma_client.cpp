@@ -31,10 +31,9 @@ std::uint64_t DmaClient::reserve(std::uint64_t atoms) {
 
 void DmaClient::release_at(std::uint64_t atoms, const sc_core::sc_time& at) {
   releases_.push_back({at, atoms});
-  if (at <= sc_core::sc_time_stamp()) {
-    apply_due_releases();
-    release_ev_.notify(sc_core::SC_ZERO_TIME);
-  }
+  if (at <= sc_core::sc_time_stamp()) apply_due_releases();
+  // A reserve() blocked with nothing scheduled looks again (it waits for a later release's time).
+  release_ev_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void DmaClient::reset() {

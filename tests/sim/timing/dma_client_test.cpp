@@ -192,6 +192,23 @@ TEST(DmaClient, ReserveBlocksUntilAnotherThreadReleases) {
   b.run();
 }
 
+TEST(DmaClient, ReserveWakesForALaterReleaseScheduledByAnotherThread) {
+  if (already_elaborated()) GTEST_SKIP() << "SystemC elaborates once per process; run alone";
+  Bench b({8, 8, 4});
+  b.unit.body = [](Unit& u) {
+    EXPECT_EQ(u.dma.reserve(4), 0u);
+    // Full and nothing scheduled; at cycle 2 the helper schedules a release for cycle 9.
+    EXPECT_EQ(u.dma.reserve(3), 9u);
+    EXPECT_EQ(u.cycle(), 9u);
+    EXPECT_EQ(u.dma.held(), 4u);
+  };
+  b.unit.helper = [](Unit& u) {
+    sc_core::wait(kPeriod * 2.0);
+    u.dma.release_at(3, sc_core::sc_time_stamp() + kPeriod * 7.0);
+  };
+  b.run();
+}
+
 TEST(DmaClient, EmptyBufferTakesAnyRequestSize) {
   if (already_elaborated()) GTEST_SKIP() << "SystemC elaborates once per process; run alone";
   Bench b({8, 8, 4});
