@@ -16,9 +16,12 @@ class BoundedChannel {
  public:
   explicit BoundedChannel(std::size_t capacity = 0) : capacity_(capacity) {}
 
-  // Inside the producer's thread.
-  void push(const T& item) {
+  // Inside the producer's thread: returns once an item fits (the producer's write stall).
+  void wait_for_room() {
     while (capacity_ != 0 && items_.size() >= capacity_) sc_core::wait(popped_);
+  }
+  void push(const T& item) {
+    wait_for_room();
     items_.push_back(item);
     pushed_.notify(sc_core::SC_ZERO_TIME);
   }

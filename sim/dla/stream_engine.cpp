@@ -6,10 +6,6 @@
 #include "octasim/regs/nvdla.hpp"
 
 namespace octasim::dla {
-namespace {
-constexpr std::size_t kWriteQueueSteps = 2;  // lines of results the WDMA can hold
-
-}  // namespace
 
 const StreamSpec& sdp_stream() {
   static const StreamSpec spec{plan_sdp,
@@ -153,8 +149,7 @@ void StreamEngine::rdma_thread() {
           s.read_bytes == 0 ? sc_core::sc_time_stamp()
                             : rdma_.transfer(tlm::TLM_READ_COMMAND, read_walk_, s.read_bytes);
       counters_.bytes_read += s.read_bytes;
-      to_core_.push_back({i, arrival});
-      to_core_ev_.notify(sc_core::SC_ZERO_TIME);
+      to_core_.push({i, arrival});
       const std::uint64_t requests = rdma_.pace(s.read_bytes);  // one request per cycle
       rdma_busy_ += requests;
       if (tiles()) {
@@ -167,9 +162,8 @@ void StreamEngine::rdma_thread() {
 
 void StreamEngine::core_thread() {
   for (;;) {
-    while (to_core_.empty()) sc_core::wait(to_core_ev_);
     const InFlight in = to_core_.front();
-    to_core_.pop_front();
+    to_core_.pop();
     const Step& s = plan_.steps[in.step];
     if (in.ready > sc_core::sc_time_stamp()) {
       counters_.read_stall_cycles += to_cycles(in.ready - sc_core::sc_time_stamp());
@@ -183,17 +177,15 @@ void StreamEngine::core_thread() {
     counters_.busy_cycles += s.compute_cycles;
     rdma_.release(rdma_.atoms(s.read_bytes));
     const sc_core::sc_time blocked_at = sc_core::sc_time_stamp();
-    while (to_wdma_.size() >= kWriteQueueSteps) sc_core::wait(wdma_consumed_ev_);
+    to_wdma_.wait_for_room();
     counters_.write_stall_cycles += to_cycles(sc_core::sc_time_stamp() - blocked_at);
-    to_wdma_.push_back({in.step, sc_core::sc_time_stamp() + cycles(plan_.pipeline_latency)});
-    to_wdma_ev_.notify(sc_core::SC_ZERO_TIME);
+    to_wdma_.push({in.step, sc_core::sc_time_stamp() + cycles(plan_.pipeline_latency)});
   }
 }
 
 void StreamEngine::wdma_thread() {
   sc_core::sc_time last_ack = sc_core::SC_ZERO_TIME;
   for (;;) {
-    while (to_wdma_.empty()) sc_core::wait(to_wdma_ev_);
     const InFlight out = to_wdma_.front();
     const Step& s = plan_.steps[out.step];
     wait_until(out.ready);
@@ -208,8 +200,7 @@ void StreamEngine::wdma_thread() {
       timeline_->slice(wdma_track_, stats::Detail::kTile, now() - requests, now(),
                        "write step " + std::to_string(out.step), s.write_bytes);
     }
-    to_wdma_.pop_front();
-    wdma_consumed_ev_.notify(sc_core::SC_ZERO_TIME);
+    to_wdma_.pop();
     if (out.step + 1 == plan_.steps.size()) wait_until(last_ack);
     steps_written_ = out.step + 1;
     written_ev_.notify(sc_core::SC_ZERO_TIME);

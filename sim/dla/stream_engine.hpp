@@ -8,7 +8,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <string>
 #include <vector>
@@ -19,6 +18,7 @@
 
 #include "octasim/regs/nvdla.hpp"
 #include "sim/core/address_generator.hpp"
+#include "sim/core/bounded_channel.hpp"
 #include "sim/core/clocked.hpp"
 #include "sim/core/dma_client.hpp"
 #include "sim/core/hw_config.hpp"
@@ -65,6 +65,7 @@ class StreamEngine final : public sc_core::sc_module, public EngineModel, privat
       const Engine& engine, const RegRead& regs) const override;
 
  private:
+  static constexpr std::size_t kWriteQueueSteps = 2;  // lines of results the WDMA can hold
   struct InFlight {
     std::size_t step;
     sc_core::sc_time ready;  // data arrived (RDMA->core) or result available (core->WDMA)
@@ -84,10 +85,8 @@ class StreamEngine final : public sc_core::sc_module, public EngineModel, privat
   sc_core::sc_time started_at_;
 
   sc_core::sc_event start_ev_;
-  std::deque<InFlight> to_core_;
-  sc_core::sc_event to_core_ev_;
-  std::deque<InFlight> to_wdma_;
-  sc_core::sc_event to_wdma_ev_, wdma_consumed_ev_;
+  BoundedChannel<InFlight> to_core_;                    // RDMA -> datapath
+  BoundedChannel<InFlight> to_wdma_{kWriteQueueSteps};  // datapath -> WDMA
   std::size_t steps_written_ = 0;
   sc_core::sc_event written_ev_;
   stats::Group stats_;
