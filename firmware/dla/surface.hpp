@@ -18,12 +18,22 @@ enum class Precision : std::uint8_t { kInt8 = 0, kInt16 = 1 };
 }
 [[nodiscard]] const char* precision_name(Precision p);
 
+// The memory a surface lives in, as NVDLA's *_RAM_TYPE fields encode it: the CV-SRAM behind the
+// secondary memory interface (CV = 0) or DRAM through the primary one (MC = 1).
+enum class Ram : std::uint8_t { kCv = 0, kMc = 1 };
+
 struct FeatureSurface {
   std::uint64_t address = 0;
   std::uint32_t width = 1, height = 1, channels = 1;
   std::uint32_t line_stride = 0;     // bytes from one line to the next
   std::uint32_t surface_stride = 0;  // bytes from one C' surface to the next
+  Ram ram = Ram::kMc;                // the memory it lives in (*_RAM_TYPE)
 };
+
+// The *_RAM_TYPE field value of the surface's memory.
+[[nodiscard]] constexpr std::uint32_t ram_type(const FeatureSurface& s) {
+  return static_cast<std::uint32_t>(s.ram);
+}
 
 // A surface whose lines and surfaces are packed back to back (line_stride = width * atom,
 // surface_stride = height * line_stride).

@@ -90,14 +90,15 @@ void TraceWriter::comment(const std::string& text) {
   line("// " + one_line);
 }
 
-void TraceWriter::mem_init_zero(std::uint64_t addr, std::uint64_t size) {
-  line(fmt::format("mem_init(pri_mem, 0x{:x}, 0x{:x}, ALL_ZERO);", addr, size));
+void TraceWriter::mem_init_zero(std::uint64_t addr, std::uint64_t size, TraceMemory memory) {
+  line(fmt::format("mem_init({}, 0x{:x}, 0x{:x}, ALL_ZERO);", trace_memory_name(memory), addr,
+                   size));
 }
 
 void TraceWriter::mem_load(std::uint64_t addr, const std::string& name,
-                           std::vector<std::uint8_t> bytes) {
+                           std::vector<std::uint8_t> bytes, TraceMemory memory) {
   add_file(name, std::move(bytes));
-  line(fmt::format("mem_load(pri_mem, 0x{:x}, \"{}\");", addr, name));
+  line(fmt::format("mem_load({}, 0x{:x}, \"{}\");", trace_memory_name(memory), addr, name));
 }
 
 void TraceWriter::add_file(const std::string& name, std::vector<std::uint8_t> bytes) {
@@ -130,12 +131,13 @@ void TraceWriter::check_file(std::uint64_t addr, const std::string& name,
                    size, name, rule.empty() ? "" : ", ", rule));
 }
 
-void TraceWriter::check_crc(std::uint64_t addr, std::uint64_t size, std::uint32_t crc) {
+void TraceWriter::check_crc(std::uint64_t addr, std::uint64_t size, std::uint32_t crc,
+                            TraceMemory memory) {
   if (last_sync_id_.empty()) {
     throw FirmwareError("check_crc needs an earlier wait_interrupt to name its sync point");
   }
-  line(fmt::format("check_crc({}, pri_mem, 0x{:x}, 0x{:x}, 0x{:08x});", last_sync_id_, addr, size,
-                   crc));
+  line(fmt::format("check_crc({}, {}, 0x{:x}, 0x{:x}, 0x{:08x});", last_sync_id_,
+                   trace_memory_name(memory), addr, size, crc));
 }
 
 void TraceWriter::check_register(std::uint32_t addr, std::uint32_t expected) {

@@ -30,6 +30,13 @@ inline constexpr std::size_t kDatPacketBytes = 32;
 // Writes `text` to `path`, replacing it; throws FirmwareError ("cannot write 'path': reason").
 void write_text_file(const std::string& path, const std::string& text);
 
+// The memory a trace command addresses: pri_mem (DRAM, the primary interface) or sec_mem (the
+// CV-SRAM behind the secondary interface, on configurations with one).
+enum class TraceMemory : std::uint8_t { kPrimary, kSecondary };
+[[nodiscard]] inline const char* trace_memory_name(TraceMemory m) {
+  return m == TraceMemory::kSecondary ? "sec_mem" : "pri_mem";
+}
+
 class TraceWriter final : public Mmio {
  public:
   struct DataFile {
@@ -49,14 +56,17 @@ class TraceWriter final : public Mmio {
 
   // "// text" (one line; newlines become spaces).
   void comment(const std::string& text);
-  // mem_init(pri_mem, addr, size, ALL_ZERO);
-  void mem_init_zero(std::uint64_t addr, std::uint64_t size);
+  // mem_init(pri_mem, addr, size, ALL_ZERO); sec_mem with TraceMemory::kSecondary (also below).
+  void mem_init_zero(std::uint64_t addr, std::uint64_t size,
+                     TraceMemory memory = TraceMemory::kPrimary);
   // mem_load(pri_mem, addr, "name"); `bytes` become the .dat file `name` that save() writes.
   // `name` must be a plain file name ending in .dat, used once.
-  void mem_load(std::uint64_t addr, const std::string& name, std::vector<std::uint8_t> bytes);
+  void mem_load(std::uint64_t addr, const std::string& name, std::vector<std::uint8_t> bytes,
+                TraceMemory memory = TraceMemory::kPrimary);
   // check_crc(sync_id_N, pri_mem, addr, size, crc); with the sync id of the latest
   // wait_interrupt (throws FirmwareError when there was none).
-  void check_crc(std::uint64_t addr, std::uint64_t size, std::uint32_t crc);
+  void check_crc(std::uint64_t addr, std::uint64_t size, std::uint32_t crc,
+                 TraceMemory memory = TraceMemory::kPrimary);
   // ppu_submit(channel, pri_mem, addr, "name"): `bytes` (a push buffer) become the .dat file
   // `name`; the player loads it and rings the channel's doorbell.
   void ppu_submit(unsigned channel, std::uint64_t addr, const std::string& name,

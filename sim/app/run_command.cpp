@@ -80,6 +80,9 @@ class ProgressDevice final : public trace::Device {
     return v;
   }
   [[nodiscard]] MemoryImage& memory() override { return inner_.memory(); }
+  [[nodiscard]] MemoryImage& memory_of(MemorySpace space) override {
+    return inner_.memory_of(space);
+  }
   [[nodiscard]] bool wait_interrupt(unsigned status_bit, std::uint64_t timeout_cycles) override {
     constexpr std::uint64_t kSlice = 1'000'000;
     const std::uint64_t deadline = cycle() + timeout_cycles;

@@ -8,12 +8,17 @@
 // format.rst). A packed array is one line. The walk visits regions in order, surface by
 // surface, line by line, and yields pieces that never cross a line; pieces that continue at
 // the next address are merged, so a packed surface is requested exactly as a linear range.
+//
+// Addresses are DMA addresses (device_memory.hpp): a region's base carries its memory (DRAM, or
+// the CV-SRAM its *_RAM_TYPE selected), and so does every piece of its walk.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
+
+#include "sim/core/device_memory.hpp"
 
 namespace octasim {
 
@@ -29,6 +34,8 @@ struct SurfaceRegion {
   [[nodiscard]] static SurfaceRegion linear(std::uint64_t base, std::uint64_t bytes) {
     return SurfaceRegion{base, bytes, 1, 1, bytes, bytes};
   }
+  // The memory the region lives in.
+  [[nodiscard]] MemorySpace space() const { return split_dma_address(base).space; }
   [[nodiscard]] std::uint64_t bytes() const {
     return line_bytes * std::uint64_t{lines} * std::uint64_t{surfaces};
   }

@@ -124,6 +124,21 @@ const Param kParams[] = {
     {"octav_divide_latency",
      "cycles of OCTAV's FP64 division ending an iteration (then one group per cycle)",
      &octav_field<&OctavConfig::divide_latency>},
+    {"secondary_memif_latency",
+     "secondary memory (CV-SRAM) read latency in cycles (SECONDARY_MEMIF_LATENCY)",
+     &dla_field<&DlaConfig::secondary_memif_latency>},
+    {"secondary_memif_max_burst",
+     "memory atoms per secondary-interface request (SECONDARY_MEMIF_MAX_BURST_LENGTH)",
+     &dla_field<&DlaConfig::secondary_memif_max_burst>},
+    {"secondary_memif_width", "secondary memory interface width in bits (SECONDARY_MEMIF_WIDTH)",
+     &dla_field<&DlaConfig::secondary_memif_width>},
+    {"cvsram_base", "first address of the CV-SRAM's own address space",
+     &mem_field<&MemoryConfig::cvsram_base>},
+    {"cvsram_bytes", "CV-SRAM size in bytes (secondary_memif; 0 without it)",
+     &mem_field<&MemoryConfig::cvsram_bytes>},
+    {"cvsram_bytes_per_cycle",
+     "CV-SRAM bytes per cycle through the secondary interface (0: secondary_memif_width / 8)",
+     &mem_field<&MemoryConfig::cvsram_bytes_per_cycle>},
     {"mem_partitions", "memory partitions, one DRAM channel each",
      &mem_field<&MemoryConfig::partitions>},
     {"mem_interleave_bytes", "address interleave granule across L2 slices (bytes)",
@@ -188,6 +203,24 @@ const char* find_builtin(const std::string& name) {
   throw std::runtime_error(fmt::format("{}: {}", source, msg));
 }
 
+void validate_secondary_memif(const HwConfig& c, const std::string& source) {
+  if (!c.dla.secondary_memif) {
+    if (c.mem.cvsram_bytes != 0) fail(source, "cvsram_bytes needs secondary_memif: true");
+    return;
+  }
+  if (c.dla.secondary_memif_width % 8 != 0 || c.dla.secondary_memif_width == 0) {
+    fail(source, "secondary_memif needs secondary_memif_width, a positive multiple of 8 bits");
+  }
+  if (c.dla.secondary_memif_max_burst == 0)
+    fail(source, "secondary_memif_max_burst must be at least 1");
+  if (c.mem.cvsram_bytes == 0) fail(source, "secondary_memif needs cvsram_bytes >= 1");
+  const std::uint64_t end = std::uint64_t{c.mem.cvsram_base} + c.mem.cvsram_bytes;
+  if (c.dla.mem_address_width < 64 && end > (std::uint64_t{1} << c.dla.mem_address_width)) {
+    fail(source, fmt::format("the CV-SRAM [0x{:x}, 0x{:x}) does not fit in a {}-bit address",
+                             c.mem.cvsram_base, end, c.dla.mem_address_width));
+  }
+}
+
 void validate(const HwConfig& c, const std::string& source) {
   const auto power_of_two = [](unsigned v) { return v != 0 && (v & (v - 1)) == 0; };
   if (!power_of_two(c.dla.memory_atomic_size))
@@ -210,6 +243,7 @@ void validate(const HwConfig& c, const std::string& source) {
   }
   if (c.dla.sdp_ew && c.dla.sdp_ew_throughput == 0)
     fail(source, "sdp_ew needs sdp_ew_throughput >= 1");
+  validate_secondary_memif(c, source);
   if (c.mem.partitions == 0) fail(source, "mem_partitions must be at least 1");
   if (!power_of_two(c.mem.interleave_bytes))
     fail(source, "mem_interleave_bytes must be a power of two");

@@ -50,6 +50,11 @@ struct DlaConfig {
   unsigned primary_memif_width = 64;     // bits per cycle
   unsigned mem_address_width = 32;
 
+  // Secondary memory interface (SRAMIF to the CV-SRAM), when secondary_memif.
+  unsigned secondary_memif_latency = 0;    // cycles from a read's data on the interface to the DMA
+  unsigned secondary_memif_max_burst = 1;  // memory atoms per request
+  unsigned secondary_memif_width = 0;      // bits per cycle
+
   // Timing of the model (cycles), beyond NVDLA's spec defines.
   unsigned csb_access_cycles = 1;           // one CSB register read or write
   unsigned op_start_latency = 8;            // OP_ENABLE to the first DMA request
@@ -84,6 +89,11 @@ struct MemoryConfig {
   unsigned dram_trp = 0;             // precharge to activate
   unsigned dram_cl = 0;              // column command to data
   unsigned dram_tras = 0;            // activate to precharge, minimum
+  // The CV-SRAM behind the DLA's secondary memory interface (hw.dla.secondary_memif): its own
+  // address space [cvsram_base, cvsram_base + cvsram_bytes), separate from DRAM's.
+  unsigned cvsram_base = 0x50000000;  // where NVDLA's test bench maps it
+  unsigned cvsram_bytes = 0;
+  unsigned cvsram_bytes_per_cycle = 0;  // 0: secondary_memif_width / 8
 };
 
 // The PPU (sim/ppu): GPCs of SMs with tensor cores; 0 GPCs: no PPU (the DLA-only configs).

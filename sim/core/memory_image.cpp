@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/core.h>
 
@@ -11,15 +12,20 @@ namespace octasim {
 MemoryImage::MemoryImage(unsigned address_bits)
     : limit_(address_bits >= 64 ? ~std::uint64_t{0} : std::uint64_t{1} << address_bits) {}
 
+MemoryImage::MemoryImage(std::uint64_t base, std::uint64_t bytes, std::string name)
+    : base_(base), limit_(base + bytes), name_(std::move(name)) {
+  if (limit_ < base_) throw std::invalid_argument(name_ + " ends past 2^64");
+}
+
 bool MemoryImage::contains(std::uint64_t addr, std::uint64_t size) const {
-  return addr <= limit_ && size <= limit_ - addr;
+  return addr >= base_ && addr <= limit_ && size <= limit_ - addr;
 }
 
 void MemoryImage::check_range(std::uint64_t addr, std::uint64_t size) const {
   if (!contains(addr, size)) {
     throw std::out_of_range(
-        fmt::format("memory range [0x{:x}, 0x{:x}) is outside the address space [0, 0x{:x})", addr,
-                    addr + size, limit_));
+        fmt::format("memory range [0x{:x}, 0x{:x}) is outside {} [0x{:x}, 0x{:x})", addr,
+                    addr + size, name_, base_, limit_));
   }
 }
 

@@ -44,6 +44,10 @@ void expect_equal(std::uint32_t got, std::uint32_t want, const char* what, const
   }
 }
 
+std::uint32_t weight_ram_type(const RegRead& regs) {
+  return CD::D_WEIGHT_RAM_TYPE::WEIGHT_RAM_TYPE.get(regs(CD::D_WEIGHT_RAM_TYPE::kAddr));
+}
+
 // Compressed weights (models/ops/conv_compress.hpp): CSC agrees with CDMA on the format and
 // WMB_BYTES; WMB_BYTES is the 128-byte-aligned mask of `elements` weights; WEIGHT_BYTES is the
 // compressed data surface (128-byte aligned; the WGS are checked against it when read);
@@ -52,8 +56,10 @@ void decode_compressed_weights(const HwConfig& hw, const RegRead& regs, std::uin
                                ConvLayer& l) {
   expect_equal(CS::D_WEIGHT_FORMAT::WEIGHT_FORMAT.get(regs(CS::D_WEIGHT_FORMAT::kAddr)), 1,
                "CSC WEIGHT_FORMAT", "CDMA (COMPRESSED)");
-  l.wgs_base = read_address(regs, CD::D_WGS_ADDR_HIGH::kAddr, CD::D_WGS_ADDR_LOW::kAddr);
-  l.wmb_base = read_address(regs, CD::D_WMB_ADDR_HIGH::kAddr, CD::D_WMB_ADDR_LOW::kAddr);
+  // WGS and WMB come through the weight DMA: its RAM type.
+  const std::uint32_t ram = weight_ram_type(regs);
+  l.wgs_base = read_address(regs, CD::D_WGS_ADDR_HIGH::kAddr, CD::D_WGS_ADDR_LOW::kAddr, ram);
+  l.wmb_base = read_address(regs, CD::D_WMB_ADDR_HIGH::kAddr, CD::D_WMB_ADDR_LOW::kAddr, ram);
   l.wmb_bytes = regs(CD::D_WMB_BYTES::kAddr);
   expect_equal(CS::D_WMB_BYTES::WMB_BYTES.get(regs(CS::D_WMB_BYTES::kAddr)), l.wmb_bytes,
                "CSC WMB_BYTES", "CDMA");
@@ -131,7 +137,9 @@ void decode_input_surface(const HwConfig& hw, const RegRead& regs, ConvLayer& l)
   l.input.width = CD::D_DATAIN_SIZE_0::DATAIN_WIDTH.get(size0) + 1;
   l.input.height = CD::D_DATAIN_SIZE_0::DATAIN_HEIGHT.get(size0) + 1;
   l.input.channels = CD::D_DATAIN_SIZE_1::DATAIN_CHANNEL.get(regs(CD::D_DATAIN_SIZE_1::kAddr)) + 1;
-  l.input.base = read_address(regs, CD::D_DAIN_ADDR_HIGH_0::kAddr, CD::D_DAIN_ADDR_LOW_0::kAddr);
+  l.input.base = read_address(
+      regs, CD::D_DAIN_ADDR_HIGH_0::kAddr, CD::D_DAIN_ADDR_LOW_0::kAddr,
+      CD::D_DAIN_RAM_TYPE::DATAIN_RAM_TYPE.get(regs(CD::D_DAIN_RAM_TYPE::kAddr)));
   l.input.line_stride = regs(CD::D_LINE_STRIDE::kAddr);
   l.input.surface_stride = regs(CD::D_SURF_STRIDE::kAddr);
   l.input.atom_bytes = hw.dla.memory_atomic_size;
@@ -162,7 +170,8 @@ void decode_weights(const HwConfig& hw, const RegRead& regs, ConvLayer& l) {
                "CSC's kernel size");
   expect_equal(CD::D_WEIGHT_SIZE_1::WEIGHT_KERNEL.get(regs(CD::D_WEIGHT_SIZE_1::kAddr)) + 1,
                l.kernels, "CDMA WEIGHT_KERNEL", "CSC WEIGHT_KERNEL");
-  l.weight_base = read_address(regs, CD::D_WEIGHT_ADDR_HIGH::kAddr, CD::D_WEIGHT_ADDR_LOW::kAddr);
+  l.weight_base = read_address(regs, CD::D_WEIGHT_ADDR_HIGH::kAddr, CD::D_WEIGHT_ADDR_LOW::kAddr,
+                               weight_ram_type(regs));
   l.weight_bytes = regs(CD::D_WEIGHT_BYTES::kAddr);
   const std::uint64_t packed =
       std::uint64_t{l.kernels} * l.kernel_width * l.kernel_height * l.input.channels * bpe;

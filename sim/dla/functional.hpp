@@ -81,6 +81,11 @@ struct OpResult {
 // A 64-bit DMA address from NVDLA's *_ADDR_HIGH / *_ADDR_LOW register pair.
 [[nodiscard]] std::uint64_t read_address(const RegRead& regs, std::uint32_t high_addr,
                                          std::uint32_t low_addr);
+// A surface's DMA address (sim/core/device_memory.hpp): the *_ADDR_HIGH/_LOW pair in the memory
+// its *_RAM_TYPE field value `ram_type` selects (0 = CV: the CV-SRAM, 1 = MC: DRAM). On a
+// configuration without a CV-SRAM the memories route CV to DRAM (device_memory.hpp).
+[[nodiscard]] std::uint64_t read_address(const RegRead& regs, std::uint32_t high_addr,
+                                         std::uint32_t low_addr, std::uint32_t ram_type);
 // Throws the one-line error for programming that needs a feature `hw` leaves out.
 [[noreturn]] void throw_not_present(const HwConfig& hw, const std::string& feature);
 

@@ -8,7 +8,10 @@
 namespace octasim::dla {
 
 FunctionalDevice::FunctionalDevice(HwConfig hw)
-    : hw_(std::move(hw)), memory_(hw_.dla.mem_address_width) {}
+    : hw_(std::move(hw)),
+      memory_(hw_.dla.mem_address_width),
+      cvsram_(make_cvsram_image(hw_)),
+      device_memory_(memory_, cvsram_.get(), hw_.name) {}
 
 void FunctionalDevice::csb_write(std::uint32_t addr, std::uint32_t value) {
   regs_.csb_write(addr, value);
@@ -44,7 +47,7 @@ void FunctionalDevice::start_ready_engines() {
       // it then completes at once.
       start_group(e, regs_, groups);
       const RegRead read = group_reader(regs_, groups);
-      OpResult r = e.run(hw_, read, lut_of(e, regs_), memory_);
+      OpResult r = e.run(hw_, read, lut_of(e, regs_), device_memory_);
       complete_group(e, regs_, groups, r);
       const unsigned group = regs_.group_of(e.units(read).names[0], groups);
       layers_.push_back({std::string(e.name), group, std::move(r)});

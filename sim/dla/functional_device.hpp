@@ -30,6 +30,9 @@ class FunctionalDevice final : public trace::Device {
   void csb_write(std::uint32_t addr, std::uint32_t value) override;
   [[nodiscard]] std::uint32_t csb_read(std::uint32_t addr) override { return regs_.csb_read(addr); }
   [[nodiscard]] MemoryImage& memory() override { return memory_; }
+  [[nodiscard]] MemoryImage& memory_of(MemorySpace space) override {
+    return device_memory_.image(space);
+  }
   [[nodiscard]] bool wait_interrupt(unsigned status_bit, std::uint64_t timeout_cycles) override;
   void wait_cycles(std::uint64_t cycles) override;
   [[nodiscard]] std::uint64_t cycle() const override { return cycle_; }
@@ -41,7 +44,9 @@ class FunctionalDevice final : public trace::Device {
   void start_ready_engines();
 
   HwConfig hw_;
-  MemoryImage memory_;
+  MemoryImage memory_;                    // DRAM
+  std::unique_ptr<MemoryImage> cvsram_;   // null without a secondary memory interface
+  DeviceMemory device_memory_;            // both, by DMA address
   RegisterFile regs_;
   std::vector<LayerRecord> layers_;
   std::uint64_t cycle_ = 0;  // cycles spent waiting

@@ -3,13 +3,16 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "sim/core/device_memory.hpp"
+#include "sim/mem/cvsram_port.hpp"
 #include "sim/mem/dram_channel.hpp"
 #include "sim/mem/l2_slice.hpp"
 
 namespace octasim {
 
 MemorySystem::MemorySystem(const sc_core::sc_module_name& name, const HwConfig& hw,
-                           MemoryImage& image, const sc_core::sc_time& clock_period)
+                           MemoryImage& image, const sc_core::sc_time& clock_period,
+                           MemoryImage* cvsram)
     : sc_core::sc_module(name),
       image_(image),
       period_(clock_period.value()),
@@ -42,6 +45,9 @@ MemorySystem::MemorySystem(const sc_core::sc_module_name& name, const HwConfig& 
   for (unsigned s = 0; s < partitions_ * slices_per_partition_; ++s) {
     slices_.push_back(
         std::make_unique<mem::L2Slice>(base + ".l2.slice" + std::to_string(s), hw, period_));
+  }
+  if (cvsram != nullptr && hw.dla.secondary_memif) {
+    cvsram_ = std::make_unique<mem::CvSramPort>(hw, *cvsram, period_, base + ".cvsram");
   }
   using stats::Unit;
   reads_ = xbar_stats_.add("read_transactions", "read requests from every client", Unit::kCount);
@@ -78,6 +84,7 @@ std::vector<const stats::Group*> MemorySystem::statistics() const {
   std::vector<const stats::Group*> groups{&xbar_stats_};
   for (const auto& s : slices_) groups.push_back(&s->statistics());
   for (const auto& c : channels_) groups.push_back(&c->statistics());
+  if (cvsram_) groups.push_back(&cvsram_->statistics());
   return groups;
 }
 
@@ -120,8 +127,23 @@ MemorySystem::Route MemorySystem::route(std::uint64_t addr) const {
 
 void MemorySystem::b_transport(int initiator, tlm::tlm_generic_payload& trans,
                                sc_core::sc_time& delay) {
-  const std::uint64_t addr = trans.get_address();
+  std::uint64_t addr = trans.get_address();
   const unsigned len = trans.get_data_length();
+  // Without a secondary interface a RAM_TYPE=CV request goes to DRAM (device_memory.hpp).
+  if (in_cvsram(addr) && !cvsram_) addr = split_dma_address(addr).addr;
+  if (in_cvsram(addr)) {
+    const std::uint64_t local = split_dma_address(addr).addr;
+    if (!cvsram_->contains(local, len)) {
+      trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+      return;
+    }
+    const std::uint64_t now = sc_core::sc_time_stamp().value();
+    const std::uint64_t done = cvsram_->access(now + delay.value(), local, len, trans.is_read(),
+                                               trans.get_data_ptr());
+    delay = sc_core::sc_time::from_value(done - now);
+    trans.set_response_status(tlm::TLM_OK_RESPONSE);
+    return;
+  }
   if (!image_.contains(addr, len)) {
     trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return;

@@ -28,6 +28,12 @@
 //     cycles: partial bursts move only their bytes). Reads complete primary_memif_latency cycles
 //     after their data crossed the bus; writes are acknowledged dram_write_latency after theirs.
 //
+// CV-SRAM (configurations with a secondary memory interface): a request whose DMA address is in
+// the CV-SRAM (bit 63, sim/core/device_memory.hpp) is the DLA's SRAMIF traffic: it goes to
+// mem::CvSramPort (cvsram_port.hpp), not through the crossbar, L2 or DRAM, and counts in
+// <name>.cvsram only. Without one, such a request goes to DRAM at the same address, as
+// NVDLA's hardware without SECONDARY_MEMIF has only the MCIF.
+//
 // With 1 partition, no L2, no crossbar cost, 1 bank and zero bank timing (the nv_* configurations)
 // this is exactly the single fixed-latency DRAM bus octasim's DLA was calibrated on.
 //
@@ -51,6 +57,7 @@
 namespace octasim {
 
 namespace mem {
+class CvSramPort;
 class L2Slice;
 class DramChannel;
 }  // namespace mem
@@ -61,8 +68,10 @@ class MemorySystem final : public sc_core::sc_module {
 
   // Statistics groups are named after the module's basename: <name>.xbar, <name>.l2.slice<i>,
   // <name>.dram.ch<i> (soc::Soc names it "mem").
+  // `cvsram`: the CV-SRAM's image when hw.dla.secondary_memif (null: none; requests to it then
+  // fail with an address error).
   MemorySystem(const sc_core::sc_module_name& name, const HwConfig& hw, MemoryImage& image,
-               const sc_core::sc_time& clock_period);
+               const sc_core::sc_time& clock_period, MemoryImage* cvsram = nullptr);
   ~MemorySystem() override;
   MemorySystem(const MemorySystem&) = delete;
   MemorySystem& operator=(const MemorySystem&) = delete;
@@ -74,7 +83,9 @@ class MemorySystem final : public sc_core::sc_module {
   [[nodiscard]] std::uint64_t busy_cycles() const;
   // Peak DRAM bytes per cycle: mem_partitions x dram_bandwidth().
   [[nodiscard]] unsigned bytes_per_cycle() const { return bytes_per_cycle_; }
-  // The counter groups: the crossbar, each L2 slice, each DRAM channel.
+  // The secondary memory interface, or null when the configuration has none.
+  [[nodiscard]] const mem::CvSramPort* cvsram() const { return cvsram_.get(); }
+  // The counter groups: the crossbar, each L2 slice, each DRAM channel, the CV-SRAM port.
   [[nodiscard]] std::vector<const stats::Group*> statistics() const;
   // Records every DRAM data-bus transfer into `timeline` (null: stop).
   void set_timeline(stats::Timeline* timeline);
@@ -121,6 +132,7 @@ class MemorySystem final : public sc_core::sc_module {
   std::vector<Port> ports_;
   std::vector<std::unique_ptr<mem::L2Slice>> slices_;
   std::vector<std::unique_ptr<mem::DramChannel>> channels_;
+  std::unique_ptr<mem::CvSramPort> cvsram_;
   stats::Group xbar_stats_;
   stats::Counter reads_, writes_, client_bytes_read_, client_bytes_written_, port_wait_cycles_;
   sc_core::sc_signal<sc_dt::uint64, sc_core::SC_UNCHECKED_WRITERS> bytes_signal_{"bytes"};

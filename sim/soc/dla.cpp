@@ -5,7 +5,7 @@ namespace octasim::soc {
 using dla::Engine;
 using dla::engines;
 
-Dla::Dla(const HwConfig& hw, const sc_core::sc_time& clock_period, MemoryImage& memory,
+Dla::Dla(const HwConfig& hw, const sc_core::sc_time& clock_period, DeviceMemory& memory,
          RegisterFile& regs, MemorySystem& memory_system, InterruptController& interrupts)
     : hw_(hw), period_(clock_period), memory_(memory), regs_(regs), interrupts_(interrupts) {
   for (std::size_t i = 0; i < engines().size(); ++i) {

@@ -17,6 +17,7 @@
 #include <systemc>
 
 #include "sim/core/hw_config.hpp"
+#include "sim/core/device_memory.hpp"
 #include "sim/core/memory_image.hpp"
 #include "sim/core/overlay_memory.hpp"
 #include "sim/core/register_file.hpp"
@@ -47,7 +48,7 @@ class Dla {
  public:
   // Builds every engine's model (a child of the module under construction, named after the
   // engine) with its DMA sockets bound to `memory_system`.
-  Dla(const HwConfig& hw, const sc_core::sc_time& clock_period, MemoryImage& memory,
+  Dla(const HwConfig& hw, const sc_core::sc_time& clock_period, DeviceMemory& memory,
       RegisterFile& regs, MemorySystem& memory_system, InterruptController& interrupts);
   Dla(const Dla&) = delete;
   Dla& operator=(const Dla&) = delete;
@@ -84,7 +85,7 @@ class Dla {
 
   const HwConfig& hw_;
   sc_core::sc_time period_;
-  MemoryImage& memory_;
+  DeviceMemory& memory_;
   RegisterFile& regs_;
   InterruptController& interrupts_;
   std::array<std::unique_ptr<dla::EngineModel>, dla::kEngineCount> models_;

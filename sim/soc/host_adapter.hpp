@@ -18,6 +18,9 @@ class HostAdapter final : public trace::Device {
   void csb_write(std::uint32_t addr, std::uint32_t value) override;
   [[nodiscard]] std::uint32_t csb_read(std::uint32_t addr) override;
   [[nodiscard]] MemoryImage& memory() override { return soc_.memory(); }
+  [[nodiscard]] MemoryImage& memory_of(MemorySpace space) override {
+    return soc_.device_memory().image(space);
+  }
   [[nodiscard]] bool wait_interrupt(unsigned status_bit, std::uint64_t timeout_cycles) override;
   void wait_cycles(std::uint64_t cycles) override;
   [[nodiscard]] std::uint64_t cycle() const override { return soc_.cycle(); }

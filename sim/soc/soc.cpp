@@ -47,9 +47,11 @@ Soc::Soc(const sc_core::sc_module_name& name, HwConfig hw)
       hw_(std::move(hw)),
       period_(1, sc_core::SC_NS),
       memory_(hw_.dla.mem_address_width),
-      memory_system_("mem", hw_, memory_, period_),
+      cvsram_(make_cvsram_image(hw_)),
+      device_memory_(memory_, cvsram_.get(), hw_.name),
+      memory_system_("mem", hw_, memory_, period_, cvsram_.get()),
       interrupts_(regs_),
-      dla_(hw_, period_, memory_, regs_, memory_system_, interrupts_),
+      dla_(hw_, period_, device_memory_, regs_, memory_system_, interrupts_),
       csb_(hw_, regs_, dla_, interrupts_) {
   if (hw_.ppu.gpcs > 0) {
     ppu_port_ = std::make_unique<PpuPort>(*this);

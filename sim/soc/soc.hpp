@@ -16,6 +16,7 @@
 #include <systemc>
 
 #include "sim/core/hw_config.hpp"
+#include "sim/core/device_memory.hpp"
 #include "sim/core/memory_image.hpp"
 #include "sim/core/register_file.hpp"
 #include "sim/mem/memory_system.hpp"
@@ -43,7 +44,9 @@ class Soc final : public sc_core::sc_module {
   [[nodiscard]] const sc_core::sc_time& clock_period() const { return period_; }
   // The current cycle (simulated time in clock periods).
   [[nodiscard]] std::uint64_t cycle() const;
-  [[nodiscard]] MemoryImage& memory() { return memory_; }
+  [[nodiscard]] MemoryImage& memory() { return memory_; }  // DRAM
+  // DRAM and the CV-SRAM (when the configuration has a secondary memory interface).
+  [[nodiscard]] DeviceMemory& device_memory() { return device_memory_; }
   [[nodiscard]] RegisterFile& registers() { return regs_; }
   [[nodiscard]] CsbDecoder& csb() { return csb_; }
   [[nodiscard]] InterruptController& interrupts() { return interrupts_; }
@@ -71,6 +74,8 @@ class Soc final : public sc_core::sc_module {
   HwConfig hw_;
   sc_core::sc_time period_;
   MemoryImage memory_;
+  std::unique_ptr<MemoryImage> cvsram_;  // null without a secondary memory interface
+  DeviceMemory device_memory_;
   RegisterFile regs_;
   MemorySystem memory_system_;
   InterruptController interrupts_;

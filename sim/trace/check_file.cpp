@@ -29,7 +29,7 @@ CheckFile parse_check_file(const ArgReader& a) {
   }
   CheckFile c;
   c.sync_id = a.identifier(a[0], "sync id");
-  a.memory(a[1]);
+  c.space = a.memory(a[1]);
   c.addr = a.u64(a[2], "address");
   c.size = a.u64(a[3], "size");
   c.path = a.data_file(a[4]);
@@ -87,7 +87,7 @@ struct Failures {
 // Compared chunk by chunk, so a large region needs no buffer of its size.
 void check_bytes(Player& p, const Command& c, const CheckFile& a) {
   p.require_notified(c, a.sync_id);
-  const MemoryImage& mem = p.device().memory();
+  const MemoryImage& mem = p.device().memory_of(a.space);
   mem.check_range(a.addr, a.size);
   const std::vector<DatPacket> packets = read_dat_file(a.path);
   // Chunk index -> the packets overlapping that chunk, in file order.
@@ -152,7 +152,7 @@ struct Compared {
 };
 Compared region_and_golden(Player& p, const Command& c, const CheckFile& a) {
   p.require_notified(c, a.sync_id);
-  const MemoryImage& mem = p.device().memory();
+  const MemoryImage& mem = p.device().memory_of(a.space);
   mem.check_range(a.addr, a.size);
   Compared r{std::vector<std::uint8_t>(static_cast<std::size_t>(a.size)),
              dat_image(p, c, a.path, a.size)};

@@ -44,7 +44,9 @@ class ArgReader {
   [[nodiscard]] double tolerance(const std::string& s, const char* what) const;
   [[nodiscard]] int small_int(const std::string& s, const char* what) const;
   [[nodiscard]] std::string identifier(const std::string& s, const char* what) const;
-  void memory(const std::string& s) const;  // pri_mem or 1
+  // pri_mem or 1: DRAM; sec_mem: the CV-SRAM (whether the configuration has one is checked
+  // when the command plays).
+  [[nodiscard]] MemorySpace memory(const std::string& s) const;
   [[nodiscard]] std::string data_file(const std::string& s) const;
   [[nodiscard]] const regs::RegisterInfo* reg(const std::string& s) const;
   [[nodiscard]] const regs::FieldInfo* field(const regs::RegisterInfo* r,

@@ -139,7 +139,7 @@ MemInit parse_mem_init(const ArgReader& a) {
     a.fail("mem_init takes (pri_mem, address, size, ALL_ZERO|ALL_ONE|RANDOM[, seed])");
   }
   MemInit m;
-  a.memory(a[0]);
+  m.space = a.memory(a[0]);
   m.addr = a.u64(a[1], "address");
   m.size = a.u64(a[2], "size");
   const std::string& pattern = a[3];
@@ -161,7 +161,7 @@ MemInit parse_mem_init(const ArgReader& a) {
 }
 
 void play_mem_init(Player& p, const Command& /*c*/, const MemInit& a) {
-  MemoryImage& mem = p.device().memory();
+  MemoryImage& mem = p.device().memory_of(a.space);
   mem.check_range(a.addr, a.size);
   switch (a.pattern) {
     case MemPattern::kAllZero:
@@ -185,15 +185,16 @@ void play_mem_init(Player& p, const Command& /*c*/, const MemInit& a) {
 }
 
 MemLoad parse_mem_load(const ArgReader& a) {
-  a.expect_args(3, "mem_load(pri_mem, address, \"file.dat\")");
-  a.memory(a[0]);
+  a.expect_args(3, "mem_load(pri_mem|sec_mem, address, \"file.dat\")");
+  const MemorySpace space = a.memory(a[0]);
   const std::uint64_t addr = a.u64(a[1], "address");
-  return {addr, a.data_file(a[2])};
+  return {space, addr, a.data_file(a[2])};
 }
 
-// Writes the packets of the .dat file `path` at `addr` (mem_load, ppu_submit).
-void load_dat(Player& p, const Command& c, std::uint64_t addr, const std::string& path) {
-  MemoryImage& mem = p.device().memory();
+// Writes the packets of the .dat file `path` at `addr` of `space` (mem_load, ppu_submit).
+void load_dat(Player& p, const Command& c, MemorySpace space, std::uint64_t addr,
+              const std::string& path) {
+  MemoryImage& mem = p.device().memory_of(space);
   for (const DatPacket& packet : read_dat_file(path)) {
     if (packet.offset > ~std::uint64_t{0} - addr) {
       p.fail(c, fmt::format("mem_load address 0x{:x} + packet offset 0x{:x} is past 2^64, "
@@ -205,7 +206,7 @@ void load_dat(Player& p, const Command& c, std::uint64_t addr, const std::string
 }
 
 void play_mem_load(Player& p, const Command& c, const MemLoad& a) {
-  load_dat(p, c, a.addr, a.path);
+  load_dat(p, c, a.space, a.addr, a.path);
 }
 
 IntrNotify parse_intr_notify(const ArgReader& a) {
@@ -246,7 +247,7 @@ CheckCrc parse_check_crc(const ArgReader& a) {
   a.expect_args(5, "check_crc(sync_id, pri_mem, address, size, crc)");
   CheckCrc check;
   check.sync_id = a.identifier(a[0], "sync id");
-  a.memory(a[1]);
+  check.space = a.memory(a[1]);
   check.addr = a.u64(a[2], "address");
   check.size = a.u64(a[3], "size");
   check.crc = a.u32(a[4], "crc");
@@ -255,7 +256,7 @@ CheckCrc parse_check_crc(const ArgReader& a) {
 
 void play_check_crc(Player& p, const Command& c, const CheckCrc& a) {
   p.require_notified(c, a.sync_id);
-  const MemoryImage& mem = p.device().memory();
+  const MemoryImage& mem = p.device().memory_of(a.space);
   mem.check_range(a.addr, a.size);
   // Streams through memory: a large region costs time, not a buffer of its size.
   models::Crc32 crc;
@@ -288,7 +289,9 @@ PpuSubmit parse_ppu_submit(const ArgReader& a) {
     a.fail(fmt::format("PPU channel {} does not exist (channels 0 to {})", submit.channel,
                        ppu_format::kChannels - 1));
   }
-  a.memory(a[1]);
+  if (a.memory(a[1]) != MemorySpace::kDram) {
+    a.fail("ppu_submit: the PPU reads push buffers from DRAM (pri_mem), not the CV-SRAM");
+  }
   submit.addr = a.u64(a[2], "address");
   if (submit.addr % 4 != 0) {
     a.fail(fmt::format("push buffer address 0x{:x} is not 4-byte aligned", submit.addr));
@@ -307,7 +310,7 @@ void play_ppu_submit(Player& p, const Command& c, const PpuSubmit& a) {
     p.fail(c, fmt::format("push buffer {} is {} bytes: expected whole 32-bit words, below 4 GiB",
                           a.path, size));
   }
-  load_dat(p, c, a.addr, a.path);
+  load_dat(p, c, MemorySpace::kDram, a.addr, a.path);
   const std::uint32_t base = ppu_format::kCsbBase + ppu_format::kChannelStride * a.channel;
   p.write_register(base + ppu_format::kPbBaseLow, static_cast<std::uint32_t>(a.addr));
   p.write_register(base + ppu_format::kPbBaseHigh, static_cast<std::uint32_t>(a.addr >> 32));

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/device_memory.hpp"
 #include "sim/core/memory_image.hpp"
 #include "sim/trace/trace.hpp"
 
@@ -23,7 +24,13 @@ class Device {
 
   virtual void csb_write(std::uint32_t addr, std::uint32_t value) = 0;
   [[nodiscard]] virtual std::uint32_t csb_read(std::uint32_t addr) = 0;
-  [[nodiscard]] virtual MemoryImage& memory() = 0;
+  [[nodiscard]] virtual MemoryImage& memory() = 0;  // DRAM (pri_mem)
+  // The image of `space` (sec_mem: the CV-SRAM). std::out_of_range naming the configuration
+  // when it has no such memory; a device with DRAM only keeps this default.
+  [[nodiscard]] virtual MemoryImage& memory_of(MemorySpace space) {
+    if (space == MemorySpace::kDram) return memory();
+    return DeviceMemory(memory(), nullptr).image(space);
+  }
   // Lets simulated time pass until GLB S_INTR_STATUS has `status_bit` set (true) or
   // `timeout_cycles` have passed without it (false).
   [[nodiscard]] virtual bool wait_interrupt(unsigned status_bit, std::uint64_t timeout_cycles) = 0;

@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "sim/core/device_memory.hpp"
 #include "firmware/ppu/commands.hpp"
 #include "firmware/regmap/regmap.hpp"
 
@@ -70,12 +71,14 @@ struct Poll {  // poll_reg_<cmp>(REG, value) / poll_field_<cmp>(REG, FIELD, valu
   std::uint32_t value = 0;
 };
 struct MemInit {  // mem_init(mem, addr, size, ALL_ZERO | ALL_ONE | RANDOM[, seed])
+  MemorySpace space = MemorySpace::kDram;  // pri_mem or sec_mem
   std::uint64_t addr = 0;
   std::uint64_t size = 0;
   MemPattern pattern = MemPattern::kAllZero;
   std::uint32_t seed = 0;
 };
 struct MemLoad {  // mem_load(mem, addr, "file.dat")
+  MemorySpace space = MemorySpace::kDram;  // pri_mem or sec_mem
   std::uint64_t addr = 0;
   std::string path;
 };
@@ -92,12 +95,14 @@ struct SyncWait {  // sync_wait(target, sync_id)
   std::string sync_id;
 };
 struct CheckCrc {  // check_crc(sync_id, mem, addr, size, crc)
+  MemorySpace space = MemorySpace::kDram;  // pri_mem or sec_mem
   std::string sync_id;
   std::uint64_t addr = 0;
   std::uint64_t size = 0;
   std::uint32_t crc = 0;
 };
 struct CheckFile {  // check_file(sync_id, mem, addr, size, "golden.dat"[, rule, ...])
+  MemorySpace space = MemorySpace::kDram;  // pri_mem or sec_mem
   std::string sync_id;
   std::uint64_t addr = 0;
   std::uint64_t size = 0;

@@ -195,10 +195,10 @@ std::string ArgReader::identifier(const std::string& s, const char* what) const 
   return s;
 }
 
-void ArgReader::memory(const std::string& s) const {
-  if (s != "pri_mem" && s != "1") {
-    fail(fmt::format("unknown memory '{}' (expected pri_mem or 1; octasim has one DRAM)", s));
-  }
+MemorySpace ArgReader::memory(const std::string& s) const {
+  if (s == "pri_mem" || s == "1") return MemorySpace::kDram;
+  if (s == "sec_mem") return MemorySpace::kCvSram;
+  fail(fmt::format("unknown memory '{}' (expected pri_mem or 1: DRAM, sec_mem: the CV-SRAM)", s));
 }
 
 std::string ArgReader::data_file(const std::string& s) const {
