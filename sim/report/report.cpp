@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include "firmware/regmap/regmap.hpp"
+#include "sim/mem/cvsram_port.hpp"
 #include "sim/mem/dram_channel.hpp"
 #include "sim/mem/l2_slice.hpp"
 
@@ -283,6 +284,15 @@ json build(const soc::Soc& soc, const RunInfo& run) {
                {"peak_bytes_per_cycle", dram.bytes_per_cycle()},
                {"bytes_per_cycle", bw},
                {"utilization", ratio(bw, dram.bytes_per_cycle())}};
+  // The secondary memory interface, on configurations with a CV-SRAM.
+  if (const mem::CvSramPort* cv = dram.cvsram()) {
+    j["cvsram"] = {{"bytes_read", cv->bytes_read()},
+                   {"bytes_written", cv->bytes_written()},
+                   {"requests", cv->requests()},
+                   {"busy_cycles", cv->busy_cycles()},
+                   {"peak_bytes_per_cycle", cv->bytes_per_cycle()},
+                   {"utilization", std::min(1.0, ratio(static_cast<double>(cv->busy_cycles()), window))}};
+  }
 
   // The memory system's caches and channels (only with L2 slices / several partitions is there
   // more than the DRAM line above to show).
@@ -383,6 +393,15 @@ void print_summary(const json& report) {
       d.at("bytes_read").get<std::uint64_t>(), d.at("bytes_written").get<std::uint64_t>(),
       d.at("busy_cycles").get<std::uint64_t>(), d.at("bytes_per_cycle").get<double>(),
       d.at("peak_bytes_per_cycle").get<unsigned>(), percent(d.at("utilization").get<double>()));
+  if (report.contains("cvsram")) {
+    const json& c = report.at("cvsram");
+    fmt::print(
+        "  CV-SRAM: read {} B, wrote {} B, {} requests, interface busy {} cycles ({} of the "
+        "trace, {} B/cycle peak)\n",
+        c.at("bytes_read").get<std::uint64_t>(), c.at("bytes_written").get<std::uint64_t>(),
+        c.at("requests").get<std::uint64_t>(), c.at("busy_cycles").get<std::uint64_t>(),
+        percent(c.at("utilization").get<double>()), c.at("peak_bytes_per_cycle").get<unsigned>());
+  }
   if (report.contains("ppu")) {
     const json& p = report.at("ppu");
     fmt::print("PPU kernels ({} GPCs, {} SMs x {} tensor cores):\n", p.at("gpcs").get<unsigned>(),
