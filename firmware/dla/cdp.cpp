@@ -207,8 +207,7 @@ unsigned program_cdp(Mmio& mmio, const CdpLayer& l, unsigned group, unsigned ato
   mmio.write32(CR::D_SRC_BASE_ADDR_HIGH::kAddr, high32(l.src.address));
   mmio.write32(CR::D_SRC_LINE_STRIDE::kAddr, l.src.line_stride);
   mmio.write32(CR::D_SRC_SURFACE_STRIDE::kAddr, l.src.surface_stride);
-  mmio.write32(CR::D_SRC_DMA_CFG::kAddr,
-               CR::D_SRC_DMA_CFG::SRC_RAM_TYPE.set(0, ram_type(l.src)));
+  mmio.write32(CR::D_SRC_DMA_CFG::kAddr, CR::D_SRC_DMA_CFG::SRC_RAM_TYPE.set(0, ram_type(l.src)));
   mmio.write32(CR::D_SRC_COMPRESSION_EN::kAddr, 0);
   mmio.write32(CR::D_DATA_FORMAT::kAddr, CR::D_DATA_FORMAT::INPUT_DATA.set(0, p));
 
@@ -218,8 +217,7 @@ unsigned program_cdp(Mmio& mmio, const CdpLayer& l, unsigned group, unsigned ato
   mmio.write32(C::D_DST_BASE_ADDR_HIGH::kAddr, high32(l.dst.address));
   mmio.write32(C::D_DST_LINE_STRIDE::kAddr, l.dst.line_stride);
   mmio.write32(C::D_DST_SURFACE_STRIDE::kAddr, l.dst.surface_stride);
-  mmio.write32(C::D_DST_DMA_CFG::kAddr,
-               C::D_DST_DMA_CFG::DST_RAM_TYPE.set(0, ram_type(l.dst)));
+  mmio.write32(C::D_DST_DMA_CFG::kAddr, C::D_DST_DMA_CFG::DST_RAM_TYPE.set(0, ram_type(l.dst)));
   mmio.write32(C::D_DST_COMPRESSION_EN::kAddr, 0);
   mmio.write32(C::D_DATA_FORMAT::kAddr, C::D_DATA_FORMAT::INPUT_DATA_TYPE.set(0, p));
   mmio.write32(C::D_LRN_CFG::kAddr, C::D_LRN_CFG::NORMALZ_LEN.set(0, (l.local_size - 3) / 2));

@@ -126,7 +126,8 @@ void program_cdma(Mmio& mmio, const ConvLayer& l, const ConvPlan& plan, unsigned
   mmio.write32(CD::D_DATAIN_SIZE_1::kAddr,
                CD::D_DATAIN_SIZE_1::DATAIN_CHANNEL.set(0, l.src.channels - 1));
   mmio.write32(CD::D_DATAIN_SIZE_EXT_0::kAddr, datain_ext(l));
-  mmio.write32(CD::D_DAIN_RAM_TYPE::kAddr, CD::D_DAIN_RAM_TYPE::DATAIN_RAM_TYPE.set(0, ram_type(l.src)));
+  mmio.write32(CD::D_DAIN_RAM_TYPE::kAddr,
+               CD::D_DAIN_RAM_TYPE::DATAIN_RAM_TYPE.set(0, ram_type(l.src)));
   mmio.write32(CD::D_DAIN_ADDR_HIGH_0::kAddr, high32(l.src.address));
   mmio.write32(CD::D_DAIN_ADDR_LOW_0::kAddr, low32(l.src.address));
   mmio.write32(CD::D_DAIN_ADDR_HIGH_1::kAddr, high32(l.src.address));

@@ -98,8 +98,7 @@ unsigned program_pdp(Mmio& mmio, const PdpLayer& l, unsigned group, unsigned ato
   mmio.write32(PR::D_SRC_BASE_ADDR_HIGH::kAddr, high32(l.src.address));
   mmio.write32(PR::D_SRC_LINE_STRIDE::kAddr, l.src.line_stride);
   mmio.write32(PR::D_SRC_SURFACE_STRIDE::kAddr, l.src.surface_stride);
-  mmio.write32(PR::D_SRC_RAM_CFG::kAddr,
-               PR::D_SRC_RAM_CFG::SRC_RAM_TYPE.set(0, ram_type(l.src)));
+  mmio.write32(PR::D_SRC_RAM_CFG::kAddr, PR::D_SRC_RAM_CFG::SRC_RAM_TYPE.set(0, ram_type(l.src)));
   mmio.write32(PR::D_DATA_FORMAT::kAddr, PR::D_DATA_FORMAT::INPUT_DATA.set(0, p));
   mmio.write32(PR::D_OPERATION_MODE_CFG::kAddr, PR::D_OPERATION_MODE_CFG::SPLIT_NUM.set(0, 0));
   mmio.write32(PR::D_POOLING_KERNEL_CFG::kAddr,
@@ -147,8 +146,7 @@ unsigned program_pdp(Mmio& mmio, const PdpLayer& l, unsigned group, unsigned ato
   mmio.write32(P::D_DST_BASE_ADDR_HIGH::kAddr, high32(l.dst.address));
   mmio.write32(P::D_DST_LINE_STRIDE::kAddr, l.dst.line_stride);
   mmio.write32(P::D_DST_SURFACE_STRIDE::kAddr, l.dst.surface_stride);
-  mmio.write32(P::D_DST_RAM_CFG::kAddr,
-               P::D_DST_RAM_CFG::DST_RAM_TYPE.set(0, ram_type(l.dst)));
+  mmio.write32(P::D_DST_RAM_CFG::kAddr, P::D_DST_RAM_CFG::DST_RAM_TYPE.set(0, ram_type(l.dst)));
   mmio.write32(P::D_DATA_FORMAT::kAddr, P::D_DATA_FORMAT::INPUT_DATA.set(0, p));
 
   mmio.write32(PR::D_OP_ENABLE::kAddr, PR::D_OP_ENABLE::OP_EN_ENABLE);

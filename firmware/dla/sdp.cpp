@@ -121,8 +121,7 @@ void write_sdp_rdma_registers(Mmio& mmio, const SdpLayer& l, SdpInput input, uns
     mmio.write32(RD::D_SRC_BASE_ADDR_HIGH::kAddr, high32(l.src.address));
     mmio.write32(RD::D_SRC_LINE_STRIDE::kAddr, l.src.line_stride);
     mmio.write32(RD::D_SRC_SURFACE_STRIDE::kAddr, l.src.surface_stride);
-    mmio.write32(RD::D_SRC_DMA_CFG::kAddr,
-                 RD::D_SRC_DMA_CFG::SRC_RAM_TYPE.set(0, ram_type(l.src)));
+    mmio.write32(RD::D_SRC_DMA_CFG::kAddr, RD::D_SRC_DMA_CFG::SRC_RAM_TYPE.set(0, ram_type(l.src)));
   }
   mmio.write32(RD::D_BRDMA_CFG::kAddr,
                rdma_cfg(l.bias.has_value(), RD::D_BRDMA_CFG::BRDMA_DATA_USE_ALU));
@@ -195,8 +194,7 @@ void write_sdp_core_registers(Mmio& mmio, const SdpLayer& l, SdpInput input) {
             M::OUTPUT_DST.set(0, M::OUTPUT_DST_MEM) | M::WINOGRAD.set(0, M::WINOGRAD_OFF) |
             M::NAN_TO_ZERO.set(0, M::NAN_TO_ZERO_DISABLE));
   }
-  mmio.write32(S::D_DST_DMA_CFG::kAddr,
-               S::D_DST_DMA_CFG::DST_RAM_TYPE.set(0, ram_type(l.dst)));
+  mmio.write32(S::D_DST_DMA_CFG::kAddr, S::D_DST_DMA_CFG::DST_RAM_TYPE.set(0, ram_type(l.dst)));
   mmio.write32(S::D_DATA_FORMAT::kAddr, S::D_DATA_FORMAT::PROC_PRECISION.set(0, p) |
                                             S::D_DATA_FORMAT::OUT_PRECISION.set(0, p));
   mmio.write32(S::D_CVT_OFFSET::kAddr, static_cast<std::uint32_t>(l.cvt.offset));

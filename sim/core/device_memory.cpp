@@ -32,10 +32,10 @@ DeviceMemory::DeviceMemory(MemoryImage& dram, MemoryImage* cvsram, std::string c
 MemoryImage& DeviceMemory::image(MemorySpace space) const {
   if (space == MemorySpace::kDram) return dram_;
   if (cvsram_ == nullptr) {
-    throw std::out_of_range(fmt::format(
-        "the CV-SRAM (sec_mem) is not present in this configuration{}: "
-        "it has no secondary memory interface (secondary_memif false)",
-        config_name_.empty() ? "" : " (" + config_name_ + ")"));
+    throw std::out_of_range(
+        fmt::format("the CV-SRAM (sec_mem) is not present in this configuration{}: "
+                    "it has no secondary memory interface (secondary_memif false)",
+                    config_name_.empty() ? "" : " (" + config_name_ + ")"));
   }
   return *cvsram_;
 }

@@ -1,6 +1,7 @@
 // The contents of one of the device's memories: a sparse, paged byte image over its address
-// range — DRAM's whole configured address space, or the CV-SRAM's [base, base + size). It is the backing store of the simulated memory system and the backdoor the trace
-// player uses (mem_load, mem_init, check_crc). Unwritten memory reads as zero.
+// range — DRAM's whole configured address space, or the CV-SRAM's [base, base + size). It is the
+// backing store of the simulated memory system and the backdoor the trace player uses (mem_load,
+// mem_init, check_crc). Unwritten memory reads as zero.
 #pragma once
 
 #include <array>

@@ -8,8 +8,8 @@
 #include <map>
 #include <vector>
 
-#include "models/ops/memory.hpp"
 #include <memory>
+#include "models/ops/memory.hpp"
 
 #include "sim/core/device_memory.hpp"
 #include "sim/core/memory_image.hpp"

@@ -137,9 +137,9 @@ void decode_input_surface(const HwConfig& hw, const RegRead& regs, ConvLayer& l)
   l.input.width = CD::D_DATAIN_SIZE_0::DATAIN_WIDTH.get(size0) + 1;
   l.input.height = CD::D_DATAIN_SIZE_0::DATAIN_HEIGHT.get(size0) + 1;
   l.input.channels = CD::D_DATAIN_SIZE_1::DATAIN_CHANNEL.get(regs(CD::D_DATAIN_SIZE_1::kAddr)) + 1;
-  l.input.base = read_address(
-      regs, CD::D_DAIN_ADDR_HIGH_0::kAddr, CD::D_DAIN_ADDR_LOW_0::kAddr,
-      CD::D_DAIN_RAM_TYPE::DATAIN_RAM_TYPE.get(regs(CD::D_DAIN_RAM_TYPE::kAddr)));
+  l.input.base =
+      read_address(regs, CD::D_DAIN_ADDR_HIGH_0::kAddr, CD::D_DAIN_ADDR_LOW_0::kAddr,
+                   CD::D_DAIN_RAM_TYPE::DATAIN_RAM_TYPE.get(regs(CD::D_DAIN_RAM_TYPE::kAddr)));
   l.input.line_stride = regs(CD::D_LINE_STRIDE::kAddr);
   l.input.surface_stride = regs(CD::D_SURF_STRIDE::kAddr);
   l.input.atom_bytes = hw.dla.memory_atomic_size;

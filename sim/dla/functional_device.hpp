@@ -44,9 +44,9 @@ class FunctionalDevice final : public trace::Device {
   void start_ready_engines();
 
   HwConfig hw_;
-  MemoryImage memory_;                    // DRAM
-  std::unique_ptr<MemoryImage> cvsram_;   // null without a secondary memory interface
-  DeviceMemory device_memory_;            // both, by DMA address
+  MemoryImage memory_;                   // DRAM
+  std::unique_ptr<MemoryImage> cvsram_;  // null without a secondary memory interface
+  DeviceMemory device_memory_;           // both, by DMA address
   RegisterFile regs_;
   std::vector<LayerRecord> layers_;
   std::uint64_t cycle_ = 0;  // cycles spent waiting

@@ -226,27 +226,26 @@ SdpConfig decode_sdp(const HwConfig& hw, const RegRead& regs, const LutTables& l
   c.in_precision =
       decode_precision(RD::D_FEATURE_MODE_CFG::IN_PRECISION.get(rdma_mode), "IN_PRECISION");
 
-  c.src_base = read_address(
-      regs, RD::D_SRC_BASE_ADDR_HIGH::kAddr, RD::D_SRC_BASE_ADDR_LOW::kAddr,
-      RD::D_SRC_DMA_CFG::SRC_RAM_TYPE.get(regs(RD::D_SRC_DMA_CFG::kAddr)));
+  c.src_base = read_address(regs, RD::D_SRC_BASE_ADDR_HIGH::kAddr, RD::D_SRC_BASE_ADDR_LOW::kAddr,
+                            RD::D_SRC_DMA_CFG::SRC_RAM_TYPE.get(regs(RD::D_SRC_DMA_CFG::kAddr)));
   c.src_line_stride = regs(RD::D_SRC_LINE_STRIDE::kAddr);
   c.src_surface_stride = regs(RD::D_SRC_SURFACE_STRIDE::kAddr);
 
-  c.brdma = decode_surface(regs, RD::D_BRDMA_CFG::kAddr, RD::D_BS_BASE_ADDR_HIGH::kAddr,
-                           RD::D_BS_BASE_ADDR_LOW::kAddr, RD::D_BS_LINE_STRIDE::kAddr,
-                           RD::D_BS_SURFACE_STRIDE::kAddr, RD::D_BRDMA_CFG::BRDMA_DISABLE,
-                           RD::D_BRDMA_CFG::BRDMA_DATA_USE, RD::D_BRDMA_CFG::BRDMA_DATA_SIZE,
-                           RD::D_BRDMA_CFG::BRDMA_DATA_MODE, RD::D_BRDMA_CFG::BRDMA_RAM_TYPE, "BRDMA");
-  c.nrdma = decode_surface(regs, RD::D_NRDMA_CFG::kAddr, RD::D_BN_BASE_ADDR_HIGH::kAddr,
-                           RD::D_BN_BASE_ADDR_LOW::kAddr, RD::D_BN_LINE_STRIDE::kAddr,
-                           RD::D_BN_SURFACE_STRIDE::kAddr, RD::D_NRDMA_CFG::NRDMA_DISABLE,
-                           RD::D_NRDMA_CFG::NRDMA_DATA_USE, RD::D_NRDMA_CFG::NRDMA_DATA_SIZE,
-                           RD::D_NRDMA_CFG::NRDMA_DATA_MODE, RD::D_NRDMA_CFG::NRDMA_RAM_TYPE, "NRDMA");
-  c.erdma = decode_surface(regs, RD::D_ERDMA_CFG::kAddr, RD::D_EW_BASE_ADDR_HIGH::kAddr,
-                           RD::D_EW_BASE_ADDR_LOW::kAddr, RD::D_EW_LINE_STRIDE::kAddr,
-                           RD::D_EW_SURFACE_STRIDE::kAddr, RD::D_ERDMA_CFG::ERDMA_DISABLE,
-                           RD::D_ERDMA_CFG::ERDMA_DATA_USE, RD::D_ERDMA_CFG::ERDMA_DATA_SIZE,
-                           RD::D_ERDMA_CFG::ERDMA_DATA_MODE, RD::D_ERDMA_CFG::ERDMA_RAM_TYPE, "ERDMA");
+  c.brdma = decode_surface(
+      regs, RD::D_BRDMA_CFG::kAddr, RD::D_BS_BASE_ADDR_HIGH::kAddr, RD::D_BS_BASE_ADDR_LOW::kAddr,
+      RD::D_BS_LINE_STRIDE::kAddr, RD::D_BS_SURFACE_STRIDE::kAddr, RD::D_BRDMA_CFG::BRDMA_DISABLE,
+      RD::D_BRDMA_CFG::BRDMA_DATA_USE, RD::D_BRDMA_CFG::BRDMA_DATA_SIZE,
+      RD::D_BRDMA_CFG::BRDMA_DATA_MODE, RD::D_BRDMA_CFG::BRDMA_RAM_TYPE, "BRDMA");
+  c.nrdma = decode_surface(
+      regs, RD::D_NRDMA_CFG::kAddr, RD::D_BN_BASE_ADDR_HIGH::kAddr, RD::D_BN_BASE_ADDR_LOW::kAddr,
+      RD::D_BN_LINE_STRIDE::kAddr, RD::D_BN_SURFACE_STRIDE::kAddr, RD::D_NRDMA_CFG::NRDMA_DISABLE,
+      RD::D_NRDMA_CFG::NRDMA_DATA_USE, RD::D_NRDMA_CFG::NRDMA_DATA_SIZE,
+      RD::D_NRDMA_CFG::NRDMA_DATA_MODE, RD::D_NRDMA_CFG::NRDMA_RAM_TYPE, "NRDMA");
+  c.erdma = decode_surface(
+      regs, RD::D_ERDMA_CFG::kAddr, RD::D_EW_BASE_ADDR_HIGH::kAddr, RD::D_EW_BASE_ADDR_LOW::kAddr,
+      RD::D_EW_LINE_STRIDE::kAddr, RD::D_EW_SURFACE_STRIDE::kAddr, RD::D_ERDMA_CFG::ERDMA_DISABLE,
+      RD::D_ERDMA_CFG::ERDMA_DATA_USE, RD::D_ERDMA_CFG::ERDMA_DATA_SIZE,
+      RD::D_ERDMA_CFG::ERDMA_DATA_MODE, RD::D_ERDMA_CFG::ERDMA_RAM_TYPE, "ERDMA");
 
   c.bs = decode_bs(regs);
   c.bn = decode_bn(regs);

@@ -19,14 +19,13 @@ CvSramPort::CvSramPort(const HwConfig& hw, MemoryImage& image, std::uint64_t per
     throw std::invalid_argument("CvSramPort: the secondary interface needs a width and a burst");
   }
   using stats::Unit;
-  requests_ = stats_.add("requests", "bursts through the secondary memory interface",
-                         Unit::kCount);
+  requests_ = stats_.add("requests", "bursts through the secondary memory interface", Unit::kCount);
   bytes_read_ = stats_.add("bytes_read", "bytes read from the CV-SRAM", Unit::kBytes);
   bytes_written_ = stats_.add("bytes_written", "bytes written to the CV-SRAM", Unit::kBytes);
   busy_cycles_ = stats_.add("busy_cycles", "cycles the secondary interface's data path moved data",
                             Unit::kCycles);
-  wait_cycles_ = stats_.add("wait_cycles", "cycles bursts waited for the busy data path",
-                            Unit::kCycles);
+  wait_cycles_ =
+      stats_.add("wait_cycles", "cycles bursts waited for the busy data path", Unit::kCycles);
 }
 
 std::uint64_t CvSramPort::access(std::uint64_t ready, std::uint64_t addr, std::uint64_t len,

@@ -46,7 +46,7 @@ class CvSramPort {
   std::uint64_t period_;
   unsigned bytes_per_cycle_;
   std::uint64_t burst_bytes_;
-  std::uint64_t latency_;  // ticks
+  std::uint64_t latency_;   // ticks
   std::uint64_t free_ = 0;  // tick the data path is next free
   stats::Group stats_;
   stats::Counter requests_, bytes_read_, bytes_written_, busy_cycles_, wait_cycles_;

@@ -138,8 +138,8 @@ void MemorySystem::b_transport(int initiator, tlm::tlm_generic_payload& trans,
       return;
     }
     const std::uint64_t now = sc_core::sc_time_stamp().value();
-    const std::uint64_t done = cvsram_->access(now + delay.value(), local, len, trans.is_read(),
-                                               trans.get_data_ptr());
+    const std::uint64_t done =
+        cvsram_->access(now + delay.value(), local, len, trans.is_read(), trans.get_data_ptr());
     delay = sc_core::sc_time::from_value(done - now);
     trans.set_response_status(tlm::TLM_OK_RESPONSE);
     return;

@@ -286,12 +286,13 @@ json build(const soc::Soc& soc, const RunInfo& run) {
                {"utilization", ratio(bw, dram.bytes_per_cycle())}};
   // The secondary memory interface, on configurations with a CV-SRAM.
   if (const mem::CvSramPort* cv = dram.cvsram()) {
-    j["cvsram"] = {{"bytes_read", cv->bytes_read()},
-                   {"bytes_written", cv->bytes_written()},
-                   {"requests", cv->requests()},
-                   {"busy_cycles", cv->busy_cycles()},
-                   {"peak_bytes_per_cycle", cv->bytes_per_cycle()},
-                   {"utilization", std::min(1.0, ratio(static_cast<double>(cv->busy_cycles()), window))}};
+    j["cvsram"] = {
+        {"bytes_read", cv->bytes_read()},
+        {"bytes_written", cv->bytes_written()},
+        {"requests", cv->requests()},
+        {"busy_cycles", cv->busy_cycles()},
+        {"peak_bytes_per_cycle", cv->bytes_per_cycle()},
+        {"utilization", std::min(1.0, ratio(static_cast<double>(cv->busy_cycles()), window))}};
   }
 
   // The memory system's caches and channels (only with L2 slices / several partitions is there

@@ -16,8 +16,8 @@
 
 #include <systemc>
 
-#include "sim/core/hw_config.hpp"
 #include "sim/core/device_memory.hpp"
+#include "sim/core/hw_config.hpp"
 #include "sim/core/memory_image.hpp"
 #include "sim/core/overlay_memory.hpp"
 #include "sim/core/register_file.hpp"

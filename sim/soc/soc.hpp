@@ -15,8 +15,8 @@
 
 #include <systemc>
 
-#include "sim/core/hw_config.hpp"
 #include "sim/core/device_memory.hpp"
+#include "sim/core/hw_config.hpp"
 #include "sim/core/memory_image.hpp"
 #include "sim/core/register_file.hpp"
 #include "sim/mem/memory_system.hpp"

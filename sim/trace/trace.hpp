@@ -9,9 +9,9 @@
 #include <variant>
 #include <vector>
 
-#include "sim/core/device_memory.hpp"
 #include "firmware/ppu/commands.hpp"
 #include "firmware/regmap/regmap.hpp"
+#include "sim/core/device_memory.hpp"
 
 namespace octasim::trace {
 
@@ -77,7 +77,7 @@ struct MemInit {  // mem_init(mem, addr, size, ALL_ZERO | ALL_ONE | RANDOM[, see
   MemPattern pattern = MemPattern::kAllZero;
   std::uint32_t seed = 0;
 };
-struct MemLoad {  // mem_load(mem, addr, "file.dat")
+struct MemLoad {                           // mem_load(mem, addr, "file.dat")
   MemorySpace space = MemorySpace::kDram;  // pri_mem or sec_mem
   std::uint64_t addr = 0;
   std::string path;
@@ -94,7 +94,7 @@ struct SyncWait {  // sync_wait(target, sync_id)
   std::string target;
   std::string sync_id;
 };
-struct CheckCrc {  // check_crc(sync_id, mem, addr, size, crc)
+struct CheckCrc {                          // check_crc(sync_id, mem, addr, size, crc)
   MemorySpace space = MemorySpace::kDram;  // pri_mem or sec_mem
   std::string sync_id;
   std::uint64_t addr = 0;

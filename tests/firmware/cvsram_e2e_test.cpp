@@ -82,8 +82,8 @@ Built build(const std::string& dir) {
 }
 
 std::string temp_dir() {
-  const std::filesystem::path p = std::filesystem::temp_directory_path() /
-                                  ("octasim-cvsram-e2e-" + std::to_string(::getpid()));
+  const std::filesystem::path p =
+      std::filesystem::temp_directory_path() / ("octasim-cvsram-e2e-" + std::to_string(::getpid()));
   std::filesystem::create_directories(p);
   return p.string();
 }

@@ -24,8 +24,8 @@ using test::TempDir;
 
 // The value of `#define <NAME>_<value>` in NVDLA's spec file of `config`; -1 when absent.
 long spec_value(const std::string& config, const std::string& name) {
-  std::ifstream in(std::string(OCTASIM_SOURCE_DIR) + "/../shared/conformance/nvdla/spec/" +
-                   config + ".spec");
+  std::ifstream in(std::string(OCTASIM_SOURCE_DIR) + "/../shared/conformance/nvdla/spec/" + config +
+                   ".spec");
   if (!in) return -2;
   const std::regex define("#define " + name + "_([0-9]+)\\s*$");
   std::string line;
@@ -66,9 +66,9 @@ TEST(CvSramConfig, RefusesAnInconsistentSecondaryInterface) {
             std::string::npos);
   EXPECT_NE(message(R"({"base": "nv_large", "cvsram_bytes": 0})").find("cvsram_bytes"),
             std::string::npos);
-  EXPECT_NE(message(R"({"base": "nv_large", "secondary_memif_width": 12})")
-                .find("secondary_memif_width"),
-            std::string::npos);
+  EXPECT_NE(
+      message(R"({"base": "nv_large", "secondary_memif_width": 12})").find("secondary_memif_width"),
+      std::string::npos);
   EXPECT_NE(message(R"({"base": "nv_large", "secondary_memif_max_burst": 0})")
                 .find("secondary_memif_max_burst"),
             std::string::npos);
@@ -126,8 +126,8 @@ TEST(CvSramMemory, AccessOutsideTheCvSramIsAClearError) {
 
   // In a trace: the line of the command that leaves the CV-SRAM.
   TempDir dir;
-  const std::string text = "mem_init(sec_mem, " + std::to_string(end - 0x10) +
-                           ", 0x20, ALL_ZERO);\n";
+  const std::string text =
+      "mem_init(sec_mem, " + std::to_string(end - 0x10) + ", 0x20, ALL_ZERO);\n";
   try {
     (void)trace::play(trace::parse_trace(text, (dir.path() / "t.cfg").string()), dev, {});
     ADD_FAILURE() << "expected a TraceError";
@@ -161,12 +161,14 @@ TEST(CvSramMemory, SecMemTraceCommandsReachTheCvSram) {
   dir.write("d.dat", "{offset:0x0, size:4, payload:0x11 0x22 0x33 0x44}\n");
   const std::vector<std::uint8_t> want = {0x11, 0x22, 0x33, 0x44};
   const std::uint32_t crc = test::reference_crc32(want);
-  const std::string text = "mem_init(pri_mem, 0x50000000, 0x4, ALL_ONE);\n"
-                           "mem_load(sec_mem, 0x50000000, \"d.dat\");\n"
-                           "sync_notify(X, s0);\n"
-                           "check_crc(s0, sec_mem, 0x50000000, 0x4, " +
-                           std::to_string(crc) + ");\n"
-                           "check_file(s0, sec_mem, 0x50000000, 0x4, \"d.dat\");\n";
+  const std::string text =
+      "mem_init(pri_mem, 0x50000000, 0x4, ALL_ONE);\n"
+      "mem_load(sec_mem, 0x50000000, \"d.dat\");\n"
+      "sync_notify(X, s0);\n"
+      "check_crc(s0, sec_mem, 0x50000000, 0x4, " +
+      std::to_string(crc) +
+      ");\n"
+      "check_file(s0, sec_mem, 0x50000000, 0x4, \"d.dat\");\n";
   const trace::PlayResult r =
       trace::play(trace::parse_trace(text, (dir.path() / "t.cfg").string()), dev, {});
   ASSERT_EQ(r.checks.size(), 2u);

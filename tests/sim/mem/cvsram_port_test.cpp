@@ -49,8 +49,7 @@ class Rig {
     client_.socket->b_transport(trans, delay);
     last_data_ = data;
     if (trans.get_response_status() != tlm::TLM_OK_RESPONSE) return -1;
-    return static_cast<std::int64_t>((sc_core::sc_time_stamp() + delay) / sc_time(1, SC_NS) +
-                                     0.5);
+    return static_cast<std::int64_t>((sc_core::sc_time_stamp() + delay) / sc_time(1, SC_NS) + 0.5);
   }
   MemorySystem& mem() { return mem_; }
   MemoryImage& sram() { return *sram_; }
@@ -74,8 +73,8 @@ TEST(CvSramPort, LatencyAndBandwidthFromTheConfiguration) {
   ASSERT_NE(hw.mem.cvsram_bytes, 0u);
   Rig rig(hw);
   const std::uint64_t bpc = hw.dla.secondary_memif_width / 8;
-  const std::uint64_t burst = std::uint64_t{hw.dla.memory_atomic_size} *
-                              hw.dla.secondary_memif_max_burst;
+  const std::uint64_t burst =
+      std::uint64_t{hw.dla.memory_atomic_size} * hw.dla.secondary_memif_max_burst;
   const std::uint64_t lat = hw.dla.secondary_memif_latency;
   const std::uint64_t base = hw.mem.cvsram_base;
   const std::uint64_t cv = dma_address(MemorySpace::kCvSram, base);
@@ -107,8 +106,8 @@ TEST(CvSramPort, BurstsSplitAtBurstBoundaries) {
   const HwConfig hw = load_hw_config("nv_full");
   Rig rig(hw);
   const std::uint64_t bpc = hw.dla.secondary_memif_width / 8;
-  const std::uint64_t burst = std::uint64_t{hw.dla.memory_atomic_size} *
-                              hw.dla.secondary_memif_max_burst;
+  const std::uint64_t burst =
+      std::uint64_t{hw.dla.memory_atomic_size} * hw.dla.secondary_memif_max_burst;
   ASSERT_EQ(burst, 128u);
   ASSERT_EQ(bpc, 64u);
   const std::uint64_t cv = dma_address(MemorySpace::kCvSram, hw.mem.cvsram_base);
