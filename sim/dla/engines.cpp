@@ -1,10 +1,12 @@
 #include "sim/dla/engines.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/core.h>
 
 #include "octasim/regs/nvdla.hpp"
+#include "sim/dla/bdma_engine.hpp"
 #include "sim/dla/conv_core.hpp"
 #include "sim/dla/sdp_functional.hpp"
 #include "sim/dla/stream_engine.hpp"
@@ -43,6 +45,12 @@ UnitList pdp_units(const RegRead& regs) {
 UnitList octav_units(const RegRead& /*regs*/) {
   UnitList u;
   u.add("OCTAV");
+  return u;
+}
+
+UnitList bdma_units(const RegRead& /*regs*/) {
+  UnitList u;
+  u.add("BDMA");
   return u;
 }
 
@@ -97,6 +105,13 @@ std::unique_ptr<EngineModel> octav_model(const ModelSite& site) {
   return octav_unit;
 }
 
+std::unique_ptr<EngineModel> bdma_model(const ModelSite& site) {
+  auto bdma = std::make_unique<BdmaEngine>(site.name, site.hw, site.clock_period);
+  bdma->read_socket.bind(site.memory.socket);
+  bdma->write_socket.bind(site.memory.socket);
+  return bdma;
+}
+
 double mac_peak(const HwConfig& /*hw*/, const OpResult& op) {
   return 2.0 * op.macs_per_cycle;
 }
@@ -115,6 +130,11 @@ double pdp_peak(const HwConfig& hw, const OpResult& /*op*/) {
 
 double octav_peak(const HwConfig& hw, const OpResult& /*op*/) {
   return hw.octav.elements_per_cycle;
+}
+
+// A copy's "op" is a byte moved: one interface width per cycle.
+double bdma_peak(const HwConfig& hw, const OpResult& /*op*/) {
+  return std::max(BdmaEngine::kAtomBytes, hw.dla.primary_memif_width / 8);
 }
 
 }  // namespace octasim::dla::engine_parts
@@ -157,9 +177,20 @@ void complete_group(const Engine& engine, RegisterFile& regs, const RegisterFile
                     const OpResult& result) {
   for (const auto& [addr, value] : result.status) regs.set_value(addr, groups, value);
   const UnitList units = engine.units(group_reader(regs, groups));
-  for (std::string_view unit : units) regs.op_done(unit, regs.group_of(unit, groups));
+  // A unit whose group is not complete yet (BDMA: operations of the group left) raises nothing.
+  std::array<bool, 7> complete{};
+  for (std::size_t i = 0; i < units.size; ++i) {
+    complete[i] = regs.op_done(units.names[i], regs.group_of(units.names[i], groups));
+  }
+  const auto group_complete = [&](std::string_view unit) {
+    for (std::size_t i = 0; i < units.size; ++i) {
+      if (units.names[i] == unit) return complete[i];
+    }
+    return true;
+  };
   for (std::size_t i = 0; i < engine.interrupt_count; ++i) {
     const EngineInterrupt& intr = engine.interrupts[i];
+    if (!group_complete(intr.unit)) continue;
     regs.raise_interrupt(intr.status_bit0 + regs.group_of(intr.unit, groups));
   }
 }

@@ -93,11 +93,13 @@ std::vector<unsigned> interrupt_bits(const Engine& e) {
 }
 
 TEST(Engines, TableNamesUnitsAndInterruptBits) {
-  ASSERT_EQ(engines().size(), 5u);
+  ASSERT_EQ(engines().size(), 6u);
   RegisterFile rf;
-  // GLB S_INTR_STATUS (opendla): SDP_DONE_STATUS0 bit 0, CDP 2, PDP 4, CDMA_DAT 16, CDMA_WT 18,
-  // CACC 20; octasim's OCTAV 22.
+  // GLB S_INTR_STATUS (opendla): SDP_DONE_STATUS0 bit 0, CDP 2, PDP 4, BDMA 6, CDMA_DAT 16,
+  // CDMA_WT 18, CACC 20; octasim's OCTAV 22.
   EXPECT_EQ(interrupt_bits(engine("SDP")), (std::vector<unsigned>{0}));
+  EXPECT_EQ(interrupt_bits(engine("BDMA")), (std::vector<unsigned>{6}));
+  EXPECT_EQ(unit_names(engine("BDMA"), rf), (std::vector<std::string>{"BDMA"}));
   EXPECT_EQ(interrupt_bits(engine("OCTAV")), (std::vector<unsigned>{22}));
   EXPECT_EQ(interrupt_bits(engine("CDP")), (std::vector<unsigned>{2}));
   EXPECT_EQ(interrupt_bits(engine("PDP")), (std::vector<unsigned>{4}));
