@@ -47,13 +47,15 @@ void RegisterFile::command_queue_write(std::uint32_t addr, std::uint32_t value) 
     // v1_ias_programming_guide.rst: no command while both groups are busy; software polls
     // STATUS.FREE_SLOT before programming the next operation.
     if (q.outstanding[0] > 0 && q.outstanding[1] > 0) {
-      throw CsbError("BDMA: CFG_OP.EN written while both groups are busy (wait for a BDMA_DONE "
-                     "interrupt first)");
+      throw CsbError(
+          "BDMA: CFG_OP.EN written while both groups are busy (wait for a BDMA_DONE "
+          "interrupt first)");
     }
     if (q.cached.size() + q.launched.size() >= CommandQueue::kSlots) {
-      throw CsbError(fmt::format("BDMA: CFG_OP.EN written with no free slot (all {} hold "
-                                 "operations; poll STATUS.FREE_SLOT)",
-                                 CommandQueue::kSlots));
+      throw CsbError(
+          fmt::format("BDMA: CFG_OP.EN written with no free slot (all {} hold "
+                      "operations; poll STATUS.FREE_SLOT)",
+                      CommandQueue::kSlots));
     }
     std::vector<std::uint32_t> op;
     for (std::uint32_t a = q.first_addr; a < q.op_addr; a += 4) op.push_back(storage_[slot(a, 0)]);
@@ -62,9 +64,10 @@ void RegisterFile::command_queue_write(std::uint32_t addr, std::uint32_t value) 
   }
   const unsigned group = addr == q.launch_addr[0] ? 0u : 1u;
   if (q.cached.empty()) {
-    throw CsbError(fmt::format("BDMA: CFG_LAUNCH{} with no operation cached (program the copy, "
-                               "then set CFG_OP.EN, before launching)",
-                               group));
+    throw CsbError(
+        fmt::format("BDMA: CFG_LAUNCH{} with no operation cached (program the copy, "
+                    "then set CFG_OP.EN, before launching)",
+                    group));
   }
   if (q.outstanding[group] > 0) {
     throw CsbError(fmt::format("BDMA: CFG_LAUNCH{} while group {} is still busy", group, group));

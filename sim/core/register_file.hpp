@@ -95,9 +95,9 @@ class RegisterFile {
   // BDMA's operation slots (see the top of this file).
   struct CommandQueue {
     static constexpr std::size_t kSlots = 20;
-    std::int16_t unit = -1;            // index into units_; -1: no such unit in the map
-    std::uint32_t first_addr = 0;      // the cached registers: [first_addr, op_addr)
-    std::uint32_t op_addr = kNone;     // CFG_OP
+    std::int16_t unit = -1;         // index into units_; -1: no such unit in the map
+    std::uint32_t first_addr = 0;   // the cached registers: [first_addr, op_addr)
+    std::uint32_t op_addr = kNone;  // CFG_OP
     std::array<std::uint32_t, 2> launch_addr{kNone, kNone};
     std::uint32_t status_addr = kNone;  // STATUS
     struct Op {

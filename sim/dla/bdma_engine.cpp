@@ -29,17 +29,17 @@ BdmaEngine::BdmaEngine(const sc_core::sc_module_name& name, const HwConfig& hw,
                                Unit::kCycles);
   c.busy_cycles =
       stats_.add("busy_cycles", "cycles the write DMA spent issuing requests", Unit::kCycles);
-  c.read_stall_cycles = stats_.add("read_stall_cycles",
-                                   "cycles the write DMA waited for read data to arrive",
-                                   Unit::kCycles, "NVDLA_BDMA.STATUS_GRP<n>_READ_STALL_0");
-  c.write_stall_cycles = stats_.add("write_stall_cycles",
-                                    "cycles the read DMA waited for room in the data buffer",
-                                    Unit::kCycles, "NVDLA_BDMA.STATUS_GRP<n>_WRITE_STALL_0");
+  c.read_stall_cycles =
+      stats_.add("read_stall_cycles", "cycles the write DMA waited for read data to arrive",
+                 Unit::kCycles, "NVDLA_BDMA.STATUS_GRP<n>_READ_STALL_0");
+  c.write_stall_cycles =
+      stats_.add("write_stall_cycles", "cycles the read DMA waited for room in the data buffer",
+                 Unit::kCycles, "NVDLA_BDMA.STATUS_GRP<n>_WRITE_STALL_0");
   c.bytes_read = stats_.add("bytes_read", "bytes the read DMA read", Unit::kBytes);
   c.bytes_written = stats_.add("bytes_written", "bytes the write DMA wrote", Unit::kBytes);
   c.elements = stats_.add("elements", "bytes copied", Unit::kBytes);
-  read_busy_ = stats_.add("read_busy_cycles", "cycles the read DMA spent issuing requests",
-                          Unit::kCycles);
+  read_busy_ =
+      stats_.add("read_busy_cycles", "cycles the read DMA spent issuing requests", Unit::kCycles);
   write_busy_ = c.busy_cycles;
   const auto i = [](const stats::Counter& k) { return static_cast<int>(k.index()); };
   units_ = {

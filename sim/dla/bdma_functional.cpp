@@ -43,9 +43,9 @@ BdmaOperation decode_bdma(const HwConfig& hw, const RegRead& regs) {
   // Lines must not overlap within a surface, nor surfaces within the copy (a stride shorter
   // than what it steps over would make the destination depend on the copy order).
   if (c.lines > 1 && c.dst_line_stride < c.line_bytes) {
-    throw std::runtime_error(fmt::format(
-        "BDMA: CFG_DST_LINE stride {} is shorter than the line ({} bytes: CFG_LINE {})",
-        c.dst_line_stride, c.line_bytes, c.line_bytes / 32 - 1));
+    throw std::runtime_error(
+        fmt::format("BDMA: CFG_DST_LINE stride {} is shorter than the line ({} bytes: CFG_LINE {})",
+                    c.dst_line_stride, c.line_bytes, c.line_bytes / 32 - 1));
   }
   if (c.surfaces > 1 && c.dst_surface_stride < c.dst_line_stride * (c.lines - 1) + c.line_bytes) {
     throw std::runtime_error(fmt::format(
@@ -77,10 +77,10 @@ OpResult run_bdma(const HwConfig& hw, const RegRead& regs, const LutTables& /*lu
   r.out = r.in;
   r.bytes_read = c.bytes();
   r.bytes_written = c.bytes();
-  r.dma.input.push_back(feature_region(c.src, c.line_bytes, c.lines, c.surfaces,
-                                       c.src_line_stride, c.src_surface_stride));
-  r.dma.output.push_back(feature_region(c.dst, c.line_bytes, c.lines, c.surfaces,
-                                        c.dst_line_stride, c.dst_surface_stride));
+  r.dma.input.push_back(feature_region(c.src, c.line_bytes, c.lines, c.surfaces, c.src_line_stride,
+                                       c.src_surface_stride));
+  r.dma.output.push_back(feature_region(c.dst, c.line_bytes, c.lines, c.surfaces, c.dst_line_stride,
+                                        c.dst_surface_stride));
   return r;
 }
 
