@@ -1,5 +1,7 @@
 #include "sim/soc/dla.hpp"
 
+#include <utility>
+
 namespace octasim::soc {
 
 using dla::Engine;
@@ -16,6 +18,10 @@ Dla::Dla(const HwConfig& hw, const sc_core::sc_time& clock_period, MemoryImage& 
 }
 
 Dla::~Dla() = default;
+
+void Dla::rethrow_pending_error() const {
+  if (pending_error_) std::rethrow_exception(std::exchange(pending_error_, nullptr));
+}
 
 bool Dla::busy() const {
   for (const auto& m : models_) {
@@ -121,7 +127,12 @@ void Dla::finish(std::size_t engine_index, std::size_t layer) {
   dla::complete_group(e, regs_, groups, l.result);
   update_signals();
   interrupts_.announce();  // a PPU channel may wait for it (WAIT_DLA); the host's wait ends
-  start_ready_engines();   // the other register group may be waiting
+  try {
+    start_ready_engines();  // the other register group (BDMA: the next copy) may be waiting
+  } catch (...) {
+    pending_error_ = std::current_exception();
+    sc_core::sc_pause();
+  }
   update_signals();
   interrupts_.update_signal();
 }

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <string>
 #include <utility>
@@ -57,6 +58,10 @@ class Dla {
   // D_OP_ENABLE write, and when an operation finishes).
   void start_ready_engines();
   [[nodiscard]] bool busy() const;
+  // An operation that could not start when another finished (programming refused while the
+  // kernel ran: a BDMA copy queued behind another) pauses the kernel; the host rethrows it here
+  // after sc_start returns, so it reaches the user as one line naming the trace line.
+  void rethrow_pending_error() const;
 
   [[nodiscard]] const std::vector<LayerTiming>& layers() const { return layers_; }
   [[nodiscard]] const dla::EngineModel& engine(std::size_t i) const { return *models_[i]; }
@@ -96,6 +101,7 @@ class Dla {
   using Flag = sc_core::sc_signal<bool, sc_core::SC_UNCHECKED_WRITERS>;
   std::vector<std::unique_ptr<Flag>> busy_signals_;
   bool drive_signals_ = false;
+  mutable std::exception_ptr pending_error_;  // cleared when rethrown
 };
 
 }  // namespace octasim::soc

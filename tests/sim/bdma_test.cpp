@@ -219,6 +219,29 @@ TEST(BdmaSanity1, CvSramIsRefusedClearly) {
   }
 }
 
+// A copy refused while the kernel runs (the second of a group, started when the first finishes)
+// reaches the user as one line naming the trace line that was waiting, not a SystemC report.
+TEST(BdmaSanity1, CycleLevelRefusalOfAQueuedCopyIsOneLine) {
+  test::TempDir dir;
+  soc::Soc chip("dla", load_hw_config("nv_full"));
+  soc::HostAdapter dev(chip);
+  std::string text = sanity1_cfg();
+  const std::string launch = "reg_write(NVDLA_BDMA.CFG_LAUNCH0_0";
+  text.insert(text.find(launch),
+              "reg_write(NVDLA_BDMA.CFG_CMD_0, 0x1);\nreg_write(NVDLA_BDMA.CFG_OP_0, 0x1);\n");
+  dir.write("sample_surf.dat", firmware::format_dat(read_v1_dat(kSanity1Dat, 0x1000)));
+  const std::string path = dir.write("queued.cfg", text);
+  try {
+    (void)trace::play(trace::parse_trace(text, path), dev, trace::PlayerOptions{});
+    ADD_FAILURE() << "a copy from the CV-SRAM ran";
+  } catch (const trace::TraceError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("intr_notify: BDMA: CV-SRAM"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+  expect_sanity1_copied(dev);  // the first copy completed
+}
+
 // Two groups: group 0 holds two copies (a 3-D strided one and a packed one), group 1 one copy,
 // launched back to back; each group's interrupt comes after its last copy, the copies run in
 // order, the stall counters are filled (STALL_COUNT_EN) and the BDMA is idle at the end.
