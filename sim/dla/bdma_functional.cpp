@@ -1,8 +1,9 @@
 #include "sim/dla/bdma_functional.hpp"
 
-#include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include <fmt/core.h>
 
@@ -79,6 +80,9 @@ OpResult run_bdma(const HwConfig& hw, const RegRead& regs, const LutTables& /*lu
   r.bytes_written = c.bytes();
   r.dma.input.push_back(feature_region(c.src, c.line_bytes, c.lines, c.surfaces, c.src_line_stride,
                                        c.src_surface_stride));
+  auto descriptor = std::make_shared<BdmaDescriptor>();
+  descriptor->op = op;
+  r.descriptor = std::move(descriptor);
   r.dma.output.push_back(feature_region(c.dst, c.line_bytes, c.lines, c.surfaces, c.dst_line_stride,
                                         c.dst_surface_stride));
   return r;

@@ -18,6 +18,12 @@ struct BdmaOperation {
   BdmaRam src_ram = BdmaRam::kMc, dst_ram = BdmaRam::kMc;
 };
 
+// The decoded copy the timing model reads (OpResult::descriptor): which memory each of its DMAs
+// talks to.
+struct BdmaDescriptor final : OperationDescriptor {
+  BdmaOperation op;
+};
+
 // Decodes the operation `regs` reads. Throws std::runtime_error with one line for BDMA absent
 // from `hw` (throw_not_present) or a copy octasim cannot execute.
 [[nodiscard]] BdmaOperation decode_bdma(const HwConfig& hw, const RegRead& regs);

@@ -105,6 +105,8 @@ std::unique_ptr<EngineModel> octav_model(const ModelSite& site) {
   return octav_unit;
 }
 
+// Both BDMA DMAs reach DRAM through the memory system; a copy naming the CV-SRAM is refused by
+// bdma_memory() (bdma_functional.cpp) before it gets here. With a CV-SRAM, its side binds here.
 std::unique_ptr<EngineModel> bdma_model(const ModelSite& site) {
   auto bdma = std::make_unique<BdmaEngine>(site.name, site.hw, site.clock_period);
   bdma->read_socket.bind(site.memory.socket);
