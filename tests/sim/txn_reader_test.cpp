@@ -273,7 +273,7 @@ TEST(TxnPlay, PollThatNeverMatchesIsAClearBoundedError) {
   dir.write("plusargs.txt", "+read_reg_poll_retries=5\n");
   const std::string path =
       dir.write("input.txn",
-                "write_reg 0xffff100d 0x1 #NVDLA_BDMA.CFG_LAUNCH0_0\n"
+                "write_reg 0xffff100b 0x800 #NVDLA_BDMA.CFG_DST_SURF_0 (nothing launched)\n"
                 "read_reg 0xffff0003 0x00000040 0x00000040 #BDMA_DONE_STATUS0\n");
   Played p;
   expect_error([&] { play_file(path, p); }, path + ":2: ",
