@@ -40,7 +40,6 @@ BdmaEngine::BdmaEngine(const sc_core::sc_module_name& name, const HwConfig& hw,
   c.elements = stats_.add("elements", "bytes copied", Unit::kBytes);
   read_busy_ =
       stats_.add("read_busy_cycles", "cycles the read DMA spent issuing requests", Unit::kCycles);
-  write_busy_ = c.busy_cycles;
   const auto i = [](const stats::Counter& k) { return static_cast<int>(k.index()); };
   units_ = {
       {"read DMA", i(read_busy_), {i(c.write_stall_cycles)}, i(c.bytes_read), -1},

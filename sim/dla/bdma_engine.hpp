@@ -78,7 +78,7 @@ class BdmaEngine final : public sc_core::sc_module, public EngineModel, private 
 
   stats::Group stats_;
   EngineCounters counters_;
-  stats::Counter read_busy_, write_busy_;
+  stats::Counter read_busy_;
   std::vector<UnitCounters> units_;
   stats::Timeline* timeline_ = nullptr;
   std::uint32_t read_track_ = 0, write_track_ = 0;
