@@ -215,7 +215,8 @@ void add_run_command(CLI::App& app, RunOptions& opts) {
   cmd->add_option("trace", opts.trace, "trace file (NVDLA .cfg syntax)")->required();
   cmd->add_option("--config", opts.config,
                   "hardware configuration: nv_small (default), nv_small_256, nv_small_256_full, "
-                  "nv_large, nv_full, soc_small, soc_large (DLA + PPU), or a JSON file");
+                  "nv_large, nv_full, soc_small, soc_large (DLA + PPU), a JSON file, or an NVDLA "
+                  "spec file (FILE.spec)");
   cmd->add_flag("--functional", opts.functional,
                 "zero-time functional simulation (results only, no timing)");
   cmd->add_option("--timeout-cycles", opts.timeout_cycles,
@@ -225,8 +226,9 @@ void add_run_command(CLI::App& app, RunOptions& opts) {
 
 int run_trace(const RunOptions& opts) {
   HwConfig hw;
+  std::vector<std::string> config_notes;  // a spec file's defines with no octasim key
   try {
-    hw = load_hw_config(opts.config);
+    hw = load_hw_config(opts.config, &config_notes);
   } catch (const std::exception& e) {
     throw UsageError(e.what());
   }
@@ -255,6 +257,9 @@ int run_trace(const RunOptions& opts) {
   } catch (const trace::TraceError& e) {
     throw UsageError(e.what());
   }
+
+  // On stdout, before the run: stderr stays one line for an error.
+  for (const std::string& note : config_notes) fmt::print("note: {}\n", note);
 
   trace::PlayerOptions po;
   po.timeout_cycles = opts.timeout_cycles;
