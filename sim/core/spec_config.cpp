@@ -423,11 +423,11 @@ Match match(const SpecDefine& d) {
   if (text == "x") return {best, std::nullopt};
   const auto v = decimal(text);
   if (!v) {
-    fail_at(
-        d.file, d.line,
-        spelled_in_name
-            ? fmt::format("{}: expected {}_<number> (or {}_x), got '_{}'", d.name, base, base, text)
-            : fmt::format("#define {}: expected a number (below 2^32), got '{}'", base, text));
+    fail_at(d.file, d.line,
+            spelled_in_name
+                ? fmt::format("{}: expected {}_<number> (decimal, below 2^32) or {}_x, got '_{}'",
+                              d.name, base, base, text)
+                : fmt::format("#define {}: expected a number (below 2^32), got '{}'", base, text));
   }
   return {best, nlohmann::json(*v)};
 }
