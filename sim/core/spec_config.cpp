@@ -536,16 +536,4 @@ HwConfig load_spec_config(const std::string& path, std::vector<std::string>* not
   }
 }
 
-std::vector<SpecMappingRow> spec_mapping_table() {
-  std::vector<SpecMappingRow> rows;
-  for (const DefineMapping& m : kDefineMap) {
-    rows.push_back({m.define,
-                    m.form == Form::kFlag     ? "flag"
-                    : m.form == Form::kSwitch ? "switch"
-                                              : "number",
-                    has_key(m) ? m.key : ""});
-  }
-  return rows;
-}
-
 }  // namespace octasim

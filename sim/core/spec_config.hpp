@@ -65,13 +65,4 @@ struct SpecTranslation {
 // file and the defines that set the keys it is about. Appends spec_notes to `notes` if given.
 [[nodiscard]] HwConfig load_spec_config(const std::string& path, std::vector<std::string>* notes);
 
-// The spec define -> octasim key table, for documentation and tests: each row's define (a
-// prefix for numbers and switches), its form, and its key ("" when octasim has none).
-struct SpecMappingRow {
-  std::string define;  // FEATURE_DATA_TYPE_INT8, SDP_EW (_ENABLE/_DISABLE), MAC_ATOMIC_C_SIZE (_N)
-  std::string form;    // "flag", "switch" or "number"
-  std::string key;     // the octasim key it sets; "" if none (or the key does not exist yet)
-};
-[[nodiscard]] std::vector<SpecMappingRow> spec_mapping_table();
-
 }  // namespace octasim
