@@ -294,10 +294,10 @@ TEST(SpecConfig, JsonFileMayStartFromASpecFileBesideIt) {
   std::vector<std::string> notes;
   const HwConfig c = load_hw_config(cfg, &notes);
   EXPECT_EQ(c.name, "mine");
-  EXPECT_EQ(c.primary_memif_latency, 300u);  // the JSON's own key over the spec's 256
-  EXPECT_EQ(c.mac_atomic_k, 16u);            // from the spec
-  EXPECT_EQ(c.memory_atomic_size, 16u);
-  EXPECT_EQ(c.dram_write_latency, load_hw_config("nv_small").dram_write_latency);
+  EXPECT_EQ(c.dla.primary_memif_latency, 300u);  // the JSON's own key over the spec's 256
+  EXPECT_EQ(c.dla.mac_atomic_k, 16u);            // from the spec
+  EXPECT_EQ(c.dla.memory_atomic_size, 16u);
+  EXPECT_EQ(c.mem.dram_write_latency, load_hw_config("nv_small").mem.dram_write_latency);
   ASSERT_FALSE(notes.empty());
   EXPECT_NE(notes.front().find("specs/nv_medium_512.spec:2: WEIGHT_DATA_TYPE_INT8"),
             std::string::npos)
