@@ -219,8 +219,8 @@ void add_run_command(CLI::App& app, RunOptions& opts) {
       ->required();
   cmd->add_option("--config", opts.config,
                   "hardware configuration: nv_small (default; nv_full for .txn), nv_small_256, "
-                  "nv_small_256_full, nv_large, nv_full, soc_small, soc_large (DLA + PPU), or a "
-                  "JSON file");
+                  "nv_small_256_full, nv_large, nv_full, soc_small, soc_large (DLA + PPU), a "
+                  "JSON file, or an NVDLA spec file (FILE.spec)");
   cmd->add_flag("--functional", opts.functional,
                 "zero-time functional simulation (results only, no timing)");
   cmd->add_option("--timeout-cycles", opts.timeout_cycles,
@@ -230,9 +230,10 @@ void add_run_command(CLI::App& app, RunOptions& opts) {
 
 int run_trace(const RunOptions& opts) {
   HwConfig hw;
+  std::vector<std::string> config_notes;  // a spec file's defines with no octasim key
   try {
     const std::string default_config = trace::is_txn_path(opts.trace) ? "nv_full" : "nv_small";
-    hw = load_hw_config(opts.config.empty() ? default_config : opts.config);
+    hw = load_hw_config(opts.config.empty() ? default_config : opts.config, &config_notes);
   } catch (const std::exception& e) {
     throw UsageError(e.what());
   }
@@ -261,6 +262,9 @@ int run_trace(const RunOptions& opts) {
   } catch (const trace::TraceError& e) {
     throw UsageError(e.what());
   }
+
+  // On stdout, before the run: stderr stays one line for an error.
+  for (const std::string& note : config_notes) fmt::print("note: {}\n", note);
 
   trace::PlayerOptions po;
   po.timeout_cycles = opts.timeout_cycles;

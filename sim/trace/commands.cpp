@@ -173,7 +173,7 @@ MemInit parse_mem_init(const ArgReader& a) {
   a.memory(a[0]);
   m.addr = a.u64(a[1], "address");
   m.size = a.u64(a[2], "size");
-  const std::string& pattern = a[3];
+  const std::string pattern = name_key(a[3]);
   if (pattern == "ALL_ZERO") {
     m.pattern = MemPattern::kAllZero;
   } else if (pattern == "ALL_ONE") {
@@ -181,8 +181,8 @@ MemInit parse_mem_init(const ArgReader& a) {
   } else if (pattern == "RANDOM") {
     m.pattern = MemPattern::kRandom;
   } else {
-    a.fail(fmt::format("unknown mem_init pattern '{}' (expected ALL_ZERO, ALL_ONE or RANDOM)",
-                       pattern));
+    a.fail(
+        fmt::format("unknown mem_init pattern '{}' (expected ALL_ZERO, ALL_ONE or RANDOM)", a[3]));
   }
   if (a.size() == 5) {
     if (m.pattern != MemPattern::kRandom) a.fail("only RANDOM takes a seed");
