@@ -29,17 +29,16 @@ RubikCore::RubikCore(const sc_core::sc_module_name& name, const HwConfig& hw,
       stats_.add("busy_cycles", "cycles the WDMA spent issuing the reshaped lines", Unit::kCycles);
   c.read_stall_cycles = stats_.add("read_stall_cycles",
                                    "cycles the WDMA waited for a slice's read data", Unit::kCycles);
-  c.write_stall_cycles = stats_.add("write_stall_cycles",
-                                    "cycles the RDMA waited for room in the two-slice buffer, "
-                                    "and the WDMA for its last acknowledge",
-                                    Unit::kCycles, "NVDLA_RBK.D_PERF_WRITE_STALL_0");
+  c.write_stall_cycles =
+      stats_.add("write_stall_cycles", "cycles the WDMA waited for its last write acknowledge",
+                 Unit::kCycles, "NVDLA_RBK.D_PERF_WRITE_STALL_0");
   c.bytes_read = stats_.add("bytes_read", "bytes the RDMA read", Unit::kBytes);
   c.bytes_written = stats_.add("bytes_written", "bytes the WDMA wrote", Unit::kBytes);
   c.elements = stats_.add("elements", "input elements moved", Unit::kOps);
   rdma_busy_ =
       stats_.add("rdma_busy_cycles", "cycles the RDMA spent issuing read requests", Unit::kCycles);
   rdma_stall_ =
-      stats_.add("rdma_stall_cycles", "cycles the RDMA held a request back (latency buffer full)",
+      stats_.add("rdma_stall_cycles", "cycles the RDMA held a slice back (slice buffer full)",
                  Unit::kCycles, "NVDLA_RBK.D_PERF_READ_STALL_0");
   wdma_busy_ = c.busy_cycles;
   const auto i = [](const stats::Counter& k) { return static_cast<int>(k.index()); };
@@ -96,11 +95,8 @@ sc_core::sc_time RubikCore::move(DmaClient& dma, tlm::tlm_command cmd,
   for (const RubikLine& l : lines) {
     for (std::uint32_t off = 0; off < l.bytes; off += kRequestBytes) {
       const std::uint32_t bytes = std::min(kRequestBytes, l.bytes - off);
-      const std::uint64_t atoms = dma.atoms(bytes);
-      if (read) rdma_stall_ += dma.reserve(atoms);
       walk.next(bytes, pieces);
       const sc_core::sc_time done = dma.transfer(cmd, pieces);
-      if (read) dma.release_at(atoms, done);
       last = std::max(last, done);
       const std::uint64_t t0 = now();
       const std::uint64_t issue = dma.pace(bytes);
@@ -120,12 +116,11 @@ void RubikCore::read_thread() {
     sc_core::wait(start_ev_);
     rdma_.reset();
     for (std::uint32_t h = 0; h < params_.height; ++h) {
-      const sc_core::sc_time arrival =
-          move(rdma_, tlm::TLM_READ_COMMAND, rubik_slice(params_, h).reads);
-      const std::uint64_t t0 = now();
-      slices_.wait_for_room();
-      counters_.write_stall_cycles += now() - t0;
-      slices_.push({arrival});
+      const RubikSlice slice = rubik_slice(params_, h);
+      std::uint64_t atoms = 0;
+      for (const RubikLine& l : slice.reads) atoms += rdma_.atoms(l.bytes);
+      rdma_stall_ += rdma_.reserve(atoms);
+      slices_.push({move(rdma_, tlm::TLM_READ_COMMAND, slice.reads), atoms});
     }
   }
 }
@@ -135,13 +130,15 @@ void RubikCore::write_thread() {
     sc_core::wait(start_ev_);
     sc_core::sc_time last_ack = sc_core::sc_time_stamp();
     for (std::uint32_t h = 0; h < params_.height; ++h) {
-      const sc_core::sc_time arrival = slices_.front().arrival;
+      const SliceReady ready = slices_.front();
+      const sc_core::sc_time arrival = ready.arrival;
       if (arrival > sc_core::sc_time_stamp()) {
         counters_.read_stall_cycles += to_cycles(arrival - sc_core::sc_time_stamp());
         wait_until(arrival);
       }
       last_ack =
           std::max(last_ack, move(wdma_, tlm::TLM_WRITE_COMMAND, rubik_slice(params_, h).writes));
+      rdma_.release(ready.atoms);
       slices_.pop();
     }
     if (last_ack > sc_core::sc_time_stamp()) {

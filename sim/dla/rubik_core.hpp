@@ -4,13 +4,13 @@
 // request across a line boundary; it always tries to send 256-byte requests"):
 // - The RDMA walks each slice's input lines (rubik_slice: the real addresses and strides of the
 //   mode) in requests of at most 256 bytes that never cross a line, issuing one interface width
-//   (primary_memif_width / 8 bytes) per cycle, with at most dma_latency_buffer_atoms atoms in
-//   flight (an atom leaves the latency buffer when its data arrive in the slice buffer).
-// - The slice buffer holds two slices: the RDMA reads slice h + 1 while the WDMA writes slice h,
-//   and waits when both are full (its write stall).
+//   (primary_memif_width / 8 bytes) per cycle.
+// - Slice buffer: dma_latency_buffer_atoms memory atoms. The RDMA reserves a whole slice's atoms
+//   before requesting it (an empty buffer takes a slice of any size) and the WDMA frees them
+//   once it has written the slice; a slice that does not fit waits (D_PERF_READ_STALL).
 // - The WDMA starts a slice once all its data have arrived and writes its output lines in the
 //   same 256-byte requests at the same interface rate; the operation ends when the last write
-//   is acknowledged.
+//   is acknowledged (the wait for it: D_PERF_WRITE_STALL).
 // Hence a layer takes at least max(bytes read, bytes written) / interface bytes per cycle.
 #pragma once
 
@@ -52,9 +52,9 @@ class RubikCore final : public sc_core::sc_module, public EngineModel, private C
   [[nodiscard]] bool busy() const override { return busy_; }
   [[nodiscard]] const stats::Group& statistics() const override { return stats_; }
   [[nodiscard]] const std::vector<UnitCounters>& units() const override { return units_; }
-  // D_PERF_READ_STALL (cycles the RDMA held a request back: latency buffer full) and
-  // D_PERF_WRITE_STALL (cycles the RDMA waited for room in the slice buffer, and the WDMA for
-  // its last acknowledge) of the operation, when D_PERF_ENABLE.PERF_EN is set.
+  // D_PERF_READ_STALL (cycles the RDMA held a slice back: slice buffer full) and
+  // D_PERF_WRITE_STALL (cycles the WDMA waited for its last acknowledge) of the operation, when
+  // D_PERF_ENABLE.PERF_EN is set.
   [[nodiscard]] std::vector<std::pair<std::uint32_t, std::uint32_t>> perf_registers(
       const Engine& engine, const RegRead& regs) const override;
   void set_timeline(stats::Timeline* timeline) override;
@@ -62,6 +62,7 @@ class RubikCore final : public sc_core::sc_module, public EngineModel, private C
  private:
   struct SliceReady {
     sc_core::sc_time arrival;  // the slice's last read data
+    std::uint64_t atoms;       // what it holds of the slice buffer
   };
 
   void read_thread();
@@ -72,7 +73,7 @@ class RubikCore final : public sc_core::sc_module, public EngineModel, private C
 
   const HwConfig& hw_;
   DmaClient rdma_, wdma_;
-  BoundedChannel<SliceReady> slices_{2};
+  BoundedChannel<SliceReady> slices_;  // read, not yet written (sized by the atoms)
   models::ops::RubikParams params_;
   bool busy_ = false;
   std::function<void()> on_done_;
