@@ -8,6 +8,7 @@
 #include "octasim/regs/nvdla.hpp"
 #include "sim/dla/bdma_engine.hpp"
 #include "sim/dla/conv_core.hpp"
+#include "sim/dla/rubik_core.hpp"
 #include "sim/dla/sdp_functional.hpp"
 #include "sim/dla/stream_engine.hpp"
 #include "sim/mem/memory_system.hpp"
@@ -51,6 +52,12 @@ UnitList octav_units(const RegRead& /*regs*/) {
 UnitList bdma_units(const RegRead& /*regs*/) {
   UnitList u;
   u.add("BDMA");
+  return u;
+}
+
+UnitList rubik_units(const RegRead& /*regs*/) {
+  UnitList u;
+  u.add("RBK");
   return u;
 }
 
@@ -114,6 +121,13 @@ std::unique_ptr<EngineModel> bdma_model(const ModelSite& site) {
   return bdma;
 }
 
+std::unique_ptr<EngineModel> rubik_model(const ModelSite& site) {
+  auto rubik = std::make_unique<RubikCore>(site.name, site.hw, site.clock_period);
+  rubik->rdma_socket.bind(site.memory.socket);
+  rubik->wdma_socket.bind(site.memory.socket);
+  return rubik;
+}
+
 double mac_peak(const HwConfig& /*hw*/, const OpResult& op) {
   return 2.0 * op.macs_per_cycle;
 }
@@ -137,6 +151,14 @@ double octav_peak(const HwConfig& hw, const OpResult& /*op*/) {
 // A copy's "op" is a byte moved: one interface width per cycle.
 double bdma_peak(const HwConfig& hw, const OpResult& /*op*/) {
   return std::max(BdmaEngine::kAtomBytes, hw.dla.primary_memif_width / 8);
+}
+
+// Rubik moves elements without computing: its peak is the interface's bytes per cycle in
+// elements of the operation's size.
+double rubik_peak(const HwConfig& hw, const OpResult& op) {
+  const auto* d = dynamic_cast<const RubikDescriptor*>(op.descriptor.get());
+  const unsigned element_bytes = d != nullptr ? d->op.params.element_bytes : 1;
+  return static_cast<double>(hw.dla.primary_memif_width / 8) / element_bytes;
 }
 
 }  // namespace octasim::dla::engine_parts
