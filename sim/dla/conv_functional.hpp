@@ -32,6 +32,11 @@ struct ConvLayer {
   std::uint32_t entries_per_slice = 0;  // CBUF entries one input line (slice) takes
   std::uint32_t atomics = 0;            // CSC D_ATOMICS: output atoms per channel group
   std::uint32_t release_slices = 0;     // CSC D_RELEASE
+  // Winograd (CONV_MODE=WINOGRAD, conv_winograd.hpp): kernel_width/height stay 3; the
+  // transformed 4x4 kernels have weight_channels (C rounded up to 32 bytes).
+  bool winograd = false;
+  unsigned pra_truncate = 0;  // CSC D_PRA_CFG
+  std::uint32_t weight_channels = 0;
 };
 
 // A convolution's registers decoded (OpResult::descriptor of a CONV operation).
@@ -41,7 +46,7 @@ struct ConvDescriptor final : OperationDescriptor {
 };
 
 // Throws std::runtime_error with one clear line for programming octasim cannot execute:
-// Winograd, multi-batch, compressed weights with image input, inconsistent CDMA/CSC/CACC
+// multi-batch, compressed weights with image input, inconsistent CDMA/CSC/CACC
 // programming, a precision the configuration lacks, an input or kernel group the CBUF banks cannot
 // hold. Image input is decoded through cdma_image.hpp's view of the registers.
 [[nodiscard]] ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs);
