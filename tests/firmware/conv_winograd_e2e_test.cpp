@@ -27,6 +27,7 @@
 #include "models/numerics/crc32.hpp"
 #include "octasim/regs/nvdla.hpp"
 #include "sim/core/hw_config.hpp"
+#include "sim/dla/conv_winograd.hpp"
 #include "sim/dla/functional_device.hpp"
 #include "sim/trace/player.hpp"
 #include "sim/trace/trace.hpp"
@@ -371,6 +372,26 @@ TEST(WinogradFirmware, RefusesWhatWinogradCannotDo) {
   ConvLayer t = l;
   t.pra_truncate = 3;
   EXPECT_THROW((void)plan_conv(t, hw), FirmwareError);
+}
+
+// The CSC's Winograd work (v1_ias_unit_description.rst, "Parameters of operation modes"):
+// one atomic per 2x2 output tile, one block operation per 4 channels, 4x4xC' weights a kernel.
+TEST(WinogradSchedule, FollowsTheOperationModeTable) {
+  dla::ConvLayer l;
+  l.winograd = true;
+  l.params.out_width = 16;
+  l.params.out_height = 8;
+  l.weight_channels = 64;
+  dla::WinogradSchedule s = dla::winograd_schedule(l);
+  EXPECT_EQ(s.atomics, 32u);
+  EXPECT_EQ(s.packages, 16u);
+  EXPECT_EQ(s.kernel_bytes, 1024u);
+  EXPECT_EQ(s.outputs_per_atomic, 4u);
+  l.precision = models::ops::ConvPrecision::kInt16;
+  l.weight_channels = 16;
+  s = dla::winograd_schedule(l);
+  EXPECT_EQ(s.packages, 4u);
+  EXPECT_EQ(s.kernel_bytes, 512u);
 }
 
 // The PRA truncation choice: |V| <= 4 max|d| must fit after the rounding shift.
