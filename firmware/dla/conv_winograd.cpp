@@ -51,6 +51,9 @@ void check_winograd_layer(const ConvLayer& l, const ConvHardware& hw, const Conv
   if (l.compressed) {
     throw FirmwareError("convolution: compressed weights with Winograd are not supported");
   }
+  if (l.batches != 1) {
+    throw FirmwareError("convolution: multi-batch Winograd is not supported");
+  }
   if (l.pra_truncate > 2) {
     throw FirmwareError(
         fmt::format("convolution: PRA truncate {} is outside 0..2", l.pra_truncate));

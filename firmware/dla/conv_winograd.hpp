@@ -2,7 +2,8 @@
 // the convolution firmware does differently from direct convolution (v1_ias_programming_guide.rst,
 // format.rst, v1_ias_precision.rst; models/ops/conv_winograd.hpp holds the arithmetic).
 //
-//   layer            3x3 kernels, stride 1, no dilation, INT8/INT16, uncompressed weights; the
+//   layer            3x3 kernels, stride 1, no dilation, INT8/INT16, uncompressed weights, one
+//                    batch; the
 //                    output (the direct convolution's, from the layer's padding) a multiple of 4
 //                    and at least 8 in width and height
 //   weights          software's pre-transform 4U = (2G) g (2G)^T (exact in integers; every value

@@ -121,7 +121,7 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
   const unsigned atom = hw_.dla.memory_atomic_size;
   const unsigned epa = atom / bpe;
   const std::uint64_t surfaces = (l.input.channels + epa - 1) / epa;
-  data_bytes_ = std::uint64_t{l.input.width} * l.input.height * surfaces * atom;
+  data_bytes_ = std::uint64_t{l.input.width} * l.input.height * surfaces * atom * l.batches;
 
   const models::ops::ConvWeightLayout layout{hw_.dla.mac_atomic_c, hw_.dla.mac_atomic_k,
                                              l.precision};
@@ -140,12 +140,18 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
   if (!l.weight_compressed) group_bytes_.back() += l.weight_bytes - per_kernel * l.kernels;
   weight_space_ = std::uint64_t{l.weight_banks} * hw_.dla.cbuf_bank_depth * hw_.dla.cbuf_bank_width;
 
-  // CSC stripes: 2*atomic-K output atoms while at least 4*atomic-K remain; the last 2*atomic-K
+  // CSC stripes: 2*atomic-K output points while at least 4*atomic-K remain; the last 2*atomic-K
   // or fewer form the final stripe; otherwise an atomic-K stripe.
   // The kernel group (atomic-K at INT8, atomic-K/2 at INT16/FP16) is the CSC's atomic-K.
+  // Multi-batch: a stripe takes its points from every batch, interlaced, so the per-batch lengths
+  // shrink (NVDLA's unit description, "Multi-Batch Mode": at atomic-K 16, 16/32 points at batch
+  // 1, 8x2/16x2 at 2-3, 4xN/8xN at 4-7, 2xN/4xN at 8-15, 1xN from 16); a stripe is its points
+  // times the batches in atomic operations and in output atoms.
   atomic_k_ = group;
-  const std::uint32_t upper = 2 * atomic_k_;
-  const std::uint32_t lower = atomic_k_;
+  std::uint32_t pow2 = 1;
+  while (pow2 * 2 <= l.batches) pow2 *= 2;
+  const std::uint32_t lower = std::max<std::uint32_t>(1, atomic_k_ / pow2);
+  const std::uint32_t upper = l.batches >= 16 ? lower : 2 * lower;
   const std::uint32_t total = l.winograd ? wino.atomics : l.params.out_width * l.params.out_height;
   stripes_.clear();
   for (std::uint32_t done = 0; done < total;) {
@@ -155,7 +161,7 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
     } else if (done + upper >= total) {
       len = total - done;
     }
-    stripes_.push_back(len);
+    stripes_.push_back(len * l.batches);
     done += len;
   }
   // DATA_REUSE / WEIGHT_REUSE: the previous layer's input or weights are still in CBUF, so
@@ -172,7 +178,7 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
                         ((l.input.channels + hw_.dla.mac_atomic_c - 1) / hw_.dla.mac_atomic_c);
   outputs_per_atomic_ = l.winograd ? wino.outputs_per_atomic : 1;
   output_bytes_ = op.bytes_written;
-  credits_ = upper;
+  credits_ = std::max(2 * atomic_k_, upper * l.batches);  // CACC holds a stripe's output atoms
   if (drive_signals_) credits_signal_.write(credits_);
   data_walk_ = AddressGenerator(op.dma.input, l.input.base);
   output_walk_ = AddressGenerator(op.dma.output);

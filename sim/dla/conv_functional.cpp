@@ -118,9 +118,14 @@ void decode_conv_mode(const HwConfig& hw, const RegRead& regs, ConvLayer& l) {
     }
   }
 
-  if (CD::D_BATCH_NUMBER::BATCHES.get(regs(CD::D_BATCH_NUMBER::kAddr)) != 0) {
+  l.batches = CD::D_BATCH_NUMBER::BATCHES.get(regs(CD::D_BATCH_NUMBER::kAddr)) + 1;
+  if (l.batches > 1) {
     if (!hw.dla.batch) throw_not_present(hw, "multi-batch convolution");
-    throw std::runtime_error("multi-batch convolution is not supported yet");
+    expect_equal(CS::D_BATCH_NUMBER::BATCHES.get(regs(CS::D_BATCH_NUMBER::kAddr)) + 1, l.batches,
+                 "CSC BATCH_NUMBER + 1", "CDMA");
+    expect_equal(CA::D_BATCH_NUMBER::BATCHES.get(regs(CA::D_BATCH_NUMBER::kAddr)) + 1, l.batches,
+                 "CACC BATCH_NUMBER + 1", "CDMA");
+    l.batch_stride = regs(CD::D_BATCH_STRIDE::kAddr);
   }
   l.weight_compressed =
       CD::D_WEIGHT_FORMAT::WEIGHT_FORMAT.get(regs(CD::D_WEIGHT_FORMAT::kAddr)) != 0;
@@ -252,12 +257,15 @@ void decode_cbuf(const HwConfig& hw, const RegRead& regs, ConvLayer& l) {
   // The whole input must sit in the data banks (partial-input convolution, where CSC releases
   // slices while CDMA refills them, is not modelled), and one kernel group's weights in the
   // weight banks.
-  const std::uint64_t data_entries = std::uint64_t{l.entries_per_slice} * l.input.height;
+  // Multi-batch: every batch's input (programming guide: ceil(BATCH_NUMBER * entry_per_slice * H
+  // / depth) <= BANKS_FOR_DATA).
+  const std::uint64_t data_entries =
+      std::uint64_t{l.entries_per_slice} * l.input.height * l.batches;
   if (data_entries > std::uint64_t{l.data_banks} * hw.dla.cbuf_bank_depth) {
     throw std::runtime_error(fmt::format(
-        "convolution: the input needs {} CBUF entries ({} per line x {} lines) but {} data banks "
-        "hold {} (partial-input convolution is not supported)",
-        data_entries, l.entries_per_slice, l.input.height, l.data_banks,
+        "convolution: the input needs {} CBUF entries ({} per line x {} lines x {} batches) but "
+        "{} data banks hold {} (partial-input convolution is not supported)",
+        data_entries, l.entries_per_slice, l.input.height, l.batches, l.data_banks,
         l.data_banks * hw.dla.cbuf_bank_depth));
   }
   const unsigned bpe = models::ops::conv_element_bytes(l.precision);
@@ -309,9 +317,14 @@ ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
 }
 
 OpResult finish_conv(const HwConfig& hw, const ConvLayer& l, const models::ops::SdpConfig& sdp,
-                     const models::ops::ConvResult& conv, const SurfaceRegion& input,
+                     const ConvOutput& conv, const std::vector<SurfaceRegion>& inputs,
                      const RegRead& regs, models::ops::Memory& mem) {
-  OpResult r = sdp_result(sdp, models::ops::run_sdp_layer(sdp, mem, &conv.out), regs);
+  if (sdp.batches != l.batches) {
+    throw std::runtime_error(
+        fmt::format("convolution: SDP BATCH_NUMBER + 1 is {} but the convolution runs {} batches",
+                    sdp.batches, l.batches));
+  }
+  OpResult r = sdp_result(sdp, models::ops::run_sdp_batches(sdp, mem, conv.batches), regs);
   r.status.emplace_back(R::CACC::D_OUT_SATURATION::kAddr, conv.saturated);
   r.in = {l.input.width, l.input.height, l.input.channels};
   r.out = {l.params.out_width, l.params.out_height, l.kernels};
@@ -320,10 +333,15 @@ OpResult finish_conv(const HwConfig& hw, const ConvLayer& l, const models::ops::
   r.stride_width = l.params.stride_x;
   r.stride_height = l.params.stride_y;
   r.weight_bytes = l.weight_bytes;
-  r.bytes_read += input.bytes() + l.weight_bytes;
-  r.dma.input = {input};
+  r.bytes_read += l.weight_bytes;
+  for (const SurfaceRegion& input : inputs) r.bytes_read += input.bytes();
+  r.dma.input = inputs;
   r.dma.weights = {SurfaceRegion::linear(l.weight_base, l.weight_bytes)};
-  r.dma.output = sdp_surfaces(sdp).output;
+  for (std::uint32_t b = 0; b < l.batches; ++b) {
+    for (const SurfaceRegion& out : sdp_surfaces(models::ops::sdp_batch(sdp, b)).output) {
+      r.dma.output.push_back(out);
+    }
+  }
   r.descriptor = std::make_shared<ConvDescriptor>(l);
   r.macs = conv.macs;
   r.macs_per_cycle =
@@ -343,7 +361,6 @@ OpResult run_conv(const HwConfig& hw, const RegRead& regs, const LutTables& sdp_
     throw std::runtime_error("convolution: the SDP group is not in flying mode");
   }
 
-  const models::ops::ConvCube in = models::ops::read_feature_cube(l.input, l.precision, mem);
   const models::ops::ConvWeightLayout layout{hw.dla.mac_atomic_c, hw.dla.mac_atomic_k, l.precision};
   const models::ops::ConvWeights w =
       l.weight_compressed
@@ -361,26 +378,32 @@ OpResult run_conv(const HwConfig& hw, const RegRead& regs, const LutTables& sdp_
         "(CACC delivers {} to SDP)",
         fp16 ? "FP32" : "INT32"));
   }
-  models::ops::ConvResult conv;
+  ConvOutput conv;
   models::ops::ConvFp16Stats fp16_stats;
-  if (fp16) {
-    const bool nan_to_zero =
-        CD::D_NAN_FLUSH_TO_ZERO::NAN_TO_ZERO.get(regs(CD::D_NAN_FLUSH_TO_ZERO::kAddr)) != 0;
-    models::ops::ConvFp16Result f =
-        models::ops::run_conv_fp16(in, w, l.params, padded, nan_to_zero);
-    conv.out = std::move(f.out);
-    conv.macs = f.macs;
-    fp16_stats = f.stats;
-  } else {
-    conv = models::ops::run_conv_int(in, w, l.params, padded);
-  }
-
+  std::vector<SurfaceRegion> inputs;
   const std::uint32_t in_surfaces = (l.input.channels + epa - 1) / epa;
-  OpResult r = finish_conv(
-      hw, l, sdp, conv,
-      feature_region(l.input.base, std::uint64_t{l.input.width} * hw.dla.memory_atomic_size,
-                     l.input.height, in_surfaces, l.input.line_stride, l.input.surface_stride),
-      regs, mem);
+  for (std::uint32_t b = 0; b < l.batches; ++b) {
+    const models::ops::ConvFeatureSurface surface = l.batch_input(b);
+    const models::ops::ConvCube in = models::ops::read_feature_cube(surface, l.precision, mem);
+    if (fp16) {
+      const bool nan_to_zero =
+          CD::D_NAN_FLUSH_TO_ZERO::NAN_TO_ZERO.get(regs(CD::D_NAN_FLUSH_TO_ZERO::kAddr)) != 0;
+      models::ops::ConvFp16Result f =
+          models::ops::run_conv_fp16(in, w, l.params, padded, nan_to_zero);
+      conv.add({std::move(f.out), 0, f.macs});
+      fp16_stats.nan_data += f.stats.nan_data;
+      fp16_stats.inf_data += f.stats.inf_data;
+      // The weights are read once for every batch.
+      fp16_stats.nan_weight = f.stats.nan_weight;
+      fp16_stats.inf_weight = f.stats.inf_weight;
+    } else {
+      conv.add(models::ops::run_conv_int(in, w, l.params, padded));
+    }
+    inputs.push_back(
+        feature_region(surface.base, std::uint64_t{l.input.width} * hw.dla.memory_atomic_size,
+                       l.input.height, in_surfaces, l.input.line_stride, l.input.surface_stride));
+  }
+  OpResult r = finish_conv(hw, l, sdp, conv, inputs, regs, mem);
   if (fp16) {
     r.status.emplace_back(R::CDMA::D_NAN_INPUT_DATA_NUM::kAddr, fp16_stats.nan_data);
     r.status.emplace_back(R::CDMA::D_INF_INPUT_DATA_NUM::kAddr, fp16_stats.inf_data);

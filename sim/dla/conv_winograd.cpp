@@ -135,6 +135,9 @@ void decode_winograd(const HwConfig& hw, const RegRead& regs, ConvLayer& l) {
           "Winograd convolution: CMAC_A/CMAC_B CONV_MODE is direct but CDMA's is Winograd");
     }
   }
+  if (l.batches > 1) {
+    throw std::runtime_error("multi-batch Winograd convolution is not supported yet");
+  }
   if (l.precision == ConvPrecision::kFp16) {
     throw std::runtime_error("FP16 Winograd convolution is not supported yet (INT8/INT16 only)");
   }
@@ -173,13 +176,13 @@ OpResult run_conv_winograd_layer(const HwConfig& hw, const RegRead& regs, const 
       models::ops::read_winograd_weights(l.weight_base, l.kernels, l.weight_channels, layout, mem);
   const unsigned epa = hw.dla.memory_atomic_size / models::ops::conv_element_bytes(l.precision);
   const std::uint32_t padded = (l.kernels + epa - 1) / epa * epa;
-  const models::ops::ConvResult conv =
-      models::ops::run_conv_winograd(in, u, l.params, l.pra_truncate, padded);
+  ConvOutput conv;
+  conv.add(models::ops::run_conv_winograd(in, u, l.params, l.pra_truncate, padded));
   const std::uint32_t in_surfaces = (l.input.channels + epa - 1) / epa;
   return finish_conv(
       hw, l, sdp, conv,
-      feature_region(l.input.base, std::uint64_t{l.input.width} * hw.dla.memory_atomic_size,
-                     l.input.height, in_surfaces, l.input.line_stride, l.input.surface_stride),
+      {feature_region(l.input.base, std::uint64_t{l.input.width} * hw.dla.memory_atomic_size,
+                      l.input.height, in_surfaces, l.input.line_stride, l.input.surface_stride)},
       regs, mem);
 }
 

@@ -11,7 +11,7 @@
 //   uncompressed.
 // - Stride 1, dilation 1 (CDMA and CSC); CSC and CACC DATAOUT: WIDTH_EXT - 4, HEIGHT_EXT - 4,
 //   each a multiple of 4 and at least 8.
-// - CSC D_PRA_CFG PRA_TRUNCATE 0..2; INT8 or INT16 (FP16 Winograd is not modelled yet).
+// - CSC D_PRA_CFG PRA_TRUNCATE 0..2; INT8 or INT16 (FP16 Winograd is not modelled yet); one batch.
 #pragma once
 
 #include <cstdint>
