@@ -6,6 +6,7 @@
 
 #include "octasim/regs/nvdla.hpp"
 #include "sim/dla/conv_core.hpp"
+#include "sim/dla/rubik_core.hpp"
 #include "sim/dla/sdp_functional.hpp"
 #include "sim/dla/stream_engine.hpp"
 #include "sim/mem/memory_system.hpp"
@@ -43,6 +44,12 @@ UnitList pdp_units(const RegRead& regs) {
 UnitList octav_units(const RegRead& /*regs*/) {
   UnitList u;
   u.add("OCTAV");
+  return u;
+}
+
+UnitList rubik_units(const RegRead& /*regs*/) {
+  UnitList u;
+  u.add("RBK");
   return u;
 }
 
@@ -97,6 +104,13 @@ std::unique_ptr<EngineModel> octav_model(const ModelSite& site) {
   return octav_unit;
 }
 
+std::unique_ptr<EngineModel> rubik_model(const ModelSite& site) {
+  auto rubik = std::make_unique<RubikCore>(site.name, site.hw, site.clock_period);
+  rubik->rdma_socket.bind(site.memory.socket);
+  rubik->wdma_socket.bind(site.memory.socket);
+  return rubik;
+}
+
 double mac_peak(const HwConfig& /*hw*/, const OpResult& op) {
   return 2.0 * op.macs_per_cycle;
 }
@@ -115,6 +129,14 @@ double pdp_peak(const HwConfig& hw, const OpResult& /*op*/) {
 
 double octav_peak(const HwConfig& hw, const OpResult& /*op*/) {
   return hw.octav.elements_per_cycle;
+}
+
+// Rubik moves elements without computing: its peak is the interface's bytes per cycle in
+// elements of the operation's size.
+double rubik_peak(const HwConfig& hw, const OpResult& op) {
+  const auto* d = dynamic_cast<const RubikDescriptor*>(op.descriptor.get());
+  const unsigned element_bytes = d != nullptr ? d->op.params.element_bytes : 1;
+  return static_cast<double>(hw.dla.primary_memif_width / 8) / element_bytes;
 }
 
 }  // namespace octasim::dla::engine_parts

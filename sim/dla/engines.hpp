@@ -14,6 +14,7 @@
 
 #include "sim/core/register_file.hpp"
 #include "sim/dla/functional.hpp"
+#include "sim/dla/rubik_functional.hpp"
 #include "sim/octav/octav_functional.hpp"
 
 namespace sc_core {
@@ -79,6 +80,7 @@ UnitList sdp_units(const RegRead& regs);
 UnitList cdp_units(const RegRead& regs);
 UnitList pdp_units(const RegRead& regs);
 UnitList octav_units(const RegRead& regs);
+UnitList rubik_units(const RegRead& regs);
 bool sdp_flying(const RegRead& regs);
 bool sdp_alone(const RegRead& regs);
 bool always(const RegRead& regs);
@@ -89,16 +91,18 @@ std::unique_ptr<EngineModel> sdp_model(const ModelSite& site);
 std::unique_ptr<EngineModel> pdp_model(const ModelSite& site);
 std::unique_ptr<EngineModel> cdp_model(const ModelSite& site);
 std::unique_ptr<EngineModel> octav_model(const ModelSite& site);
+std::unique_ptr<EngineModel> rubik_model(const ModelSite& site);
 double mac_peak(const HwConfig& hw, const OpResult& op);
 double sdp_peak(const HwConfig& hw, const OpResult& op);
 double cdp_peak(const HwConfig& hw, const OpResult& op);
 double pdp_peak(const HwConfig& hw, const OpResult& op);
 double octav_peak(const HwConfig& hw, const OpResult& op);
+double rubik_peak(const HwConfig& hw, const OpResult& op);
 }  // namespace engine_parts
 
 // The engine registry: one entry per engine, everything the devices, the SoC and the report
 // know of it. GLB S_INTR_STATUS: SDP 0/1, CDP 2/3, PDP 4/5, CDMA_DAT 16/17, CDMA_WT 18/19,
-// CACC 20/21; octasim's OCTAV 22/23.
+// RUBIK 8/9, CACC 20/21; octasim's OCTAV 22/23.
 inline constexpr std::array kEngines{
     Engine{"CONV",
            "SDP",
@@ -145,11 +149,20 @@ inline constexpr std::array kEngines{
            octav::run_octav,
            engine_parts::octav_model,
            engine_parts::octav_peak},
+    Engine{"RUBIK",
+           "",
+           engine_parts::rubik_units,
+           engine_parts::always,
+           {{{"RBK", 8}}},
+           1,
+           run_rubik,
+           engine_parts::rubik_model,
+           engine_parts::rubik_peak},
 };
 
 inline constexpr std::size_t kEngineCount = kEngines.size();
 
-// CONV, SDP, CDP, PDP, OCTAV.
+// CONV, SDP, CDP, PDP, OCTAV, RUBIK.
 [[nodiscard]] inline const std::array<Engine, kEngineCount>& engines() {
   return kEngines;
 }

@@ -93,7 +93,7 @@ std::vector<unsigned> interrupt_bits(const Engine& e) {
 }
 
 TEST(Engines, TableNamesUnitsAndInterruptBits) {
-  ASSERT_EQ(engines().size(), 5u);
+  ASSERT_EQ(engines().size(), 6u);
   RegisterFile rf;
   // GLB S_INTR_STATUS (opendla): SDP_DONE_STATUS0 bit 0, CDP 2, PDP 4, CDMA_DAT 16, CDMA_WT 18,
   // CACC 20; octasim's OCTAV 22.
@@ -101,6 +101,8 @@ TEST(Engines, TableNamesUnitsAndInterruptBits) {
   EXPECT_EQ(interrupt_bits(engine("OCTAV")), (std::vector<unsigned>{22}));
   EXPECT_EQ(interrupt_bits(engine("CDP")), (std::vector<unsigned>{2}));
   EXPECT_EQ(interrupt_bits(engine("PDP")), (std::vector<unsigned>{4}));
+  EXPECT_EQ(interrupt_bits(engine("RUBIK")), (std::vector<unsigned>{8}));  // RUBIK_DONE_STATUS0
+  EXPECT_EQ(unit_names(engine("RUBIK"), rf), (std::vector<std::string>{"RBK"}));
   EXPECT_EQ(interrupt_bits(engine("CONV")), (std::vector<unsigned>{16, 18, 20, 0}));
   EXPECT_EQ(unit_names(engine("CDP"), rf), (std::vector<std::string>{"CDP", "CDP_RDMA"}));
   EXPECT_EQ(unit_names(engine("SDP"), rf), (std::vector<std::string>{"SDP", "SDP_RDMA"}));
