@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include "firmware/dla/conv_detail.hpp"
+#include "firmware/dla/conv_winograd.hpp"
 
 namespace octasim::firmware {
 namespace {
@@ -64,6 +65,16 @@ ConvModel conv_model(const ConvLayer& l, const ConvHardware& hw) {
 
 ConvGolden run_conv_model(const ConvLayer& l, const ConvHardware& hw, models::ops::Memory& mem) {
   const ConvModel m = conv_model(l, hw);
+  if (l.winograd) {
+    const models::ops::ConvCube in =
+        models::ops::read_feature_cube(m.input, m.params.precision, mem);
+    const models::ops::ConvResult conv = run_winograd_model(l, m, hw, in, mem);
+    const models::ops::SdpLayerResult sdp = models::ops::run_sdp_layer(m.sdp, mem, &conv.out);
+    ConvGolden g;
+    g.cacc_saturation = conv.saturated;
+    g.sdp_saturation = sdp.stats.out_saturation.value();
+    return g;
+  }
   const models::ops::ConvWeights w =
       l.compressed
           ? models::ops::read_compressed_weights(

@@ -7,6 +7,7 @@
 
 #include "firmware/dla/conv.hpp"
 #include "firmware/dla/conv_detail.hpp"
+#include "firmware/dla/conv_winograd.hpp"
 
 namespace octasim::firmware {
 namespace {
@@ -139,6 +140,7 @@ ConvCubeSize check_conv_layer(const ConvLayer& l, const ConvHardware& hw) {
   }
   check_batches(l, hw);
   check_sdp_stage(conv_sdp_layer(l), hw.atom_bytes, "convolution: SDP");
+  if (l.winograd) check_winograd_layer(l, hw, out);
   return out;
 }
 
@@ -147,7 +149,8 @@ ConvCubeSize check_conv_layer(const ConvLayer& l, const ConvHardware& hw) {
 std::uint64_t plan_weights(const ConvLayer& l, const ConvHardware& hw, ConvPlan& p) {
   const std::uint64_t bpe = element_bytes(l.precision);
   const std::uint64_t per_kernel =
-      std::uint64_t{l.kernel_width} * l.kernel_height * l.src.channels * bpe;
+      l.winograd ? winograd_kernel_bytes(l)
+                 : std::uint64_t{l.kernel_width} * l.kernel_height * l.src.channels * bpe;
   if (per_kernel > (1u << 18)) {
     throw FirmwareError(fmt::format(
         "convolution: a kernel of {} bytes exceeds CDMA's BYTE_PER_KERNEL limit of {} bytes",
@@ -256,6 +259,10 @@ ConvPlan plan_conv(const ConvLayer& l, const ConvHardware& hw) {
   };
   p.pad_right = used_pad(out.width, l.stride_x, span_x, l.pad_left, l.src.width);
   p.pad_bottom = used_pad(out.height, l.stride_y, span_y, l.pad_top, l.src.height);
+  if (l.winograd) {  // DATAIN_SIZE_EXT = output + 4 (conv_winograd.hpp)
+    p.pad_right += 2;
+    p.pad_bottom += 2;
+  }
 
   const std::uint64_t per_kernel = plan_weights(l, hw, p);
   plan_cbuf(l, hw, per_kernel, p);

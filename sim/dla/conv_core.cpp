@@ -6,6 +6,7 @@
 
 #include "models/ops/conv_compress.hpp"
 #include "octasim/regs/nvdla.hpp"
+#include "sim/dla/conv_winograd.hpp"
 
 // Sources of the mechanisms (NVDLA's RTL, nvdla/hw vmod/nvdla): the CSC sequence generator
 // (NV_NVDLA_CSC_sg.v: loop order, stripe lengths, package issue cost, credit check on a stripe's
@@ -125,8 +126,10 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
   const models::ops::ConvWeightLayout layout{hw_.dla.mac_atomic_c, hw_.dla.mac_atomic_k,
                                              l.precision};
   const std::uint32_t group = layout.group_kernels();
+  const WinogradSchedule wino = l.winograd ? winograd_schedule(l) : WinogradSchedule{};
   const std::uint64_t per_kernel =
-      std::uint64_t{l.kernel_width} * l.kernel_height * l.input.channels * bpe;
+      l.winograd ? wino.kernel_bytes
+                 : std::uint64_t{l.kernel_width} * l.kernel_height * l.input.channels * bpe;
   group_bytes_.clear();
   group_kernels_.clear();
   for (std::uint32_t k = 0; k < l.kernels; k += group) {
@@ -149,7 +152,7 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
   while (pow2 * 2 <= l.batches) pow2 *= 2;
   const std::uint32_t lower = std::max<std::uint32_t>(1, atomic_k_ / pow2);
   const std::uint32_t upper = l.batches >= 16 ? lower : 2 * lower;
-  const std::uint32_t total = l.params.out_width * l.params.out_height;
+  const std::uint32_t total = l.winograd ? wino.atomics : l.params.out_width * l.params.out_height;
   stripes_.clear();
   for (std::uint32_t done = 0; done < total;) {
     std::uint32_t len = lower;
@@ -169,8 +172,11 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
   const bool weight_reuse = regs::CDMA::D_MISC_CFG::WEIGHT_REUSE.get(misc) != 0;
   if (weight_reuse) std::fill(group_bytes_.begin(), group_bytes_.end(), 0);
   if (weight_reuse) layer_.wgs_bytes = 0;
-  packages_ = l.kernel_width * l.kernel_height *
-              ((l.input.channels + hw_.dla.mac_atomic_c - 1) / hw_.dla.mac_atomic_c);
+  packages_ = l.winograd
+                  ? wino.packages
+                  : l.kernel_width * l.kernel_height *
+                        ((l.input.channels + hw_.dla.mac_atomic_c - 1) / hw_.dla.mac_atomic_c);
+  outputs_per_atomic_ = l.winograd ? wino.outputs_per_atomic : 1;
   output_bytes_ = op.bytes_written;
   credits_ = std::max(2 * atomic_k_, upper * l.batches);  // CACC holds a stripe's output atoms
   if (drive_signals_) credits_signal_.write(credits_);
@@ -372,7 +378,8 @@ void ConvCore::delivery_thread() {
     // Each atom's lanes go to SDP at its throughput, plus one cycle to read the next atom.
     const std::uint32_t lanes = atomic_k_;
     const std::uint32_t per_atom =
-        (lanes + hw_.dla.sdp_bs_throughput - 1) / hw_.dla.sdp_bs_throughput + 1;
+        ((lanes + hw_.dla.sdp_bs_throughput - 1) / hw_.dla.sdp_bs_throughput + 1) *
+        outputs_per_atomic_;
     for (std::uint32_t a = 0; a < s.atoms; ++a) {
       sc_core::wait(cycles(per_atom));
       ++credits_;

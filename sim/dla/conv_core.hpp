@@ -132,6 +132,9 @@ class ConvCore final : public sc_core::sc_module, public EngineModel, private Cl
   std::uint64_t weight_space_ = 0;            // CBUF weight bytes (WEIGHT_BANK banks)
   std::uint64_t output_bytes_ = 0;
   std::uint32_t atoms_per_output_ = 1;  // memory atoms of output per output atom of a group
+  // Winograd (conv_winograd.hpp): stripes count atomic operations (4x4x4 input tiles), each
+  // delivering 2x2 output atoms; the credits count atomics. 1 in direct convolution.
+  std::uint32_t outputs_per_atomic_ = 1;
 
   // CDMA -> CSC.
   sc_core::sc_event start_ev_;

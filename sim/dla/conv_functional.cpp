@@ -10,6 +10,7 @@
 #include "models/ops/conv_fp16.hpp"
 #include "octasim/regs/nvdla.hpp"
 #include "sim/dla/cdma_image.hpp"
+#include "sim/dla/conv_winograd.hpp"
 #include "sim/dla/sdp_functional.hpp"
 
 namespace octasim::dla {
@@ -93,7 +94,7 @@ void decode_conv_mode(const HwConfig& hw, const RegRead& regs, ConvLayer& l) {
   const std::uint32_t misc = regs(CD::D_MISC_CFG::kAddr);
   if (CD::D_MISC_CFG::CONV_MODE.get(misc) != 0) {
     if (!hw.dla.winograd) throw_not_present(hw, "Winograd convolution");
-    throw std::runtime_error("Winograd convolution (CDMA CONV_MODE=WINOGRAD) is not supported yet");
+    l.winograd = true;
   }
   l.precision =
       decode_precision(hw, CD::D_MISC_CFG::PROC_PRECISION.get(misc), "CDMA PROC_PRECISION");
@@ -110,8 +111,10 @@ void decode_conv_mode(const HwConfig& hw, const RegRead& regs, ConvLayer& l) {
   expect_equal(CA::D_MISC_CFG::PROC_PRECISION.get(cacc_misc),
                CD::D_MISC_CFG::PROC_PRECISION.get(misc), "CACC PROC_PRECISION", "CDMA");
   for (std::uint32_t m : {csc_misc, cacc_misc}) {
-    if (CS::D_MISC_CFG::CONV_MODE.get(m) != 0) {
-      throw std::runtime_error("convolution: CSC/CACC CONV_MODE is Winograd but CDMA's is direct");
+    if ((CS::D_MISC_CFG::CONV_MODE.get(m) != 0) != l.winograd) {
+      throw std::runtime_error(
+          fmt::format("convolution: CSC/CACC CONV_MODE differs from CDMA's ({})",
+                      l.winograd ? "Winograd" : "direct"));
     }
   }
 
@@ -271,7 +274,8 @@ void decode_cbuf(const HwConfig& hw, const RegRead& regs, ConvLayer& l) {
           l.kernels,
           models::ops::ConvWeightLayout{hw.dla.mac_atomic_c, hw.dla.mac_atomic_k, l.precision}
               .group_kernels())} *
-      l.kernel_width * l.kernel_height * l.input.channels * bpe;
+      (l.winograd ? 16 * l.weight_channels : l.kernel_width * l.kernel_height * l.input.channels) *
+      bpe;
   const std::uint64_t weight_space =
       std::uint64_t{l.weight_banks} * hw.dla.cbuf_bank_depth * hw.dla.cbuf_bank_width;
   if (group_bytes > weight_space) {
@@ -298,6 +302,12 @@ ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
   // In this order, which fixes which error a badly programmed layer reports first.
   ConvLayer l;
   decode_conv_mode(hw, regs, l);
+  if (l.winograd) {  // conv_winograd.cpp: the input, weights and output differ
+    decode_geometry(regs, l);
+    decode_winograd(hw, regs, l);
+    decode_cbuf(hw, regs, l);
+    return l;
+  }
   decode_input_surface(hw, regs, l);
   decode_weights(hw, regs, l);
   decode_geometry(regs, l);
@@ -344,6 +354,7 @@ OpResult finish_conv(const HwConfig& hw, const ConvLayer& l, const models::ops::
 OpResult run_conv(const HwConfig& hw, const RegRead& regs, const LutTables& sdp_lut,
                   models::ops::Memory& mem) {
   if (is_image_input(regs)) return run_conv_image(hw, regs, sdp_lut, mem);
+  if (is_winograd(regs)) return run_conv_winograd_layer(hw, regs, sdp_lut, mem);
   const ConvLayer l = decode_conv(hw, regs);
   const models::ops::SdpConfig sdp = decode_sdp(hw, regs, sdp_lut);
   if (!sdp.flying) {

@@ -38,6 +38,11 @@ struct ConvLayer {
   // b * batch_stride (CDMA D_BATCH_STRIDE); every batch shares the weights.
   std::uint32_t batches = 1;
   std::uint32_t batch_stride = 0;
+  // Winograd (CONV_MODE=WINOGRAD, conv_winograd.hpp): kernel_width/height stay 3; the
+  // transformed 4x4 kernels have weight_channels (C rounded up to 32 bytes).
+  bool winograd = false;
+  unsigned pra_truncate = 0;  // CSC D_PRA_CFG
+  std::uint32_t weight_channels = 0;
 
   // Input cube b's surface.
   [[nodiscard]] models::ops::ConvFeatureSurface batch_input(std::uint32_t b) const {
@@ -67,7 +72,7 @@ struct ConvDescriptor final : OperationDescriptor {
 };
 
 // Throws std::runtime_error with one clear line for programming octasim cannot execute:
-// Winograd, compressed weights with image input, multi-batch on a configuration without it,
+// compressed weights with image input, multi-batch on a configuration without it,
 // inconsistent CDMA/CSC/CACC programming, a precision the configuration lacks, an input or kernel
 // group the CBUF banks cannot hold. Image input is decoded through cdma_image.hpp's view of the
 // registers.

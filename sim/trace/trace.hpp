@@ -32,9 +32,10 @@ enum class Compare : std::uint8_t { kEqual, kGreater, kLess, kNotEqual, kNotGrea
 // byte-exact comparison; the FP16 rules compare the region as FP16 elements with the thresholds
 // of NVDLA's precision guide (models/precision/thresholds.hpp).
 enum class FileCompare : std::uint8_t {
-  kBytes,         // check_file(id, mem, addr, size, "golden.dat")
-  kFp16Sdp,       // ..., FP16_SDP): bit-by-bit identical FP16 elements, worst element reported
-  kFp16CcDirect,  // ..., FP16_CC_DIRECT, R*S*C, scale, max_exp): the CC direct threshold
+  kBytes,           // check_file(id, mem, addr, size, "golden.dat")
+  kFp16Sdp,         // ..., FP16_SDP): bit-by-bit identical FP16 elements, worst element reported
+  kFp16CcDirect,    // ..., FP16_CC_DIRECT, R*S*C, scale, max_exp): the CC direct threshold
+  kFp16CcWinograd,  // ..., FP16_CC_WINOGRAD, C, scale, max_exp): the CC Winograd threshold
   // Tolerance rules for PPU results (octasim): elements of the format, |got - want| <=
   // abs_tol + rel_tol * |want|; a NaN must meet a NaN, an infinity the same infinity.
   kFp32Tol,  // ..., FP32_TOL, abs_tol, rel_tol)
@@ -122,8 +123,8 @@ struct CheckFile {      // check_file(sync_id, mem, addr, size, "golden.dat"[, r
   std::uint64_t addr = 0;
   std::uint64_t size = 0;
   std::string path;
-  // FP16 rules: R*S*C and scale of the CC rule, and max_exp — one value for every element, or
-  // (max_exp_path non-empty) a .dat file of one signed byte per FP16 element.
+  // FP16 rules: R*S*C (Winograd: C) and scale of the CC rule, and max_exp — one value for every
+  // element, or (max_exp_path non-empty) a .dat file of one signed byte per FP16 element.
   FileCompare file_compare = FileCompare::kBytes;
   std::uint32_t cc_terms = 0;
   double cc_scale = 1.0;
