@@ -17,6 +17,11 @@
 // NVDLA's RTL runs of the dc traces (README, "Timing fidelity").
 
 namespace octasim::dla {
+
+// The stage interrupts ConvCore raises early are the CONV entry's CDMA_DAT, CDMA_WT and CACC.
+static_assert(kEngines[0].name == "CONV" && kEngines[0].interrupts[0].status_bit0 == 16 &&
+              kEngines[0].interrupts[1].status_bit0 == 18 &&
+              kEngines[0].interrupts[2].status_bit0 == 20);
 namespace {
 constexpr std::uint32_t kRequestAtoms = 16;  // memory atoms per DMA read transaction we issue
 }
@@ -193,6 +198,7 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
   to_wdma_.clear();
   stripes_total_ = stripes_.size() * group_bytes_.size();
   stripes_written_ = 0;
+  stripes_delivered_ = 0;
 
   stats_.begin_layer();  // NVDLA clears the D_PERF counters when a layer starts
   on_done_ = std::move(on_done);
@@ -266,6 +272,7 @@ void ConvCore::data_dma_thread() {
     data_dma_.reset();
     data_done_ = true;
     data_ev_.notify(sc_core::SC_ZERO_TIME);
+    stage_done(kCdmaDatInterrupt);  // the input is in CBUF
   }
 }
 
@@ -311,6 +318,8 @@ void ConvCore::weight_dma_thread() {
       groups_fetched_ = g + 1;
       group_ev_.notify(sc_core::SC_ZERO_TIME);
     }
+    wait_until(group_ready_.back());
+    stage_done(kCdmaWtInterrupt);  // the last weights are in CBUF
     weight_dma_.reset();
   }
 }
@@ -387,6 +396,7 @@ void ConvCore::delivery_thread() {
       credits_changed();
     }
     perf_.cacc_busy += std::uint64_t{s.atoms} * per_atom;
+    if (++stripes_delivered_ == stripes_total_) stage_done(kCaccInterrupt);
     if (tiles()) {
       timeline_->slice(cacc_track_, stats::Detail::kTile, delivery_start, now(),
                        "deliver " + std::to_string(s.atoms) + " atoms", s.bytes);

@@ -156,6 +156,9 @@ class ConvCore final : public sc_core::sc_module, public EngineModel, private Cl
   // CACC delivery -> SDP WDMA.
   BoundedChannel<Write> to_wdma_;
   std::size_t stripes_written_ = 0;
+  std::size_t stripes_delivered_ = 0;  // by CACC to SDP
+  // Indices into the CONV engine's interrupts (engines.hpp): the stages that finish early.
+  static constexpr std::size_t kCdmaDatInterrupt = 0, kCdmaWtInterrupt = 1, kCaccInterrupt = 2;
 
   AddressGenerator data_walk_, output_walk_;
   DmaClient data_dma_, weight_dma_, wdma_;

@@ -197,8 +197,14 @@ void start_group(const Engine& engine, RegisterFile& regs, const RegisterFile::G
   }
 }
 
+unsigned interrupt_bit(const Engine& engine, const RegisterFile& regs,
+                       const RegisterFile::Groups& groups, std::size_t index) {
+  const EngineInterrupt& intr = engine.interrupts.at(index);
+  return intr.status_bit0 + regs.group_of(intr.unit, groups);
+}
+
 void complete_group(const Engine& engine, RegisterFile& regs, const RegisterFile::Groups& groups,
-                    const OpResult& result) {
+                    const OpResult& result, std::uint32_t raised_early) {
   for (const auto& [addr, value] : result.status) regs.set_value(addr, groups, value);
   const UnitList units = engine.units(group_reader(regs, groups));
   // A unit whose group is not complete yet (BDMA: operations of the group left) raises nothing.
@@ -214,8 +220,8 @@ void complete_group(const Engine& engine, RegisterFile& regs, const RegisterFile
   };
   for (std::size_t i = 0; i < engine.interrupt_count; ++i) {
     const EngineInterrupt& intr = engine.interrupts[i];
-    if (!group_complete(intr.unit)) continue;
-    regs.raise_interrupt(intr.status_bit0 + regs.group_of(intr.unit, groups));
+    if (!group_complete(intr.unit) || (raised_early >> i & 1u) != 0) continue;
+    regs.raise_interrupt(interrupt_bit(engine, regs, groups, i));
   }
 }
 

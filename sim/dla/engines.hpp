@@ -199,8 +199,14 @@ inline constexpr std::size_t kEngineCount = kEngines.size();
 void start_group(const Engine& engine, RegisterFile& regs, const RegisterFile::Groups& groups);
 
 // The operation has finished with `result`: its status registers are set, the units'
-// D_OP_ENABLEs cleared, their consumer pointers move on and the interrupts are raised.
+// D_OP_ENABLEs cleared, their consumer pointers move on and the interrupts are raised — except
+// those whose bit in `raised_early` (by index into Engine::interrupts) says a stage already
+// raised it (EngineModel::on_stage_done).
 void complete_group(const Engine& engine, RegisterFile& regs, const RegisterFile::Groups& groups,
-                    const OpResult& result);
+                    const OpResult& result, std::uint32_t raised_early = 0);
+
+// GLB S_INTR_STATUS bit of the engine's interrupt `index` for the running groups.
+[[nodiscard]] unsigned interrupt_bit(const Engine& engine, const RegisterFile& regs,
+                                     const RegisterFile::Groups& groups, std::size_t index);
 
 }  // namespace octasim::dla

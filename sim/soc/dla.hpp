@@ -80,12 +80,15 @@ class Dla {
   struct Running {
     RegisterFile::Groups groups;
     dla::UnitList units;
+    std::uint32_t raised_early = 0;  // interrupts its stages raised (by index)
   };
 
   [[nodiscard]] bool units_free(const dla::UnitList& units) const;
   [[nodiscard]] std::uint64_t cycle() const;
   void start(std::size_t engine_index, RegisterFile::Groups groups, const dla::UnitList& units);
   void finish(std::size_t engine_index, std::size_t layer);
+  // A stage of a running engine finished: its interrupt `index` is raised now.
+  void stage_done(std::size_t engine_index, std::size_t index);
 
   const HwConfig& hw_;
   sc_core::sc_time period_;
