@@ -25,7 +25,9 @@
 // D_WEIGHT_FORMAT=COMPRESSED, D_WEIGHT_BYTES = the compressed data surface, D_WMB_BYTES; CDMA
 // the WGS and WMB addresses. The last CBUF bank is left to the WMB (programming guide).
 //
-// Not encoded: image input, Winograd, batches, data/weight reuse across layers, FP16, output to
+// Winograd layers (ConvLayer::winograd): conv_winograd.hpp.
+//
+// Not encoded: image input, batches, data/weight reuse across layers, FP16, output to
 // PDP. NVDLA's firmware polls CDMA S_CBUF_FLUSH_STATUS before enabling;
 // Mmio has no poll a trace can record (TraceWriter::read32 returns 0), and every octasim device
 // reports the CBUF flushed from reset, so the poll is not issued.
@@ -71,6 +73,17 @@ struct ConvLayer {
   unsigned clip_truncate = 0;  // CACC CLIP_TRUNCATE: rounding right shift of the sums, 0..31
   SdpStage sdp;                // the SDP stage fed by CACC in flying mode
   FeatureSurface dst;          // written by SDP: conv_output_cube() x kernels
+  // Multi-batch mode (configurations with BATCH; 1..32): batch b reads its input at
+  // src.address + b * src_batch_stride and writes its output at dst.address +
+  // b * dst_batch_stride; the batches share the weights (fetched once). The output's address and
+  // strides must then be 64-byte aligned (NVDLA's programming guide).
+  std::uint32_t batches = 1;
+  std::uint32_t src_batch_stride = 0, dst_batch_stride = 0;
+  // Winograd mode (firmware/dla/conv_winograd.hpp): 3x3 kernels, stride 1, one batch;
+  // weight_address holds conv_winograd_weight_image(); clip_truncate keeps its
+  // direct-convolution meaning.
+  bool winograd = false;
+  unsigned pra_truncate = 0;  // CSC PRA_TRUNCATE, 0..2 (choose_pra_truncate)
 };
 
 struct ConvCubeSize {

@@ -15,6 +15,8 @@ ConvHardware conv_hardware(const HwConfig& hw) {
   c.int8 = hw.dla.feature_int8;
   c.int16 = hw.dla.feature_int16;
   c.weight_compression = hw.dla.weight_compression;
+  c.batch = hw.dla.batch;
+  c.winograd = hw.dla.winograd;
   return c;
 }
 

@@ -19,6 +19,8 @@ struct ConvHardware {
   bool int8 = true;
   bool int16 = false;
   bool weight_compression = false;  // sparse weight compression (WMB/WGS)
+  bool batch = false;               // multi-batch convolution (BATCH)
+  bool winograd = false;            // Winograd convolution (conv_winograd.hpp)
 };
 
 // The convolution hardware of a DLA configuration.

@@ -7,6 +7,7 @@
 
 #include "firmware/dla/conv.hpp"
 #include "firmware/dla/conv_detail.hpp"
+#include "firmware/dla/conv_winograd.hpp"
 
 namespace octasim::firmware {
 namespace {
@@ -41,6 +42,40 @@ std::uint32_t entries_per_slice(const ConvLayer& l, const ConvHardware& hw) {
   // atoms_per_entry / r width positions.
   if (rest != 0) eps += ceil_div(std::uint64_t{l.src.width} * next_pow2(rest), atoms_per_entry);
   return static_cast<std::uint32_t>(std::min<std::uint64_t>(eps, 0xffffffffu));
+}
+
+// The bytes a feature surface spans from its address (the last surface's last line).
+std::uint64_t surface_span(const FeatureSurface& s, Precision p, unsigned atom_bytes) {
+  return std::uint64_t{surface_count(s, p, atom_bytes) - 1} * s.surface_stride +
+         std::uint64_t{s.height - 1} * s.line_stride + std::uint64_t{s.width} * atom_bytes;
+}
+
+// Multi-batch: the batch count, the hardware, the strides (the batches' cubes must not overlap)
+// and the output's 64-byte alignment the programming guide requires.
+void check_batches(const ConvLayer& l, const ConvHardware& hw) {
+  range("batch count", l.batches, 1, 32);
+  if (l.batches == 1) return;
+  if (!hw.batch) throw FirmwareError("convolution: multi-batch needs hardware with BATCH");
+  if (l.compressed) {
+    throw FirmwareError("convolution: multi-batch with compressed weights is not supported");
+  }
+  const std::uint64_t in_span = surface_span(l.src, l.precision, hw.atom_bytes);
+  const std::uint64_t out_span = surface_span(l.dst, l.precision, hw.atom_bytes);
+  if (l.src_batch_stride < in_span || l.dst_batch_stride < out_span) {
+    throw FirmwareError(fmt::format(
+        "convolution: batch strides (input {}, output {}) must cover one cube ({}, {} bytes)",
+        l.src_batch_stride, l.dst_batch_stride, in_span, out_span));
+  }
+  for (const auto& [what, v] :
+       {std::pair<const char*, std::uint64_t>{"output address", l.dst.address},
+        {"output line stride", l.dst.line_stride},
+        {"output surface stride", l.dst.surface_stride},
+        {"output batch stride", l.dst_batch_stride}}) {
+    if (v % 64 != 0) {
+      throw FirmwareError(fmt::format(
+          "convolution: multi-batch needs a 64-byte aligned {} (it is 0x{:x})", what, v));
+    }
+  }
 }
 
 // The layer's checks against the hardware and NVDLA's register ranges, in the order their
@@ -103,7 +138,9 @@ ConvCubeSize check_conv_layer(const ConvLayer& l, const ConvHardware& hw) {
     throw FirmwareError(fmt::format("convolution: weight address 0x{:x} is not aligned to {} bytes",
                                     l.weight_address, kWeightAddrAlign));
   }
+  check_batches(l, hw);
   check_sdp_stage(conv_sdp_layer(l), hw.atom_bytes, "convolution: SDP");
+  if (l.winograd) check_winograd_layer(l, hw, out);
   return out;
 }
 
@@ -112,7 +149,8 @@ ConvCubeSize check_conv_layer(const ConvLayer& l, const ConvHardware& hw) {
 std::uint64_t plan_weights(const ConvLayer& l, const ConvHardware& hw, ConvPlan& p) {
   const std::uint64_t bpe = element_bytes(l.precision);
   const std::uint64_t per_kernel =
-      std::uint64_t{l.kernel_width} * l.kernel_height * l.src.channels * bpe;
+      l.winograd ? winograd_kernel_bytes(l)
+                 : std::uint64_t{l.kernel_width} * l.kernel_height * l.src.channels * bpe;
   if (per_kernel > (1u << 18)) {
     throw FirmwareError(fmt::format(
         "convolution: a kernel of {} bytes exceeds CDMA's BYTE_PER_KERNEL limit of {} bytes",
@@ -164,7 +202,7 @@ void plan_cbuf(const ConvLayer& l, const ConvHardware& hw, std::uint64_t per_ker
   const unsigned max_banks = std::min(hw.cbuf_bank_number, 32u) - (l.compressed ? 1 : 0);
   const std::uint64_t bank_bytes = std::uint64_t{hw.cbuf_bank_width} * hw.cbuf_bank_depth;
   const std::uint64_t data_banks =
-      ceil_div(std::uint64_t{p.entries_per_slice} * l.src.height, hw.cbuf_bank_depth);
+      ceil_div(std::uint64_t{p.entries_per_slice} * l.src.height * l.batches, hw.cbuf_bank_depth);
   const unsigned group_kernels =
       l.precision == Precision::kInt8 ? hw.mac_atomic_k : hw.mac_atomic_k / 2;
   const std::uint64_t min_weight_banks = ceil_div(
@@ -182,9 +220,10 @@ void plan_cbuf(const ConvLayer& l, const ConvHardware& hw, std::uint64_t per_ker
   }
   if (data_banks + min_weight_banks > max_banks) {
     throw FirmwareError(fmt::format(
-        "convolution: the {}x{}x{} input needs {} CBUF banks and one kernel group {} more, but "
-        "the CBUF has {} (splitting the input in height is not supported)",
-        l.src.width, l.src.height, l.src.channels, data_banks, min_weight_banks, max_banks));
+        "convolution: the {}x{}x{} input ({} batches) needs {} CBUF banks and one kernel group {} "
+        "more, but the CBUF has {} (splitting the input in height is not supported)",
+        l.src.width, l.src.height, l.src.channels, l.batches, data_banks, min_weight_banks,
+        max_banks));
   }
   p.data_banks = static_cast<unsigned>(data_banks);
   p.full_weights = data_banks + all_weight_banks <= max_banks;
@@ -220,6 +259,10 @@ ConvPlan plan_conv(const ConvLayer& l, const ConvHardware& hw) {
   };
   p.pad_right = used_pad(out.width, l.stride_x, span_x, l.pad_left, l.src.width);
   p.pad_bottom = used_pad(out.height, l.stride_y, span_y, l.pad_top, l.src.height);
+  if (l.winograd) {  // DATAIN_SIZE_EXT = output + 4 (conv_winograd.hpp)
+    p.pad_right += 2;
+    p.pad_bottom += 2;
+  }
 
   const std::uint64_t per_kernel = plan_weights(l, hw, p);
   plan_cbuf(l, hw, per_kernel, p);

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "firmware/dla/conv.hpp"
+#include "firmware/dla/conv_winograd.hpp"
 #include "firmware/dla/sdp.hpp"
 #include "octasim/regs/nvdla.hpp"
 
@@ -23,24 +24,31 @@ std::uint32_t pad_value_field(const ConvLayer& l) {
   return static_cast<std::uint16_t>(static_cast<std::int16_t>(l.pad_value));
 }
 
-// The input's width and height as CSC's D_DATAIN_SIZE_EXT_0 and CDMA's share them.
-std::uint32_t datain_ext(const ConvLayer& l) {
-  return CS::D_DATAIN_SIZE_EXT_0::DATAIN_WIDTH_EXT.set(0, l.src.width - 1) |
-         CS::D_DATAIN_SIZE_EXT_0::DATAIN_HEIGHT_EXT.set(0, l.src.height - 1);
+// The input's width and height as CSC's D_DATAIN_SIZE_EXT_0 and CDMA's share them (Winograd:
+// with the padding).
+std::uint32_t datain_ext(const ConvLayer& l, const ConvPlan& plan) {
+  const std::uint32_t w = l.winograd ? l.src.width + l.pad_left + plan.pad_right : l.src.width;
+  const std::uint32_t h = l.winograd ? l.src.height + l.pad_top + plan.pad_bottom : l.src.height;
+  return CS::D_DATAIN_SIZE_EXT_0::DATAIN_WIDTH_EXT.set(0, w - 1) |
+         CS::D_DATAIN_SIZE_EXT_0::DATAIN_HEIGHT_EXT.set(0, h - 1);
+}
+
+// CONV_MODE (the same encoding in CDMA, CSC, CMAC_A/B and CACC).
+std::uint32_t conv_mode(const ConvLayer& l) {
+  return l.winograd ? CS::D_MISC_CFG::CONV_MODE_WINOGRAD : CS::D_MISC_CFG::CONV_MODE_DIRECT;
 }
 
 void program_cacc(Mmio& mmio, const ConvLayer& l, const ConvPlan& plan) {
   const auto p = static_cast<std::uint32_t>(l.precision);
-  mmio.write32(CA::D_MISC_CFG::kAddr,
-               CA::D_MISC_CFG::CONV_MODE.set(0, CA::D_MISC_CFG::CONV_MODE_DIRECT) |
-                   CA::D_MISC_CFG::PROC_PRECISION.set(0, p));
+  mmio.write32(CA::D_MISC_CFG::kAddr, CA::D_MISC_CFG::CONV_MODE.set(0, conv_mode(l)) |
+                                          CA::D_MISC_CFG::PROC_PRECISION.set(0, p));
   mmio.write32(CA::D_DATAOUT_SIZE_0::kAddr,
                CA::D_DATAOUT_SIZE_0::DATAOUT_WIDTH.set(0, plan.out_width - 1) |
                    CA::D_DATAOUT_SIZE_0::DATAOUT_HEIGHT.set(0, plan.out_height - 1));
   mmio.write32(CA::D_DATAOUT_SIZE_1::kAddr,
                CA::D_DATAOUT_SIZE_1::DATAOUT_CHANNEL.set(0, l.kernels - 1));
   mmio.write32(CA::D_DATAOUT_ADDR::kAddr, low32(l.dst.address));
-  mmio.write32(CA::D_BATCH_NUMBER::kAddr, 0);
+  mmio.write32(CA::D_BATCH_NUMBER::kAddr, l.batches - 1);
   mmio.write32(CA::D_LINE_STRIDE::kAddr, l.dst.line_stride);
   mmio.write32(CA::D_SURF_STRIDE::kAddr, l.dst.surface_stride);
   {
@@ -50,29 +58,30 @@ void program_cacc(Mmio& mmio, const ConvLayer& l, const ConvPlan& plan) {
                  M::LINE_PACKED.set(0, one ? M::LINE_PACKED_TRUE : M::LINE_PACKED_FALSE) |
                      M::SURF_PACKED.set(0, one ? M::SURF_PACKED_TRUE : M::SURF_PACKED_FALSE));
   }
-  mmio.write32(CA::D_CLIP_CFG::kAddr, CA::D_CLIP_CFG::CLIP_TRUNCATE.set(0, l.clip_truncate));
+  mmio.write32(CA::D_CLIP_CFG::kAddr,
+               CA::D_CLIP_CFG::CLIP_TRUNCATE.set(
+                   0, l.winograd ? winograd_clip_truncate(l) : l.clip_truncate));
 }
 
 void program_cmac(Mmio& mmio, const ConvLayer& l) {
   const auto p = static_cast<std::uint32_t>(l.precision);
-  const std::uint32_t cmac = MA::D_MISC_CFG::CONV_MODE.set(0, MA::D_MISC_CFG::CONV_MODE_DIRECT) |
-                             MA::D_MISC_CFG::PROC_PRECISION.set(0, p);
+  const std::uint32_t cmac =
+      MA::D_MISC_CFG::CONV_MODE.set(0, conv_mode(l)) | MA::D_MISC_CFG::PROC_PRECISION.set(0, p);
   mmio.write32(MA::D_MISC_CFG::kAddr, cmac);
   mmio.write32(MB::D_MISC_CFG::kAddr, cmac);
 }
 
 void program_csc(Mmio& mmio, const ConvLayer& l, const ConvPlan& plan) {
   const auto p = static_cast<std::uint32_t>(l.precision);
-  mmio.write32(CS::D_MISC_CFG::kAddr,
-               CS::D_MISC_CFG::CONV_MODE.set(0, CS::D_MISC_CFG::CONV_MODE_DIRECT) |
-                   CS::D_MISC_CFG::IN_PRECISION.set(0, p) |
-                   CS::D_MISC_CFG::PROC_PRECISION.set(0, p));
+  mmio.write32(CS::D_MISC_CFG::kAddr, CS::D_MISC_CFG::CONV_MODE.set(0, conv_mode(l)) |
+                                          CS::D_MISC_CFG::IN_PRECISION.set(0, p) |
+                                          CS::D_MISC_CFG::PROC_PRECISION.set(0, p));
   mmio.write32(CS::D_DATAIN_FORMAT::kAddr, CS::D_DATAIN_FORMAT::DATAIN_FORMAT.set(
                                                0, CS::D_DATAIN_FORMAT::DATAIN_FORMAT_FEATURE));
-  mmio.write32(CS::D_DATAIN_SIZE_EXT_0::kAddr, datain_ext(l));
+  mmio.write32(CS::D_DATAIN_SIZE_EXT_0::kAddr, datain_ext(l, plan));
   mmio.write32(CS::D_DATAIN_SIZE_EXT_1::kAddr,
                CS::D_DATAIN_SIZE_EXT_1::DATAIN_CHANNEL_EXT.set(0, l.src.channels - 1));
-  mmio.write32(CS::D_BATCH_NUMBER::kAddr, 0);
+  mmio.write32(CS::D_BATCH_NUMBER::kAddr, l.batches - 1);
   mmio.write32(CS::D_POST_Y_EXTENSION::kAddr, 0);
   mmio.write32(CS::D_ENTRY_PER_SLICE::kAddr,
                CS::D_ENTRY_PER_SLICE::ENTRIES.set(0, plan.entries_per_slice - 1));
@@ -81,11 +90,15 @@ void program_csc(Mmio& mmio, const ConvLayer& l, const ConvPlan& plan) {
     mmio.write32(F::kAddr, F::WEIGHT_FORMAT.set(0, l.compressed ? F::WEIGHT_FORMAT_COMPRESSED
                                                                 : F::WEIGHT_FORMAT_UNCOMPRESSED));
   }
+  // Winograd: the transformed 4x4 kernels of C' channels (BYTE_PER_KERNEL / 16 elements).
+  const std::uint32_t kw = l.winograd ? 4 : l.kernel_width, kh = l.winograd ? 4 : l.kernel_height;
+  const std::uint32_t kc =
+      l.winograd ? plan.bytes_per_kernel / 16 / element_bytes(l.precision) : l.src.channels;
   mmio.write32(CS::D_WEIGHT_SIZE_EXT_0::kAddr,
-               CS::D_WEIGHT_SIZE_EXT_0::WEIGHT_WIDTH_EXT.set(0, l.kernel_width - 1) |
-                   CS::D_WEIGHT_SIZE_EXT_0::WEIGHT_HEIGHT_EXT.set(0, l.kernel_height - 1));
+               CS::D_WEIGHT_SIZE_EXT_0::WEIGHT_WIDTH_EXT.set(0, kw - 1) |
+                   CS::D_WEIGHT_SIZE_EXT_0::WEIGHT_HEIGHT_EXT.set(0, kh - 1));
   mmio.write32(CS::D_WEIGHT_SIZE_EXT_1::kAddr,
-               CS::D_WEIGHT_SIZE_EXT_1::WEIGHT_CHANNEL_EXT.set(0, l.src.channels - 1) |
+               CS::D_WEIGHT_SIZE_EXT_1::WEIGHT_CHANNEL_EXT.set(0, kc - 1) |
                    CS::D_WEIGHT_SIZE_EXT_1::WEIGHT_KERNEL.set(0, l.kernels - 1));
   mmio.write32(CS::D_WEIGHT_BYTES::kAddr, plan.weight_bytes);
   mmio.write32(CS::D_WMB_BYTES::kAddr, plan.wmb_bytes);
@@ -109,15 +122,15 @@ void program_csc(Mmio& mmio, const ConvLayer& l, const ConvPlan& plan) {
   const std::uint32_t bank = CS::D_BANK::DATA_BANK.set(0, plan.data_banks - 1) |
                              CS::D_BANK::WEIGHT_BANK.set(0, plan.weight_banks - 1);
   mmio.write32(CS::D_BANK::kAddr, bank);
-  mmio.write32(CS::D_PRA_CFG::kAddr, 0);
+  mmio.write32(CS::D_PRA_CFG::kAddr,
+               CS::D_PRA_CFG::PRA_TRUNCATE.set(0, l.winograd ? l.pra_truncate : 0));
 }
 
 void program_cdma(Mmio& mmio, const ConvLayer& l, const ConvPlan& plan, unsigned atom_bytes) {
   const auto p = static_cast<std::uint32_t>(l.precision);
-  mmio.write32(CD::D_MISC_CFG::kAddr,
-               CD::D_MISC_CFG::CONV_MODE.set(0, CD::D_MISC_CFG::CONV_MODE_DIRECT) |
-                   CD::D_MISC_CFG::IN_PRECISION.set(0, p) |
-                   CD::D_MISC_CFG::PROC_PRECISION.set(0, p));
+  mmio.write32(CD::D_MISC_CFG::kAddr, CD::D_MISC_CFG::CONV_MODE.set(0, conv_mode(l)) |
+                                          CD::D_MISC_CFG::IN_PRECISION.set(0, p) |
+                                          CD::D_MISC_CFG::PROC_PRECISION.set(0, p));
   mmio.write32(CD::D_DATAIN_FORMAT::kAddr, CD::D_DATAIN_FORMAT::DATAIN_FORMAT.set(
                                                0, CD::D_DATAIN_FORMAT::DATAIN_FORMAT_FEATURE));
   mmio.write32(CD::D_DATAIN_SIZE_0::kAddr,
@@ -125,7 +138,7 @@ void program_cdma(Mmio& mmio, const ConvLayer& l, const ConvPlan& plan, unsigned
                    CD::D_DATAIN_SIZE_0::DATAIN_HEIGHT.set(0, l.src.height - 1));
   mmio.write32(CD::D_DATAIN_SIZE_1::kAddr,
                CD::D_DATAIN_SIZE_1::DATAIN_CHANNEL.set(0, l.src.channels - 1));
-  mmio.write32(CD::D_DATAIN_SIZE_EXT_0::kAddr, datain_ext(l));
+  mmio.write32(CD::D_DATAIN_SIZE_EXT_0::kAddr, datain_ext(l, plan));
   mmio.write32(CD::D_DAIN_RAM_TYPE::kAddr,
                CD::D_DAIN_RAM_TYPE::DATAIN_RAM_TYPE.set(0, ram_type(l.src)));
   mmio.write32(CD::D_DAIN_ADDR_HIGH_0::kAddr, high32(l.src.address));
@@ -143,8 +156,8 @@ void program_cdma(Mmio& mmio, const ConvLayer& l, const ConvPlan& plan, unsigned
     mmio.write32(M::kAddr, M::LINE_PACKED.set(0, line_packed ? 1 : 0) |
                                M::SURF_PACKED.set(0, surf_packed ? 1 : 0));
   }
-  mmio.write32(CD::D_BATCH_NUMBER::kAddr, 0);
-  mmio.write32(CD::D_BATCH_STRIDE::kAddr, 0);
+  mmio.write32(CD::D_BATCH_NUMBER::kAddr, l.batches - 1);
+  mmio.write32(CD::D_BATCH_STRIDE::kAddr, l.src_batch_stride);
   mmio.write32(CD::D_ENTRY_PER_SLICE::kAddr,
                CD::D_ENTRY_PER_SLICE::ENTRIES.set(0, plan.entries_per_slice - 1));
   mmio.write32(CD::D_FETCH_GRAIN::kAddr, 0);  // fetch as soon as one slice fits

@@ -1,6 +1,7 @@
 #include "sim/core/hw_config.hpp"
 
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -9,6 +10,8 @@
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
+
+#include "sim/core/spec_config.hpp"
 
 namespace octasim {
 
@@ -275,6 +278,10 @@ void validate(const HwConfig& c, const std::string& source) {
   if (c.octav.elements_per_cycle == 0) fail(source, "octav_elements_per_cycle must be at least 1");
 }
 
+// parse_hw_config, appending the notes of a spec-file base to `notes`.
+HwConfig parse_config(const std::string& json_text, const std::string& source,
+                      std::vector<std::string>* notes);
+
 }  // namespace
 
 std::vector<std::string> builtin_hw_configs() {
@@ -283,7 +290,22 @@ std::vector<std::string> builtin_hw_configs() {
   return names;
 }
 
+bool is_hw_config_key(const std::string& key) {
+  if (key == "name" || key == "description" || key == "base") return true;
+  for (const Param& p : kParams) {
+    if (key == p.key) return true;
+  }
+  return false;
+}
+
 HwConfig parse_hw_config(const std::string& json_text, const std::string& source) {
+  return parse_config(json_text, source, nullptr);
+}
+
+namespace {
+
+HwConfig parse_config(const std::string& json_text, const std::string& source,
+                      std::vector<std::string>* notes) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(json_text);
@@ -296,9 +318,14 @@ HwConfig parse_hw_config(const std::string& json_text, const std::string& source
     if (!j["base"].is_string())
       fail(source, "\"base\" must be the name of a built-in configuration");
     const std::string base = j["base"].get<std::string>();
-    const char* text = find_builtin(base);
-    if (text == nullptr) fail(source, fmt::format("unknown base configuration '{}'", base));
-    c = parse_hw_config(text, base);
+    if (is_spec_path(base)) {  // an NVDLA spec file, relative to this one
+      const std::filesystem::path dir = std::filesystem::path(source).parent_path();
+      c = load_spec_config(base[0] == '/' || dir.empty() ? base : (dir / base).string(), notes);
+    } else {
+      const char* text = find_builtin(base);
+      if (text == nullptr) fail(source, fmt::format("unknown base configuration '{}'", base));
+      c = parse_hw_config(text, base);
+    }
   }
   for (const auto& [key, value] : j.items()) {
     if (key == "base") continue;
@@ -347,19 +374,22 @@ HwConfig parse_hw_config(const std::string& json_text, const std::string& source
   return c;
 }
 
-HwConfig load_hw_config(const std::string& name_or_path) {
+}  // namespace
+
+HwConfig load_hw_config(const std::string& name_or_path, std::vector<std::string>* notes) {
   if (const char* text = find_builtin(name_or_path)) return parse_hw_config(text, name_or_path);
+  if (is_spec_path(name_or_path)) return load_spec_config(name_or_path, notes);
   std::ifstream in(name_or_path);
   if (!in) {
     std::string names;
     for (const auto& n : builtin_hw_configs()) names += (names.empty() ? "" : ", ") + n;
     throw std::runtime_error(
-        fmt::format("unknown configuration '{}' (built-in: {}; or a path to a JSON file)",
+        fmt::format("unknown configuration '{}' (built-in: {}; or a path to a JSON or .spec file)",
                     name_or_path, names));
   }
   std::stringstream ss;
   ss << in.rdbuf();
-  return parse_hw_config(ss.str(), name_or_path);
+  return parse_config(ss.str(), name_or_path, notes);
 }
 
 }  // namespace octasim

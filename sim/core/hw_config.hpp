@@ -144,10 +144,16 @@ struct HwConfig {
 [[nodiscard]] std::vector<std::string> builtin_hw_configs();
 // Loads a configuration: a built-in name (nv_small, nv_small_256, nv_small_256_full, nv_large,
 // nv_full) or a path to a JSON file with the same keys; a file may start from a built-in with
-// "base": "nv_small". Unknown keys, wrong types and impossible values throw std::runtime_error
+// "base": "nv_small", or from a spec file, "base": "nv_medium_512.spec" (relative to the JSON
+// file). Unknown keys, wrong types and impossible values throw std::runtime_error
 // naming the file and the key.
-[[nodiscard]] HwConfig load_hw_config(const std::string& name_or_path);
+// A path ending in ".spec" is an NVDLA spec file (sim/core/spec_config.hpp); its defines with no
+// octasim key are appended to `notes` (one line each) if given.
+[[nodiscard]] HwConfig load_hw_config(const std::string& name_or_path,
+                                      std::vector<std::string>* notes = nullptr);
 // Parses configuration JSON text; `source` names it in errors.
 [[nodiscard]] HwConfig parse_hw_config(const std::string& json_text, const std::string& source);
+// Whether `key` is a configuration key (a JSON key of kParams, or name / description / base).
+[[nodiscard]] bool is_hw_config_key(const std::string& key);
 
 }  // namespace octasim

@@ -31,6 +31,70 @@ RegisterFile::RegisterFile() {
       regs::CDMA::S_CBUF_FLUSH_STATUS::FLUSH_DONE.set(0, 1);
   luts_.push_back({regs::SDP::S_LUT_ACCESS_CFG::kAddr, regs::SDP::S_LUT_ACCESS_DATA::kAddr, {}});
   luts_.push_back({regs::CDP::S_LUT_ACCESS_CFG::kAddr, regs::CDP::S_LUT_ACCESS_DATA::kAddr, {}});
+  namespace B = regs::BDMA;
+  bdma_.unit = unit_index_[B::CFG_OP::kAddr / 4];
+  bdma_.first_addr = B::CFG_SRC_ADDR_LOW::kAddr;
+  bdma_.op_addr = B::CFG_OP::kAddr;
+  bdma_.launch_addr = {B::CFG_LAUNCH0::kAddr, B::CFG_LAUNCH1::kAddr};
+  bdma_.status_addr = B::STATUS::kAddr;
+}
+
+void RegisterFile::command_queue_write(std::uint32_t addr, std::uint32_t value) {
+  namespace B = regs::BDMA;
+  CommandQueue& q = bdma_;
+  if ((value & 1u) == 0) return;
+  if (addr == q.op_addr) {
+    // v1_ias_programming_guide.rst: no command while both groups are busy; software polls
+    // STATUS.FREE_SLOT before programming the next operation.
+    if (q.outstanding[0] > 0 && q.outstanding[1] > 0) {
+      throw CsbError(
+          "BDMA: CFG_OP.EN written while both groups are busy (wait for a BDMA_DONE "
+          "interrupt first)");
+    }
+    if (q.cached.size() + q.launched.size() >= CommandQueue::kSlots) {
+      throw CsbError(
+          fmt::format("BDMA: CFG_OP.EN written with no free slot (all {} hold "
+                      "operations; poll STATUS.FREE_SLOT)",
+                      CommandQueue::kSlots));
+    }
+    std::vector<std::uint32_t> op;
+    for (std::uint32_t a = q.first_addr; a < q.op_addr; a += 4) op.push_back(storage_[slot(a, 0)]);
+    q.cached.push_back(std::move(op));
+    return;
+  }
+  const unsigned group = addr == q.launch_addr[0] ? 0u : 1u;
+  if (q.cached.empty()) {
+    throw CsbError(
+        fmt::format("BDMA: CFG_LAUNCH{} with no operation cached (program the copy, "
+                    "then set CFG_OP.EN, before launching)",
+                    group));
+  }
+  if (q.outstanding[group] > 0) {
+    throw CsbError(fmt::format("BDMA: CFG_LAUNCH{} while group {} is still busy", group, group));
+  }
+  Unit& u = units_[static_cast<std::size_t>(q.unit)];
+  if (q.launched.empty()) u.consumer = group;
+  for (auto& op : q.cached) q.launched.push_back({group, std::move(op)});
+  q.outstanding[group] = q.cached.size();
+  q.cached.clear();
+  u.state[group] = GroupState::kPending;
+  // The group's stall counters count its own operations.
+  const std::uint32_t read_stall =
+      group == 0 ? B::STATUS_GRP0_READ_STALL::kAddr : B::STATUS_GRP1_READ_STALL::kAddr;
+  const std::uint32_t write_stall =
+      group == 0 ? B::STATUS_GRP0_WRITE_STALL::kAddr : B::STATUS_GRP1_WRITE_STALL::kAddr;
+  storage_[slot(read_stall, 0)] = 0;
+  storage_[slot(write_stall, 0)] = 0;
+}
+
+std::uint32_t RegisterFile::command_queue_status() const {
+  using S = regs::BDMA::STATUS;
+  const CommandQueue& q = bdma_;
+  std::uint32_t v = S::FREE_SLOT.set(
+      0, static_cast<std::uint32_t>(CommandQueue::kSlots - q.cached.size() - q.launched.size()));
+  v = S::IDLE.set(v, q.launched.empty() ? 1u : 0u);
+  v = S::GRP0_BUSY.set(v, q.outstanding[0] > 0 ? 1u : 0u);
+  return S::GRP1_BUSY.set(v, q.outstanding[1] > 0 ? 1u : 0u);
 }
 
 const regs::RegisterInfo& RegisterFile::info(std::uint32_t addr) const {
@@ -102,6 +166,9 @@ void RegisterFile::csb_write(std::uint32_t addr, std::uint32_t value) {
   std::uint32_t& stored = storage_[slot(addr, group)];
   const std::uint32_t mask = r.writable_mask();
   stored = (stored & ~mask) | (value & mask);
+  if (addr == bdma_.op_addr || addr == bdma_.launch_addr[0] || addr == bdma_.launch_addr[1]) {
+    command_queue_write(addr, value);
+  }
   if (addr == u.op_enable_addr && (value & 1u) != 0) {
     u.state[group] = (u.state[group ^ 1u] == GroupState::kRunning || group != u.consumer)
                          ? GroupState::kPending
@@ -126,6 +193,7 @@ std::uint32_t RegisterFile::csb_read(std::uint32_t addr) {
     return regs::SDP::S_POINTER::CONSUMER.set(regs::SDP::S_POINTER::PRODUCER.set(0, u.producer),
                                               u.consumer);
   }
+  if (addr == bdma_.status_addr) return command_queue_status();
   if (addr == u.status_addr) {
     return regs::SDP::S_STATUS::STATUS_1.set(
         regs::SDP::S_STATUS::STATUS_0.set(0, static_cast<std::uint32_t>(u.state[0])),
@@ -136,6 +204,14 @@ std::uint32_t RegisterFile::csb_read(std::uint32_t addr) {
 
 std::uint32_t RegisterFile::value(std::uint32_t addr, unsigned group) const {
   const regs::RegisterInfo& r = info(addr);
+  // BDMA's hardware reads the operation at the head of its queue.
+  if (!bdma_.launched.empty() && addr >= bdma_.first_addr && addr < bdma_.op_addr) {
+    return bdma_.launched.front().regs[(addr - bdma_.first_addr) / 4];
+  }
+  // ... and sees CFG_LAUNCH<n> set for the group that operation belongs to.
+  if (!bdma_.launched.empty() && (addr == bdma_.launch_addr[0] || addr == bdma_.launch_addr[1])) {
+    return addr == bdma_.launch_addr[bdma_.launched.front().group] ? 1u : 0u;
+  }
   return storage_[slot(addr, r.is_dual() ? group : 0)];
 }
 
@@ -147,6 +223,7 @@ void RegisterFile::set_value(std::uint32_t addr, unsigned group, std::uint32_t v
 bool RegisterFile::is_op_enable(std::uint32_t addr) const {
   const std::size_t word = addr / 4;
   if (word >= unit_index_.size() || unit_index_[word] < 0) return false;
+  if (addr == bdma_.launch_addr[0] || addr == bdma_.launch_addr[1]) return true;
   return units_[static_cast<std::size_t>(unit_index_[word])].op_enable_addr == addr;
 }
 
@@ -181,7 +258,11 @@ bool RegisterFile::group_enabled(const Unit& u, unsigned group) const {
 }
 
 bool RegisterFile::op_enabled(std::string_view unit, unsigned group) const {
-  return group_enabled(unit_of(unit), group);
+  const Unit& u = unit_of(unit);
+  if (bdma_.unit >= 0 && &u == &units_[static_cast<std::size_t>(bdma_.unit)]) {
+    return !bdma_.launched.empty() && bdma_.launched.front().group == group;
+  }
+  return group_enabled(u, group);
 }
 
 unsigned RegisterFile::consumer(std::string_view unit) const {
@@ -192,11 +273,23 @@ void RegisterFile::set_running(std::string_view unit, unsigned group) {
   unit_of(unit).state[group & 1u] = GroupState::kRunning;
 }
 
-void RegisterFile::op_done(std::string_view unit, unsigned group) {
+bool RegisterFile::op_done(std::string_view unit, unsigned group) {
   Unit& u = unit_of(unit);
+  if (bdma_.unit >= 0 && &u == &units_[static_cast<std::size_t>(bdma_.unit)]) {
+    CommandQueue& q = bdma_;
+    if (q.launched.empty() || q.launched.front().group != group) {
+      throw std::logic_error("BDMA: an operation completed that was not running");
+    }
+    q.launched.erase(q.launched.begin());
+    const bool group_done = --q.outstanding[group] == 0;
+    if (group_done) u.state[group & 1u] = GroupState::kIdle;
+    if (!q.launched.empty()) u.consumer = q.launched.front().group;
+    return group_done;
+  }
   if (u.op_enable_addr != kNone) storage_[slot(u.op_enable_addr, group)] &= ~1u;
   u.state[group & 1u] = GroupState::kIdle;
   u.consumer = (group & 1u) ^ 1u;
+  return true;
 }
 
 void RegisterFile::raise_interrupt(unsigned status_bit) {

@@ -3,7 +3,16 @@
 // S_POINTER.PRODUCER for software and by the hardware consumer pointer for execution),
 // D_OP_ENABLE that the hardware clears when the group completes, S_STATUS composed from the
 // group states, read-only and write-one-to-clear registers, the GLB interrupt registers, and the
-// SDP/CDP LUT access ports. Plain C++: both the functional and the SystemC device use it.
+// SDP/CDP LUT access ports, and BDMA's command queue (below). Plain C++: both the functional
+// and the SystemC device use it.
+//
+// BDMA (v1_ias_programming_guide.rst, "BDMA programming") has no ping-pong D_ registers: each
+// write of CFG_OP.EN=1 caches the CFG_ registers below CFG_OP (one copy operation) in one of
+// 20 slots; a write of CFG_LAUNCH<n>=1 launches the operations cached since the previous launch
+// as group n. The hardware executes launched operations in order, reading the CFG_ registers
+// from the slot at the head of the queue (value(); CFG_LAUNCH<n> reads 1 there for the head's
+// group n); a group's interrupt comes when its last
+// operation is done (op_done() returns true). STATUS reads FREE_SLOT, IDLE and GRP<n>_BUSY.
 #pragma once
 
 #include <array>
@@ -34,8 +43,8 @@ class RegisterFile {
   // Software (CSB) side.
   void csb_write(std::uint32_t addr, std::uint32_t value);
   [[nodiscard]] std::uint32_t csb_read(std::uint32_t addr);
-  // Whether `addr` is some unit's D_OP_ENABLE (the only software write that can let an
-  // operation start).
+  // Whether `addr` is some unit's D_OP_ENABLE or BDMA's CFG_LAUNCH0/1 (the only software writes
+  // that can let an operation start).
   [[nodiscard]] bool is_op_enable(std::uint32_t addr) const;
 
   // Hardware side.
@@ -57,7 +66,9 @@ class RegisterFile {
   [[nodiscard]] unsigned consumer(std::string_view unit) const;
   void set_running(std::string_view unit, unsigned group);
   // The unit finished `group`: clears its D_OP_ENABLE, marks it idle, flips the consumer.
-  void op_done(std::string_view unit, unsigned group);
+  // BDMA: the operation at the head of the queue is done. Returns whether the group is complete
+  // (always, but for a BDMA group with operations left): its interrupt is due.
+  bool op_done(std::string_view unit, unsigned group);
   void raise_interrupt(unsigned status_bit);
   [[nodiscard]] std::uint32_t interrupt_status() const { return intr_status_; }
   // The LUT of `unit` (SDP or CDP, the units with an S_LUT_ACCESS port); CsbError for another.
@@ -81,6 +92,22 @@ class RegisterFile {
     unsigned consumer = 0;
     std::array<GroupState, 2> state{GroupState::kIdle, GroupState::kIdle};
   };
+  // BDMA's operation slots (see the top of this file).
+  struct CommandQueue {
+    static constexpr std::size_t kSlots = 20;
+    std::int16_t unit = -1;         // index into units_; -1: no such unit in the map
+    std::uint32_t first_addr = 0;   // the cached registers: [first_addr, op_addr)
+    std::uint32_t op_addr = kNone;  // CFG_OP
+    std::array<std::uint32_t, 2> launch_addr{kNone, kNone};
+    std::uint32_t status_addr = kNone;  // STATUS
+    struct Op {
+      unsigned group;
+      std::vector<std::uint32_t> regs;
+    };
+    std::vector<std::vector<std::uint32_t>> cached;  // programmed, not launched yet
+    std::vector<Op> launched;                        // in launch order; the head runs
+    std::array<std::size_t, 2> outstanding{};        // launched and not done, per group
+  };
   struct LutPort {
     std::uint32_t cfg_addr;
     std::uint32_t data_addr;
@@ -94,12 +121,15 @@ class RegisterFile {
   [[nodiscard]] unsigned group_at(std::uint32_t addr, const Groups& groups) const;
   [[nodiscard]] bool group_enabled(const Unit& u, unsigned group) const;
   std::uint16_t* lut_entry(LutPort& port);
+  void command_queue_write(std::uint32_t addr, std::uint32_t value);
+  [[nodiscard]] std::uint32_t command_queue_status() const;
 
   std::vector<std::uint32_t> storage_;  // [group][addr / 4]
   std::size_t words_ = 0;
   std::vector<Unit> units_;
   std::vector<std::int16_t> unit_index_;  // addr / 4 -> index into units_, -1 for none
   std::vector<LutPort> luts_;
+  CommandQueue bdma_;
   std::uint32_t intr_mask_ = 0;
   std::uint32_t intr_status_ = 0;
 };

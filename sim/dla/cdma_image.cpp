@@ -226,11 +226,12 @@ OpResult run_conv_image(const HwConfig& hw, const RegRead& regs, const LutTables
   p.pad_left = 0;  // the image cube holds CDMA's left/right padding
   const unsigned epa = hw.dla.memory_atomic_size / models::ops::conv_element_bytes(l.precision);
   const std::uint32_t padded = (l.kernels + epa - 1) / epa * epa;
-  const models::ops::ConvResult conv = models::ops::run_conv_int(in, w, p, padded);
+  ConvOutput conv;
+  conv.add(models::ops::run_conv_int(in, w, p, padded));
 
   OpResult r = finish_conv(
       hw, l, sdp, conv,
-      SurfaceRegion::linear(img.surface.base0, models::ops::image_fetch_bytes(img.surface)), regs,
+      {SurfaceRegion::linear(img.surface.base0, models::ops::image_fetch_bytes(img.surface))}, regs,
       mem);
   r.in = {img.surface.width, img.surface.height, in.channels};
   return r;

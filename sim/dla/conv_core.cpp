@@ -6,6 +6,7 @@
 
 #include "models/ops/conv_compress.hpp"
 #include "octasim/regs/nvdla.hpp"
+#include "sim/dla/conv_winograd.hpp"
 
 // Sources of the mechanisms (NVDLA's RTL, nvdla/hw vmod/nvdla): the CSC sequence generator
 // (NV_NVDLA_CSC_sg.v: loop order, stripe lengths, package issue cost, credit check on a stripe's
@@ -16,6 +17,11 @@
 // NVDLA's RTL runs of the dc traces (README, "Timing fidelity").
 
 namespace octasim::dla {
+
+// The stage interrupts ConvCore raises early are the CONV entry's CDMA_DAT, CDMA_WT and CACC.
+static_assert(kEngines[0].name == "CONV" && kEngines[0].interrupts[0].status_bit0 == 16 &&
+              kEngines[0].interrupts[1].status_bit0 == 18 &&
+              kEngines[0].interrupts[2].status_bit0 == 20);
 namespace {
 constexpr std::uint32_t kRequestAtoms = 16;  // memory atoms per DMA read transaction we issue
 }
@@ -120,13 +126,15 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
   const unsigned atom = hw_.dla.memory_atomic_size;
   const unsigned epa = atom / bpe;
   const std::uint64_t surfaces = (l.input.channels + epa - 1) / epa;
-  data_bytes_ = std::uint64_t{l.input.width} * l.input.height * surfaces * atom;
+  data_bytes_ = std::uint64_t{l.input.width} * l.input.height * surfaces * atom * l.batches;
 
   const models::ops::ConvWeightLayout layout{hw_.dla.mac_atomic_c, hw_.dla.mac_atomic_k,
                                              l.precision};
   const std::uint32_t group = layout.group_kernels();
+  const WinogradSchedule wino = l.winograd ? winograd_schedule(l) : WinogradSchedule{};
   const std::uint64_t per_kernel =
-      std::uint64_t{l.kernel_width} * l.kernel_height * l.input.channels * bpe;
+      l.winograd ? wino.kernel_bytes
+                 : std::uint64_t{l.kernel_width} * l.kernel_height * l.input.channels * bpe;
   group_bytes_.clear();
   group_kernels_.clear();
   for (std::uint32_t k = 0; k < l.kernels; k += group) {
@@ -137,13 +145,19 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
   if (!l.weight_compressed) group_bytes_.back() += l.weight_bytes - per_kernel * l.kernels;
   weight_space_ = std::uint64_t{l.weight_banks} * hw_.dla.cbuf_bank_depth * hw_.dla.cbuf_bank_width;
 
-  // CSC stripes: 2*atomic-K output atoms while at least 4*atomic-K remain; the last 2*atomic-K
+  // CSC stripes: 2*atomic-K output points while at least 4*atomic-K remain; the last 2*atomic-K
   // or fewer form the final stripe; otherwise an atomic-K stripe.
   // The kernel group (atomic-K at INT8, atomic-K/2 at INT16/FP16) is the CSC's atomic-K.
+  // Multi-batch: a stripe takes its points from every batch, interlaced, so the per-batch lengths
+  // shrink (NVDLA's unit description, "Multi-Batch Mode": at atomic-K 16, 16/32 points at batch
+  // 1, 8x2/16x2 at 2-3, 4xN/8xN at 4-7, 2xN/4xN at 8-15, 1xN from 16); a stripe is its points
+  // times the batches in atomic operations and in output atoms.
   atomic_k_ = group;
-  const std::uint32_t upper = 2 * atomic_k_;
-  const std::uint32_t lower = atomic_k_;
-  const std::uint32_t total = l.params.out_width * l.params.out_height;
+  std::uint32_t pow2 = 1;
+  while (pow2 * 2 <= l.batches) pow2 *= 2;
+  const std::uint32_t lower = std::max<std::uint32_t>(1, atomic_k_ / pow2);
+  const std::uint32_t upper = l.batches >= 16 ? lower : 2 * lower;
+  const std::uint32_t total = l.winograd ? wino.atomics : l.params.out_width * l.params.out_height;
   stripes_.clear();
   for (std::uint32_t done = 0; done < total;) {
     std::uint32_t len = lower;
@@ -152,7 +166,7 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
     } else if (done + upper >= total) {
       len = total - done;
     }
-    stripes_.push_back(len);
+    stripes_.push_back(len * l.batches);
     done += len;
   }
   // DATA_REUSE / WEIGHT_REUSE: the previous layer's input or weights are still in CBUF, so
@@ -163,10 +177,13 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
   const bool weight_reuse = regs::CDMA::D_MISC_CFG::WEIGHT_REUSE.get(misc) != 0;
   if (weight_reuse) std::fill(group_bytes_.begin(), group_bytes_.end(), 0);
   if (weight_reuse) layer_.wgs_bytes = 0;
-  packages_ = l.kernel_width * l.kernel_height *
-              ((l.input.channels + hw_.dla.mac_atomic_c - 1) / hw_.dla.mac_atomic_c);
+  packages_ = l.winograd
+                  ? wino.packages
+                  : l.kernel_width * l.kernel_height *
+                        ((l.input.channels + hw_.dla.mac_atomic_c - 1) / hw_.dla.mac_atomic_c);
+  outputs_per_atomic_ = l.winograd ? wino.outputs_per_atomic : 1;
   output_bytes_ = op.bytes_written;
-  credits_ = upper;
+  credits_ = std::max(2 * atomic_k_, upper * l.batches);  // CACC holds a stripe's output atoms
   if (drive_signals_) credits_signal_.write(credits_);
   data_walk_ = AddressGenerator(op.dma.input, l.input.base);
   output_walk_ = AddressGenerator(op.dma.output);
@@ -181,6 +198,7 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
   to_wdma_.clear();
   stripes_total_ = stripes_.size() * group_bytes_.size();
   stripes_written_ = 0;
+  stripes_delivered_ = 0;
 
   stats_.begin_layer();  // NVDLA clears the D_PERF counters when a layer starts
   on_done_ = std::move(on_done);
@@ -254,6 +272,7 @@ void ConvCore::data_dma_thread() {
     data_dma_.reset();
     data_done_ = true;
     data_ev_.notify(sc_core::SC_ZERO_TIME);
+    stage_done(kCdmaDatInterrupt);  // the input is in CBUF
   }
 }
 
@@ -299,6 +318,8 @@ void ConvCore::weight_dma_thread() {
       groups_fetched_ = g + 1;
       group_ev_.notify(sc_core::SC_ZERO_TIME);
     }
+    wait_until(group_ready_.back());
+    stage_done(kCdmaWtInterrupt);  // the last weights are in CBUF
     weight_dma_.reset();
   }
 }
@@ -366,7 +387,8 @@ void ConvCore::delivery_thread() {
     // Each atom's lanes go to SDP at its throughput, plus one cycle to read the next atom.
     const std::uint32_t lanes = atomic_k_;
     const std::uint32_t per_atom =
-        (lanes + hw_.dla.sdp_bs_throughput - 1) / hw_.dla.sdp_bs_throughput + 1;
+        ((lanes + hw_.dla.sdp_bs_throughput - 1) / hw_.dla.sdp_bs_throughput + 1) *
+        outputs_per_atomic_;
     for (std::uint32_t a = 0; a < s.atoms; ++a) {
       sc_core::wait(cycles(per_atom));
       ++credits_;
@@ -374,6 +396,7 @@ void ConvCore::delivery_thread() {
       credits_changed();
     }
     perf_.cacc_busy += std::uint64_t{s.atoms} * per_atom;
+    if (++stripes_delivered_ == stripes_total_) stage_done(kCaccInterrupt);
     if (tiles()) {
       timeline_->slice(cacc_track_, stats::Detail::kTile, delivery_start, now(),
                        "deliver " + std::to_string(s.atoms) + " atoms", s.bytes);

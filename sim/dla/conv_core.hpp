@@ -132,6 +132,9 @@ class ConvCore final : public sc_core::sc_module, public EngineModel, private Cl
   std::uint64_t weight_space_ = 0;            // CBUF weight bytes (WEIGHT_BANK banks)
   std::uint64_t output_bytes_ = 0;
   std::uint32_t atoms_per_output_ = 1;  // memory atoms of output per output atom of a group
+  // Winograd (conv_winograd.hpp): stripes count atomic operations (4x4x4 input tiles), each
+  // delivering 2x2 output atoms; the credits count atomics. 1 in direct convolution.
+  std::uint32_t outputs_per_atomic_ = 1;
 
   // CDMA -> CSC.
   sc_core::sc_event start_ev_;
@@ -153,6 +156,9 @@ class ConvCore final : public sc_core::sc_module, public EngineModel, private Cl
   // CACC delivery -> SDP WDMA.
   BoundedChannel<Write> to_wdma_;
   std::size_t stripes_written_ = 0;
+  std::size_t stripes_delivered_ = 0;  // by CACC to SDP
+  // Indices into the CONV engine's interrupts (engines.hpp): the stages that finish early.
+  static constexpr std::size_t kCdmaDatInterrupt = 0, kCdmaWtInterrupt = 1, kCaccInterrupt = 2;
 
   AddressGenerator data_walk_, output_walk_;
   DmaClient data_dma_, weight_dma_, wdma_;

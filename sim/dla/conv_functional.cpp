@@ -10,6 +10,7 @@
 #include "models/ops/conv_fp16.hpp"
 #include "octasim/regs/nvdla.hpp"
 #include "sim/dla/cdma_image.hpp"
+#include "sim/dla/conv_winograd.hpp"
 #include "sim/dla/sdp_functional.hpp"
 
 namespace octasim::dla {
@@ -99,7 +100,7 @@ void decode_conv_mode(const HwConfig& hw, const RegRead& regs, ConvLayer& l) {
   const std::uint32_t misc = regs(CD::D_MISC_CFG::kAddr);
   if (CD::D_MISC_CFG::CONV_MODE.get(misc) != 0) {
     if (!hw.dla.winograd) throw_not_present(hw, "Winograd convolution");
-    throw std::runtime_error("Winograd convolution (CDMA CONV_MODE=WINOGRAD) is not supported yet");
+    l.winograd = true;
   }
   l.precision =
       decode_precision(hw, CD::D_MISC_CFG::PROC_PRECISION.get(misc), "CDMA PROC_PRECISION");
@@ -116,14 +117,21 @@ void decode_conv_mode(const HwConfig& hw, const RegRead& regs, ConvLayer& l) {
   expect_equal(CA::D_MISC_CFG::PROC_PRECISION.get(cacc_misc),
                CD::D_MISC_CFG::PROC_PRECISION.get(misc), "CACC PROC_PRECISION", "CDMA");
   for (std::uint32_t m : {csc_misc, cacc_misc}) {
-    if (CS::D_MISC_CFG::CONV_MODE.get(m) != 0) {
-      throw std::runtime_error("convolution: CSC/CACC CONV_MODE is Winograd but CDMA's is direct");
+    if ((CS::D_MISC_CFG::CONV_MODE.get(m) != 0) != l.winograd) {
+      throw std::runtime_error(
+          fmt::format("convolution: CSC/CACC CONV_MODE differs from CDMA's ({})",
+                      l.winograd ? "Winograd" : "direct"));
     }
   }
 
-  if (CD::D_BATCH_NUMBER::BATCHES.get(regs(CD::D_BATCH_NUMBER::kAddr)) != 0) {
+  l.batches = CD::D_BATCH_NUMBER::BATCHES.get(regs(CD::D_BATCH_NUMBER::kAddr)) + 1;
+  if (l.batches > 1) {
     if (!hw.dla.batch) throw_not_present(hw, "multi-batch convolution");
-    throw std::runtime_error("multi-batch convolution is not supported yet");
+    expect_equal(CS::D_BATCH_NUMBER::BATCHES.get(regs(CS::D_BATCH_NUMBER::kAddr)) + 1, l.batches,
+                 "CSC BATCH_NUMBER + 1", "CDMA");
+    expect_equal(CA::D_BATCH_NUMBER::BATCHES.get(regs(CA::D_BATCH_NUMBER::kAddr)) + 1, l.batches,
+                 "CACC BATCH_NUMBER + 1", "CDMA");
+    l.batch_stride = regs(CD::D_BATCH_STRIDE::kAddr);
   }
   l.weight_compressed =
       CD::D_WEIGHT_FORMAT::WEIGHT_FORMAT.get(regs(CD::D_WEIGHT_FORMAT::kAddr)) != 0;
@@ -258,12 +266,15 @@ void decode_cbuf(const HwConfig& hw, const RegRead& regs, ConvLayer& l) {
   // The whole input must sit in the data banks (partial-input convolution, where CSC releases
   // slices while CDMA refills them, is not modelled), and one kernel group's weights in the
   // weight banks.
-  const std::uint64_t data_entries = std::uint64_t{l.entries_per_slice} * l.input.height;
+  // Multi-batch: every batch's input (programming guide: ceil(BATCH_NUMBER * entry_per_slice * H
+  // / depth) <= BANKS_FOR_DATA).
+  const std::uint64_t data_entries =
+      std::uint64_t{l.entries_per_slice} * l.input.height * l.batches;
   if (data_entries > std::uint64_t{l.data_banks} * hw.dla.cbuf_bank_depth) {
     throw std::runtime_error(fmt::format(
-        "convolution: the input needs {} CBUF entries ({} per line x {} lines) but {} data banks "
-        "hold {} (partial-input convolution is not supported)",
-        data_entries, l.entries_per_slice, l.input.height, l.data_banks,
+        "convolution: the input needs {} CBUF entries ({} per line x {} lines x {} batches) but "
+        "{} data banks hold {} (partial-input convolution is not supported)",
+        data_entries, l.entries_per_slice, l.input.height, l.batches, l.data_banks,
         l.data_banks * hw.dla.cbuf_bank_depth));
   }
   const unsigned bpe = models::ops::conv_element_bytes(l.precision);
@@ -272,7 +283,8 @@ void decode_cbuf(const HwConfig& hw, const RegRead& regs, ConvLayer& l) {
           l.kernels,
           models::ops::ConvWeightLayout{hw.dla.mac_atomic_c, hw.dla.mac_atomic_k, l.precision}
               .group_kernels())} *
-      l.kernel_width * l.kernel_height * l.input.channels * bpe;
+      (l.winograd ? 16 * l.weight_channels : l.kernel_width * l.kernel_height * l.input.channels) *
+      bpe;
   const std::uint64_t weight_space =
       std::uint64_t{l.weight_banks} * hw.dla.cbuf_bank_depth * hw.dla.cbuf_bank_width;
   if (group_bytes > weight_space) {
@@ -299,6 +311,12 @@ ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
   // In this order, which fixes which error a badly programmed layer reports first.
   ConvLayer l;
   decode_conv_mode(hw, regs, l);
+  if (l.winograd) {  // conv_winograd.cpp: the input, weights and output differ
+    decode_geometry(regs, l);
+    decode_winograd(hw, regs, l);
+    decode_cbuf(hw, regs, l);
+    return l;
+  }
   decode_input_surface(hw, regs, l);
   decode_weights(hw, regs, l);
   decode_geometry(regs, l);
@@ -308,9 +326,14 @@ ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
 }
 
 OpResult finish_conv(const HwConfig& hw, const ConvLayer& l, const models::ops::SdpConfig& sdp,
-                     const models::ops::ConvResult& conv, const SurfaceRegion& input,
+                     const ConvOutput& conv, const std::vector<SurfaceRegion>& inputs,
                      const RegRead& regs, models::ops::Memory& mem) {
-  OpResult r = sdp_result(sdp, models::ops::run_sdp_layer(sdp, mem, &conv.out), regs);
+  if (sdp.batches != l.batches) {
+    throw std::runtime_error(
+        fmt::format("convolution: SDP BATCH_NUMBER + 1 is {} but the convolution runs {} batches",
+                    sdp.batches, l.batches));
+  }
+  OpResult r = sdp_result(sdp, models::ops::run_sdp_batches(sdp, mem, conv.batches), regs);
   r.status.emplace_back(R::CACC::D_OUT_SATURATION::kAddr, conv.saturated);
   r.in = {l.input.width, l.input.height, l.input.channels};
   r.out = {l.params.out_width, l.params.out_height, l.kernels};
@@ -319,10 +342,15 @@ OpResult finish_conv(const HwConfig& hw, const ConvLayer& l, const models::ops::
   r.stride_width = l.params.stride_x;
   r.stride_height = l.params.stride_y;
   r.weight_bytes = l.weight_bytes;
-  r.bytes_read += input.bytes() + l.weight_bytes;
-  r.dma.input = {input};
+  r.bytes_read += l.weight_bytes;
+  for (const SurfaceRegion& input : inputs) r.bytes_read += input.bytes();
+  r.dma.input = inputs;
   r.dma.weights = {SurfaceRegion::linear(l.weight_base, l.weight_bytes)};
-  r.dma.output = sdp_surfaces(sdp).output;
+  for (std::uint32_t b = 0; b < l.batches; ++b) {
+    for (const SurfaceRegion& out : sdp_surfaces(models::ops::sdp_batch(sdp, b)).output) {
+      r.dma.output.push_back(out);
+    }
+  }
   r.descriptor = std::make_shared<ConvDescriptor>(l);
   r.macs = conv.macs;
   r.macs_per_cycle =
@@ -335,13 +363,13 @@ OpResult finish_conv(const HwConfig& hw, const ConvLayer& l, const models::ops::
 OpResult run_conv(const HwConfig& hw, const RegRead& regs, const LutTables& sdp_lut,
                   models::ops::Memory& mem) {
   if (is_image_input(regs)) return run_conv_image(hw, regs, sdp_lut, mem);
+  if (is_winograd(regs)) return run_conv_winograd_layer(hw, regs, sdp_lut, mem);
   const ConvLayer l = decode_conv(hw, regs);
   const models::ops::SdpConfig sdp = decode_sdp(hw, regs, sdp_lut);
   if (!sdp.flying) {
     throw std::runtime_error("convolution: the SDP group is not in flying mode");
   }
 
-  const models::ops::ConvCube in = models::ops::read_feature_cube(l.input, l.precision, mem);
   const models::ops::ConvWeightLayout layout{hw.dla.mac_atomic_c, hw.dla.mac_atomic_k, l.precision};
   const models::ops::ConvWeights w =
       l.weight_compressed
@@ -359,26 +387,32 @@ OpResult run_conv(const HwConfig& hw, const RegRead& regs, const LutTables& sdp_
         "(CACC delivers {} to SDP)",
         fp16 ? "FP32" : "INT32"));
   }
-  models::ops::ConvResult conv;
+  ConvOutput conv;
   models::ops::ConvFp16Stats fp16_stats;
-  if (fp16) {
-    const bool nan_to_zero =
-        CD::D_NAN_FLUSH_TO_ZERO::NAN_TO_ZERO.get(regs(CD::D_NAN_FLUSH_TO_ZERO::kAddr)) != 0;
-    models::ops::ConvFp16Result f =
-        models::ops::run_conv_fp16(in, w, l.params, padded, nan_to_zero);
-    conv.out = std::move(f.out);
-    conv.macs = f.macs;
-    fp16_stats = f.stats;
-  } else {
-    conv = models::ops::run_conv_int(in, w, l.params, padded);
-  }
-
+  std::vector<SurfaceRegion> inputs;
   const std::uint32_t in_surfaces = (l.input.channels + epa - 1) / epa;
-  OpResult r = finish_conv(
-      hw, l, sdp, conv,
-      feature_region(l.input.base, std::uint64_t{l.input.width} * hw.dla.memory_atomic_size,
-                     l.input.height, in_surfaces, l.input.line_stride, l.input.surface_stride),
-      regs, mem);
+  for (std::uint32_t b = 0; b < l.batches; ++b) {
+    const models::ops::ConvFeatureSurface surface = l.batch_input(b);
+    const models::ops::ConvCube in = models::ops::read_feature_cube(surface, l.precision, mem);
+    if (fp16) {
+      const bool nan_to_zero =
+          CD::D_NAN_FLUSH_TO_ZERO::NAN_TO_ZERO.get(regs(CD::D_NAN_FLUSH_TO_ZERO::kAddr)) != 0;
+      models::ops::ConvFp16Result f =
+          models::ops::run_conv_fp16(in, w, l.params, padded, nan_to_zero);
+      conv.add({std::move(f.out), 0, f.macs});
+      fp16_stats.nan_data += f.stats.nan_data;
+      fp16_stats.inf_data += f.stats.inf_data;
+      // The weights are read once for every batch.
+      fp16_stats.nan_weight = f.stats.nan_weight;
+      fp16_stats.inf_weight = f.stats.inf_weight;
+    } else {
+      conv.add(models::ops::run_conv_int(in, w, l.params, padded));
+    }
+    inputs.push_back(
+        feature_region(surface.base, std::uint64_t{l.input.width} * hw.dla.memory_atomic_size,
+                       l.input.height, in_surfaces, l.input.line_stride, l.input.surface_stride));
+  }
+  OpResult r = finish_conv(hw, l, sdp, conv, inputs, regs, mem);
   if (fp16) {
     r.status.emplace_back(R::CDMA::D_NAN_INPUT_DATA_NUM::kAddr, fp16_stats.nan_data);
     r.status.emplace_back(R::CDMA::D_INF_INPUT_DATA_NUM::kAddr, fp16_stats.inf_data);

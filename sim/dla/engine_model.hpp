@@ -66,6 +66,21 @@ class EngineModel {
   // NVDLA's C-model leaves at zero, filled from the simulated timing.
   [[nodiscard]] virtual std::vector<std::pair<std::uint32_t, std::uint32_t>> perf_registers(
       const Engine& engine, const RegRead& regs) const = 0;
+
+  // Where the engine reports that one of its stages finished before the whole operation: the
+  // index into Engine::interrupts of the interrupt that stage raises (the convolution pipeline:
+  // CDMA_DAT when the input is in CBUF, CDMA_WT when the last weights are, CACC after its last
+  // delivery). The SoC raises it at that time; the rest come with on_done.
+  using StageDone = std::function<void(std::size_t interrupt_index)>;
+  void on_stage_done(StageDone hook) { stage_done_ = std::move(hook); }
+
+ protected:
+  void stage_done(std::size_t interrupt_index) const {
+    if (stage_done_) stage_done_(interrupt_index);
+  }
+
+ private:
+  StageDone stage_done_;
 };
 
 // A 64-bit count in a 32-bit counter register (sticks at the maximum).

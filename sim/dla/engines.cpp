@@ -1,11 +1,14 @@
 #include "sim/dla/engines.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/core.h>
 
 #include "octasim/regs/nvdla.hpp"
+#include "sim/dla/bdma_engine.hpp"
 #include "sim/dla/conv_core.hpp"
+#include "sim/dla/rubik_core.hpp"
 #include "sim/dla/sdp_functional.hpp"
 #include "sim/dla/stream_engine.hpp"
 #include "sim/mem/memory_system.hpp"
@@ -43,6 +46,18 @@ UnitList pdp_units(const RegRead& regs) {
 UnitList octav_units(const RegRead& /*regs*/) {
   UnitList u;
   u.add("OCTAV");
+  return u;
+}
+
+UnitList bdma_units(const RegRead& /*regs*/) {
+  UnitList u;
+  u.add("BDMA");
+  return u;
+}
+
+UnitList rubik_units(const RegRead& /*regs*/) {
+  UnitList u;
+  u.add("RBK");
   return u;
 }
 
@@ -97,6 +112,22 @@ std::unique_ptr<EngineModel> octav_model(const ModelSite& site) {
   return octav_unit;
 }
 
+// Both BDMA DMAs reach DRAM through the memory system; a copy naming the CV-SRAM is refused by
+// bdma_memory() (bdma_functional.cpp) before it gets here. With a CV-SRAM, its side binds here.
+std::unique_ptr<EngineModel> bdma_model(const ModelSite& site) {
+  auto bdma = std::make_unique<BdmaEngine>(site.name, site.hw, site.clock_period);
+  bdma->read_socket.bind(site.memory.socket);
+  bdma->write_socket.bind(site.memory.socket);
+  return bdma;
+}
+
+std::unique_ptr<EngineModel> rubik_model(const ModelSite& site) {
+  auto rubik = std::make_unique<RubikCore>(site.name, site.hw, site.clock_period);
+  rubik->rdma_socket.bind(site.memory.socket);
+  rubik->wdma_socket.bind(site.memory.socket);
+  return rubik;
+}
+
 double mac_peak(const HwConfig& /*hw*/, const OpResult& op) {
   return 2.0 * op.macs_per_cycle;
 }
@@ -115,6 +146,19 @@ double pdp_peak(const HwConfig& hw, const OpResult& /*op*/) {
 
 double octav_peak(const HwConfig& hw, const OpResult& /*op*/) {
   return hw.octav.elements_per_cycle;
+}
+
+// A copy's "op" is a byte moved: one interface width per cycle.
+double bdma_peak(const HwConfig& hw, const OpResult& /*op*/) {
+  return std::max(BdmaEngine::kAtomBytes, hw.dla.primary_memif_width / 8);
+}
+
+// Rubik moves elements without computing: its peak is the interface's bytes per cycle in
+// elements of the operation's size.
+double rubik_peak(const HwConfig& hw, const OpResult& op) {
+  const auto* d = dynamic_cast<const RubikDescriptor*>(op.descriptor.get());
+  const unsigned element_bytes = d != nullptr ? d->op.params.element_bytes : 1;
+  return static_cast<double>(hw.dla.primary_memif_width / 8) / element_bytes;
 }
 
 }  // namespace octasim::dla::engine_parts
@@ -153,14 +197,31 @@ void start_group(const Engine& engine, RegisterFile& regs, const RegisterFile::G
   }
 }
 
+unsigned interrupt_bit(const Engine& engine, const RegisterFile& regs,
+                       const RegisterFile::Groups& groups, std::size_t index) {
+  const EngineInterrupt& intr = engine.interrupts.at(index);
+  return intr.status_bit0 + regs.group_of(intr.unit, groups);
+}
+
 void complete_group(const Engine& engine, RegisterFile& regs, const RegisterFile::Groups& groups,
-                    const OpResult& result) {
+                    const OpResult& result, std::uint32_t raised_early) {
   for (const auto& [addr, value] : result.status) regs.set_value(addr, groups, value);
   const UnitList units = engine.units(group_reader(regs, groups));
-  for (std::string_view unit : units) regs.op_done(unit, regs.group_of(unit, groups));
+  // A unit whose group is not complete yet (BDMA: operations of the group left) raises nothing.
+  std::array<bool, 7> complete{};
+  for (std::size_t i = 0; i < units.size; ++i) {
+    complete[i] = regs.op_done(units.names[i], regs.group_of(units.names[i], groups));
+  }
+  const auto group_complete = [&](std::string_view unit) {
+    for (std::size_t i = 0; i < units.size; ++i) {
+      if (units.names[i] == unit) return complete[i];
+    }
+    return true;
+  };
   for (std::size_t i = 0; i < engine.interrupt_count; ++i) {
     const EngineInterrupt& intr = engine.interrupts[i];
-    regs.raise_interrupt(intr.status_bit0 + regs.group_of(intr.unit, groups));
+    if (!group_complete(intr.unit) || (raised_early >> i & 1u) != 0) continue;
+    regs.raise_interrupt(interrupt_bit(engine, regs, groups, i));
   }
 }
 

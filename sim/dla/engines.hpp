@@ -1,6 +1,6 @@
 // The DLA's engines as the device sequences them: which register units make up an operation
 // (the convolution pipeline CDMA..CACC with SDP in flying mode; SDP, PDP, CDP with their RDMAs;
-// octasim's OCTAV unit, sim/octav),
+// octasim's OCTAV unit, sim/octav; the BDMA, whose operations come from its command queue),
 // when a programmed operation may start, which interrupts it raises, the functional operation
 // that computes its result, the cycle-level model that times it and its roofline peak. The
 // functional device, the SoC (sim/soc) and the report share this table; a new engine is one
@@ -13,7 +13,9 @@
 #include <string_view>
 
 #include "sim/core/register_file.hpp"
+#include "sim/dla/bdma_functional.hpp"
 #include "sim/dla/functional.hpp"
+#include "sim/dla/rubik_functional.hpp"
 #include "sim/octav/octav_functional.hpp"
 
 namespace sc_core {
@@ -53,7 +55,7 @@ struct ModelSite {
 };
 
 struct Engine {
-  std::string_view name;      // CONV, SDP, CDP, PDP, OCTAV
+  std::string_view name;      // CONV, SDP, CDP, PDP, OCTAV, BDMA
   std::string_view lut_unit;  // whose LUT the operation reads (SDP or CDP; empty: none)
   // The units taking part in an operation programmed as `regs` reads (the core unit first).
   UnitList (*units)(const RegRead& regs);
@@ -79,6 +81,8 @@ UnitList sdp_units(const RegRead& regs);
 UnitList cdp_units(const RegRead& regs);
 UnitList pdp_units(const RegRead& regs);
 UnitList octav_units(const RegRead& regs);
+UnitList bdma_units(const RegRead& regs);
+UnitList rubik_units(const RegRead& regs);
 bool sdp_flying(const RegRead& regs);
 bool sdp_alone(const RegRead& regs);
 bool always(const RegRead& regs);
@@ -89,16 +93,20 @@ std::unique_ptr<EngineModel> sdp_model(const ModelSite& site);
 std::unique_ptr<EngineModel> pdp_model(const ModelSite& site);
 std::unique_ptr<EngineModel> cdp_model(const ModelSite& site);
 std::unique_ptr<EngineModel> octav_model(const ModelSite& site);
+std::unique_ptr<EngineModel> bdma_model(const ModelSite& site);
+std::unique_ptr<EngineModel> rubik_model(const ModelSite& site);
 double mac_peak(const HwConfig& hw, const OpResult& op);
 double sdp_peak(const HwConfig& hw, const OpResult& op);
 double cdp_peak(const HwConfig& hw, const OpResult& op);
 double pdp_peak(const HwConfig& hw, const OpResult& op);
 double octav_peak(const HwConfig& hw, const OpResult& op);
+double bdma_peak(const HwConfig& hw, const OpResult& op);
+double rubik_peak(const HwConfig& hw, const OpResult& op);
 }  // namespace engine_parts
 
 // The engine registry: one entry per engine, everything the devices, the SoC and the report
 // know of it. GLB S_INTR_STATUS: SDP 0/1, CDP 2/3, PDP 4/5, CDMA_DAT 16/17, CDMA_WT 18/19,
-// CACC 20/21; octasim's OCTAV 22/23.
+// BDMA 6/7, RUBIK 8/9, CACC 20/21; octasim's OCTAV 22/23.
 inline constexpr std::array kEngines{
     Engine{"CONV",
            "SDP",
@@ -145,11 +153,29 @@ inline constexpr std::array kEngines{
            octav::run_octav,
            engine_parts::octav_model,
            engine_parts::octav_peak},
+    Engine{"BDMA",
+           "",
+           engine_parts::bdma_units,
+           engine_parts::always,
+           {{{"BDMA", 6}}},
+           1,
+           run_bdma,
+           engine_parts::bdma_model,
+           engine_parts::bdma_peak},
+    Engine{"RUBIK",
+           "",
+           engine_parts::rubik_units,
+           engine_parts::always,
+           {{{"RBK", 8}}},
+           1,
+           run_rubik,
+           engine_parts::rubik_model,
+           engine_parts::rubik_peak},
 };
 
 inline constexpr std::size_t kEngineCount = kEngines.size();
 
-// CONV, SDP, CDP, PDP, OCTAV.
+// CONV, SDP, CDP, PDP, OCTAV, BDMA, RUBIK.
 [[nodiscard]] inline const std::array<Engine, kEngineCount>& engines() {
   return kEngines;
 }
@@ -173,8 +199,14 @@ inline constexpr std::size_t kEngineCount = kEngines.size();
 void start_group(const Engine& engine, RegisterFile& regs, const RegisterFile::Groups& groups);
 
 // The operation has finished with `result`: its status registers are set, the units'
-// D_OP_ENABLEs cleared, their consumer pointers move on and the interrupts are raised.
+// D_OP_ENABLEs cleared, their consumer pointers move on and the interrupts are raised — except
+// those whose bit in `raised_early` (by index into Engine::interrupts) says a stage already
+// raised it (EngineModel::on_stage_done).
 void complete_group(const Engine& engine, RegisterFile& regs, const RegisterFile::Groups& groups,
-                    const OpResult& result);
+                    const OpResult& result, std::uint32_t raised_early = 0);
+
+// GLB S_INTR_STATUS bit of the engine's interrupt `index` for the running groups.
+[[nodiscard]] unsigned interrupt_bit(const Engine& engine, const RegisterFile& regs,
+                                     const RegisterFile::Groups& groups, std::size_t index);
 
 }  // namespace octasim::dla

@@ -1,5 +1,7 @@
 #include "sim/soc/dla.hpp"
 
+#include <utility>
+
 namespace octasim::soc {
 
 using dla::Engine;
@@ -11,11 +13,16 @@ Dla::Dla(const HwConfig& hw, const sc_core::sc_time& clock_period, DeviceMemory&
   for (std::size_t i = 0; i < engines().size(); ++i) {
     const std::string name(engines()[i].name);
     models_[i] = engines()[i].make_model({name.c_str(), hw_, period_, memory_system});
+    models_[i]->on_stage_done([this, i](std::size_t index) { stage_done(i, index); });
     busy_signals_.push_back(std::make_unique<Flag>((name + "_busy").c_str()));
   }
 }
 
 Dla::~Dla() = default;
+
+void Dla::rethrow_pending_error() const {
+  if (pending_error_) std::rethrow_exception(std::exchange(pending_error_, nullptr));
+}
 
 bool Dla::busy() const {
   for (const auto& m : models_) {
@@ -104,6 +111,15 @@ void Dla::start(std::size_t engine_index, RegisterFile::Groups groups, const dla
   running_[i] = {std::move(groups), units};
 }
 
+void Dla::stage_done(std::size_t engine_index, std::size_t index) {
+  Running& r = running_[engine_index];
+  if (!models_[engine_index]->busy() || (r.raised_early >> index & 1u) != 0) return;
+  r.raised_early |= 1u << index;
+  regs_.raise_interrupt(dla::interrupt_bit(engines()[engine_index], regs_, r.groups, index));
+  interrupts_.announce();
+  interrupts_.update_signal();
+}
+
 void Dla::finish(std::size_t engine_index, std::size_t layer) {
   const Engine& e = engines()[engine_index];
   const RegisterFile::Groups& groups = running_[engine_index].groups;
@@ -118,10 +134,15 @@ void Dla::finish(std::size_t engine_index, std::size_t layer) {
                      "layer " + std::to_string(layer) + " group " + std::to_string(l.group));
   }
   for (const auto& [addr, value] : l.perf_registers) regs_.set_value(addr, groups, value);
-  dla::complete_group(e, regs_, groups, l.result);
+  dla::complete_group(e, regs_, groups, l.result, running_[engine_index].raised_early);
   update_signals();
   interrupts_.announce();  // a PPU channel may wait for it (WAIT_DLA); the host's wait ends
-  start_ready_engines();   // the other register group may be waiting
+  try {
+    start_ready_engines();  // the other register group (BDMA: the next copy) may be waiting
+  } catch (...) {
+    pending_error_ = std::current_exception();
+    sc_core::sc_pause();
+  }
   update_signals();
   interrupts_.update_signal();
 }

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <string>
 #include <utility>
@@ -58,6 +59,10 @@ class Dla {
   // D_OP_ENABLE write, and when an operation finishes).
   void start_ready_engines();
   [[nodiscard]] bool busy() const;
+  // An operation that could not start when another finished (programming refused while the
+  // kernel ran: a BDMA copy queued behind another) pauses the kernel; the host rethrows it here
+  // after sc_start returns, so it reaches the user as one line naming the trace line.
+  void rethrow_pending_error() const;
 
   [[nodiscard]] const std::vector<LayerTiming>& layers() const { return layers_; }
   [[nodiscard]] const dla::EngineModel& engine(std::size_t i) const { return *models_[i]; }
@@ -76,12 +81,15 @@ class Dla {
   struct Running {
     RegisterFile::Groups groups;
     dla::UnitList units;
+    std::uint32_t raised_early = 0;  // interrupts its stages raised (by index)
   };
 
   [[nodiscard]] bool units_free(const dla::UnitList& units) const;
   [[nodiscard]] std::uint64_t cycle() const;
   void start(std::size_t engine_index, RegisterFile::Groups groups, const dla::UnitList& units);
   void finish(std::size_t engine_index, std::size_t layer);
+  // A stage of a running engine finished: its interrupt `index` is raised now.
+  void stage_done(std::size_t engine_index, std::size_t index);
 
   const HwConfig& hw_;
   sc_core::sc_time period_;
@@ -97,6 +105,7 @@ class Dla {
   using Flag = sc_core::sc_signal<bool, sc_core::SC_UNCHECKED_WRITERS>;
   std::vector<std::unique_ptr<Flag>> busy_signals_;
   bool drive_signals_ = false;
+  mutable std::exception_ptr pending_error_;  // cleared when rethrown
 };
 
 }  // namespace octasim::soc

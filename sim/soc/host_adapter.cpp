@@ -4,6 +4,7 @@ namespace octasim::soc {
 
 void HostAdapter::run_for(std::uint64_t cycles) {
   if (cycles > 0) sc_core::sc_start(soc_.clock_period() * static_cast<double>(cycles));
+  soc_.dla().rethrow_pending_error();
 }
 
 void HostAdapter::csb_write(std::uint32_t addr, std::uint32_t value) {

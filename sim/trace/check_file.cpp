@@ -17,11 +17,13 @@ namespace octasim::trace {
 
 // check_file(sync_id, pri_mem, address, size, "golden.dat"[, FP16_SDP |
 //            , FP16_CC_DIRECT, R*S*C, scale, max_exp | "max_exp.dat" |
+//            , FP16_CC_WINOGRAD, C, scale, max_exp | "max_exp.dat" |
 //            , FP32_TOL, abs_tol, rel_tol | , FP16_TOL, abs_tol, rel_tol]).
 CheckFile parse_check_file(const ArgReader& a) {
   static const char* const kForms =
       "check_file(sync_id, pri_mem, address, size, \"golden.dat\"[, FP16_SDP | , "
-      "FP16_CC_DIRECT, R*S*C, scale, max_exp or \"max_exp.dat\" | , FP32_TOL, abs_tol, "
+      "FP16_CC_DIRECT, R*S*C, scale, max_exp or \"max_exp.dat\" | , FP16_CC_WINOGRAD, C, scale, "
+      "max_exp or \"max_exp.dat\" | , FP32_TOL, abs_tol, "
       "rel_tol | , FP16_TOL, abs_tol, rel_tol])";
   const std::size_t n = a.size();
   if (n != 5 && n != 6 && n != 8 && n != 9) {
@@ -37,10 +39,12 @@ CheckFile parse_check_file(const ArgReader& a) {
   const std::string& rule = a[5];
   if (rule == "FP16_SDP" && n == 6) {
     c.file_compare = FileCompare::kFp16Sdp;
-  } else if (rule == "FP16_CC_DIRECT" && n == 9) {
-    c.file_compare = FileCompare::kFp16CcDirect;
-    c.cc_terms = a.u32(a[6], "R*S*C");
-    if (c.cc_terms == 0) a.fail("R*S*C of FP16_CC_DIRECT must be positive");
+  } else if ((rule == "FP16_CC_DIRECT" || rule == "FP16_CC_WINOGRAD") && n == 9) {
+    const bool direct = rule == "FP16_CC_DIRECT";
+    c.file_compare = direct ? FileCompare::kFp16CcDirect : FileCompare::kFp16CcWinograd;
+    c.cc_terms = a.u32(a[6], direct ? "R*S*C" : "C");
+    if (c.cc_terms == 0)
+      a.fail(fmt::format("{} of {} must be positive", direct ? "R*S*C" : "C", rule));
     c.cc_scale = a.positive_real(a[7], "scale");
     if (!a[8].empty() && a[8].front() == '"') {
       c.max_exp_path = a.data_file(a[8]);
@@ -89,7 +93,7 @@ void check_bytes(Player& p, const Command& c, const CheckFile& a) {
   p.require_notified(c, a.sync_id);
   const MemoryImage& mem = p.device().memory_of(a.space);
   mem.check_range(a.addr, a.size);
-  const std::vector<DatPacket> packets = read_dat_file(a.path);
+  const std::vector<DatPacket> packets = read_data_file(a.path, a.format);
   // Chunk index -> the packets overlapping that chunk, in file order.
   std::map<std::uint64_t, std::vector<std::size_t>> by_chunk;
   for (std::size_t i = 0; i < packets.size(); ++i) {
@@ -133,9 +137,9 @@ void check_bytes(Player& p, const Command& c, const CheckFile& a) {
 
 // A .dat file as the bytes of [0, size): zero where no packet lies, later packets win.
 std::vector<std::uint8_t> dat_image(const Player& p, const Command& c, const std::string& path,
-                                    std::uint64_t size) {
+                                    std::uint64_t size, DataFormat format = DataFormat::kPackets) {
   std::vector<std::uint8_t> image(static_cast<std::size_t>(size), 0);
-  for (const DatPacket& packet : read_dat_file(path)) {
+  for (const DatPacket& packet : read_data_file(path, format)) {
     if (packet.offset > size || packet.payload.size() > size - packet.offset) {
       p.fail(c, fmt::format("{}: packet at offset 0x{:x} lies outside the 0x{:x} bytes it covers",
                             path, packet.offset, size));
@@ -155,7 +159,7 @@ Compared region_and_golden(Player& p, const Command& c, const CheckFile& a) {
   const MemoryImage& mem = p.device().memory_of(a.space);
   mem.check_range(a.addr, a.size);
   Compared r{std::vector<std::uint8_t>(static_cast<std::size_t>(a.size)),
-             dat_image(p, c, a.path, a.size)};
+             dat_image(p, c, a.path, a.size, a.format)};
   mem.read(a.addr, r.got.data(), r.got.size());
   return r;
 }
@@ -166,7 +170,8 @@ void check_fp16(Player& p, const Command& c, const CheckFile& a) {
   const std::uint64_t elements = a.size / 2;
   std::vector<std::uint8_t> max_exps;
   if (!a.max_exp_path.empty()) max_exps = dat_image(p, c, a.max_exp_path, elements);
-  const bool cc = a.file_compare == FileCompare::kFp16CcDirect;
+  const bool wino = a.file_compare == FileCompare::kFp16CcWinograd;
+  const bool cc = a.file_compare == FileCompare::kFp16CcDirect || wino;
 
   Failures failures;
   models::ThresholdResult worst_result{true, 0.0, 0.0};
@@ -175,11 +180,13 @@ void check_fp16(Player& p, const Command& c, const CheckFile& a) {
     const auto y = static_cast<std::uint16_t>(want[2 * i] | want[2 * i + 1] << 8);
     const int max_exp = max_exps.empty() ? a.max_exp : static_cast<std::int8_t>(max_exps[i]);
     const models::ThresholdResult r =
-        cc ? models::check_cc_direct(x, y, max_exp, static_cast<int>(a.cc_terms), 1, 1, a.cc_scale)
-           : models::check_sdp(x, y);
+        wino ? models::check_cc_winograd(x, y, max_exp, static_cast<int>(a.cc_terms), a.cc_scale)
+        : cc
+            ? models::check_cc_direct(x, y, max_exp, static_cast<int>(a.cc_terms), 1, 1, a.cc_scale)
+            : models::check_sdp(x, y);
     if (!r.pass && failures.record(i, r.diff - r.bound)) worst_result = r;
   }
-  const char* rule = cc ? "FP16_CC_DIRECT" : "FP16_SDP";
+  const char* rule = wino ? "FP16_CC_WINOGRAD" : cc ? "FP16_CC_DIRECT" : "FP16_SDP";
   const std::uint64_t failed = failures.count, worst = failures.worst;
   std::string detail;
   if (failed != 0) {
@@ -193,9 +200,9 @@ void check_fp16(Player& p, const Command& c, const CheckFile& a) {
         worst_result.bound);
     if (cc) {
       detail +=
-          fmt::format(" (max_exp {}, R*S*C {}, scale {})",
+          fmt::format(" (max_exp {}, {} {}, scale {})",
                       max_exps.empty() ? a.max_exp : static_cast<std::int8_t>(max_exps[worst]),
-                      a.cc_terms, a.cc_scale);
+                      wino ? "C" : "R*S*C", a.cc_terms, a.cc_scale);
     }
   }
   p.check(c, fmt::format("check_file {} 0x{:x}+0x{:x}", rule, a.addr, a.size), failed == 0, detail);
@@ -253,6 +260,7 @@ void play_check_file(Player& p, const Command& c, const CheckFile& a) {
       break;
     case FileCompare::kFp16Sdp:
     case FileCompare::kFp16CcDirect:
+    case FileCompare::kFp16CcWinograd:
       check_fp16(p, c, a);
       break;
     case FileCompare::kFp32Tol:

@@ -19,6 +19,12 @@
 
 namespace octasim::trace {
 
+// Names in the trace syntax — registers and their units, fields, interrupts, memories, mem_init
+// patterns — are case-insensitive, as NVDLA's traces use them (nv_large's write
+// intr_notify(cdma_dat_0, ...)): every lookup compares this key of the written name (its ASCII
+// upper case) with the canonical spelling. Errors and reports keep the name as written.
+[[nodiscard]] std::string name_key(std::string_view written);
+
 // The arguments of one trace line, and the readers that check them: each failure throws a
 // TraceError "file:line: what was expected".
 class ArgReader {

@@ -33,9 +33,10 @@ enum class Compare : std::uint8_t { kEqual, kGreater, kLess, kNotEqual, kNotGrea
 // byte-exact comparison; the FP16 rules compare the region as FP16 elements with the thresholds
 // of NVDLA's precision guide (models/precision/thresholds.hpp).
 enum class FileCompare : std::uint8_t {
-  kBytes,         // check_file(id, mem, addr, size, "golden.dat")
-  kFp16Sdp,       // ..., FP16_SDP): bit-by-bit identical FP16 elements, worst element reported
-  kFp16CcDirect,  // ..., FP16_CC_DIRECT, R*S*C, scale, max_exp): the CC direct threshold
+  kBytes,           // check_file(id, mem, addr, size, "golden.dat")
+  kFp16Sdp,         // ..., FP16_SDP): bit-by-bit identical FP16 elements, worst element reported
+  kFp16CcDirect,    // ..., FP16_CC_DIRECT, R*S*C, scale, max_exp): the CC direct threshold
+  kFp16CcWinograd,  // ..., FP16_CC_WINOGRAD, C, scale, max_exp): the CC Winograd threshold
   // Tolerance rules for PPU results (octasim): elements of the format, |got - want| <=
   // abs_tol + rel_tol * |want|; a NaN must meet a NaN, an infinity the same infinity.
   kFp32Tol,  // ..., FP32_TOL, abs_tol, rel_tol)
@@ -55,6 +56,9 @@ struct Interrupt {
 struct RegWrite {  // reg_write(REG, value)
   const regs::RegisterInfo* reg = nullptr;
   std::uint32_t value = 0;
+  // Counts towards the trace's timing (first and last write cycles). The .txn reader clears it
+  // for its interrupt-status clears, which .cfg traces leave to intr_notify.
+  bool timed = true;
 };
 struct RegRead {  // reg_read(REG, name): reads and reports the value
   const regs::RegisterInfo* reg = nullptr;
@@ -63,24 +67,40 @@ struct RegRead {  // reg_read(REG, name): reads and reports the value
 struct RegReadCheck {  // reg_read_check / reg_read_expected(REG, value)
   const regs::RegisterInfo* reg = nullptr;
   std::uint32_t value = 0;
+  std::uint32_t mask = ~0u;  // compares (register & mask) with value (.txn read_reg)
 };
 struct Poll {  // poll_reg_<cmp>(REG, value) / poll_field_<cmp>(REG, FIELD, value)
   const regs::RegisterInfo* reg = nullptr;
   const regs::FieldInfo* field = nullptr;  // poll_field_* only
   Compare compare = Compare::kEqual;
   std::uint32_t value = 0;
+  std::uint32_t mask = ~0u;  // compares (register & mask) (.txn read_reg)
+  // At most this many reads (0: bounded by the player's timeout only).
+  std::uint64_t max_reads = 0;
+  // An interrupt wait (.txn read_reg of GLB S_INTR_STATUS expecting a bit set): its match ends
+  // the trace's timing as intr_notify's interrupt does.
+  bool interrupt_wait = false;
 };
 struct MemInit {  // mem_init(mem, addr, size, ALL_ZERO | ALL_ONE | RANDOM[, seed])
-  MemorySpace space = MemorySpace::kDram;  // pri_mem or sec_mem
   std::uint64_t addr = 0;
   std::uint64_t size = 0;
   MemPattern pattern = MemPattern::kAllZero;
   std::uint32_t seed = 0;
-};
-struct MemLoad {                           // mem_load(mem, addr, "file.dat")
   MemorySpace space = MemorySpace::kDram;  // pri_mem or sec_mem
+};
+// How a data file is written: NVDLA's packet .dat of .cfg traces, or the first release's
+// (.txn traces) plain byte lists (sim/trace/txn_data.cpp).
+enum class DataFormat : std::uint8_t {
+  kPackets,    // {offset:0x.., size:N, payload:0x.. ..}
+  kV1Surface,  // "Key = value" header lines, then whitespace-separated 0x.. bytes
+  kV1Dump,     // "dumped memory,start_address=0x.. size=0x..", decoration, 0x.. bytes
+};
+struct MemLoad {  // mem_load(mem, addr, "file.dat")
   std::uint64_t addr = 0;
   std::string path;
+  DataFormat format = DataFormat::kPackets;
+  std::uint64_t size = 0;  // kV1Surface: the bytes to load (the file holds at least as many)
+  MemorySpace space = MemorySpace::kDram;  // pri_mem or sec_mem
 };
 struct IntrNotify {  // intr_notify(INTR, sync_id)
   Interrupt interrupt;
@@ -95,20 +115,20 @@ struct SyncWait {  // sync_wait(target, sync_id)
   std::string sync_id;
 };
 struct CheckCrc {                          // check_crc(sync_id, mem, addr, size, crc)
-  MemorySpace space = MemorySpace::kDram;  // pri_mem or sec_mem
   std::string sync_id;
   std::uint64_t addr = 0;
   std::uint64_t size = 0;
   std::uint32_t crc = 0;
-};
-struct CheckFile {  // check_file(sync_id, mem, addr, size, "golden.dat"[, rule, ...])
   MemorySpace space = MemorySpace::kDram;  // pri_mem or sec_mem
-  std::string sync_id;
+};
+struct CheckFile {      // check_file(sync_id, mem, addr, size, "golden.dat"[, rule, ...])
+  std::string sync_id;  // empty: no sync point (.txn output_feature_map.dat)
+  DataFormat format = DataFormat::kPackets;
   std::uint64_t addr = 0;
   std::uint64_t size = 0;
   std::string path;
-  // FP16 rules: R*S*C and scale of the CC rule, and max_exp — one value for every element, or
-  // (max_exp_path non-empty) a .dat file of one signed byte per FP16 element.
+  // FP16 rules: R*S*C (Winograd: C) and scale of the CC rule, and max_exp — one value for every
+  // element, or (max_exp_path non-empty) a .dat file of one signed byte per FP16 element.
   FileCompare file_compare = FileCompare::kBytes;
   std::uint32_t cc_terms = 0;
   double cc_scale = 1.0;
@@ -116,6 +136,7 @@ struct CheckFile {  // check_file(sync_id, mem, addr, size, "golden.dat"[, rule,
   std::string max_exp_path;
   double abs_tol = 0.0;  // FP32_TOL / FP16_TOL
   double rel_tol = 0.0;
+  MemorySpace space = MemorySpace::kDram;  // pri_mem or sec_mem
 };
 struct CheckNothing {  // check_nothing(sync_id)
   std::string sync_id;
@@ -175,6 +196,11 @@ struct DatPacket {
 };
 // Reads a .dat file; throws TraceError naming the file and line of a malformed packet.
 [[nodiscard]] std::vector<DatPacket> read_dat_file(const std::string& path);
+// Reads a data file of any format as packets (sim/trace/txn_data.cpp): kV1Surface as one
+// packet of its first `size` bytes (TraceError when it holds fewer), kV1Dump as one packet of
+// its bytes at offset 0.
+[[nodiscard]] std::vector<DatPacket> read_data_file(const std::string& path, DataFormat format,
+                                                    std::uint64_t size = 0);
 
 // The name the player's messages give a command (reg_read_check, poll, ...).
 [[nodiscard]] const char* op_name(Op op);

@@ -195,9 +195,16 @@ std::string ArgReader::identifier(const std::string& s, const char* what) const 
   return s;
 }
 
+std::string name_key(std::string_view written) {
+  std::string key(written);
+  for (char& c : key) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return key;
+}
+
 MemorySpace ArgReader::memory(const std::string& s) const {
-  if (s == "pri_mem" || s == "1") return MemorySpace::kDram;
-  if (s == "sec_mem") return MemorySpace::kCvSram;
+  const std::string key = name_key(s);
+  if (key == "PRI_MEM" || s == "1") return MemorySpace::kDram;
+  if (key == "SEC_MEM") return MemorySpace::kCvSram;
   fail(fmt::format("unknown memory '{}' (expected pri_mem or 1: DRAM, sec_mem: the CV-SRAM)", s));
 }
 
@@ -212,12 +219,13 @@ std::string ArgReader::data_file(const std::string& s) const {
 }
 
 const regs::RegisterInfo* ArgReader::reg(const std::string& s) const {
-  const auto dot = s.find('.');
-  if (dot == std::string::npos || s.rfind("NVDLA_", 0) != 0) {
+  const std::string key = name_key(s);
+  const auto dot = key.find('.');
+  if (dot == std::string::npos || key.rfind("NVDLA_", 0) != 0) {
     fail(fmt::format("expected a register as NVDLA_UNIT.REGISTER_0, got '{}'", s));
   }
-  const std::string unit = s.substr(6, dot - 6);
-  const std::string name = s.substr(dot + 1);
+  const std::string unit = key.substr(6, dot - 6);
+  const std::string name = key.substr(dot + 1);
   const regs::RegisterInfo* r = regs::find_register(unit, name);
   if (r == nullptr) fail(fmt::format("unknown register '{}'", s));
   return r;
@@ -225,8 +233,9 @@ const regs::RegisterInfo* ArgReader::reg(const std::string& s) const {
 
 const regs::FieldInfo* ArgReader::field(const regs::RegisterInfo* r,
                                         const std::string& name) const {
+  const std::string key = name_key(name);
   for (std::size_t i = 0; i < r->field_count; ++i) {
-    if (name == r->fields[i].name) return &r->fields[i];
+    if (key == r->fields[i].name) return &r->fields[i];
   }
   fail(fmt::format("register {}.{} has no field '{}'", r->unit, r->name, name));
 }
@@ -246,12 +255,13 @@ Compare ArgReader::compare(const std::string& suffix) const {
 
 Interrupt ArgReader::interrupt(const std::string& s) const {
   // SDP_0 -> SDP_DONE_STATUS0, CDMA_DAT_1 -> CDMA_DAT_DONE_STATUS1, PPU_2 -> PPU_CH2_STATUS.
-  const auto us = s.rfind('_');
-  if (us != std::string::npos && us + 2 == s.size() &&
-      std::isdigit(static_cast<unsigned char>(s.back()))) {
-    const std::string field_name = s.rfind("PPU_", 0) == 0 && us == 3
-                                       ? std::string("PPU_CH") + s.back() + "_STATUS"
-                                       : s.substr(0, us) + "_DONE_STATUS" + s.back();
+  const std::string key = name_key(s);
+  const auto us = key.rfind('_');
+  if (us != std::string::npos && us + 2 == key.size() &&
+      std::isdigit(static_cast<unsigned char>(key.back()))) {
+    const std::string field_name = key.rfind("PPU_", 0) == 0 && us == 3
+                                       ? std::string("PPU_CH") + key.back() + "_STATUS"
+                                       : key.substr(0, us) + "_DONE_STATUS" + key.back();
     const regs::RegisterInfo* status = regs::find_register(regs::GLB::S_INTR_STATUS::kAddr);
     for (std::size_t i = 0; status != nullptr && i < status->field_count; ++i) {
       if (field_name == status->fields[i].name) return {s, status->fields[i].field.lsb};

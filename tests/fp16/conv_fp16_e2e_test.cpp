@@ -4,7 +4,10 @@
 // independent double-precision reference; and the player's FP16 check_file rules themselves.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
+
+#include <fmt/core.h>
 
 #include "firmware/driver/trace_writer.hpp"
 #include "sim/core/hw_config.hpp"
@@ -118,6 +121,41 @@ TEST(Fp16CheckFile, SdpRuleIsBitExactAndCcRuleAdmitsItsBound) {
   EXPECT_FALSE(r.checks[2].pass);
 }
 
+// FP16_CC_WINOGRAD: v1_ias_precision.rst's "CC Winograd" threshold, |a-b| <= 2^(max_exp-20) *
+// 18 * C * 2 * scale + 2^(exp(a)-10), computed here independently. a = 2^-10 (0x1400, exp -10,
+// one ulp 2^-20); C 1, scale 0.26, max_exp 0: bound = 2^-20 (36 * 0.26 + 1) = 10.36 ulp, so a
+// golden 10 ulp away passes and one 11 ulp away fails.
+TEST(Fp16CheckFile, CcWinogradRuleAdmitsItsBoundAndNoMore) {
+  const int exp_a = ((0x1400 >> 10) & 0x1f) - 15;
+  const double bound = std::ldexp(18.0 * 1 * 2 * 0.26, 0 - 20) + std::ldexp(1.0, exp_a - 10);
+  const int inside = static_cast<int>(std::floor(bound / std::ldexp(1.0, -20)));
+  ASSERT_EQ(inside, 10);
+  const auto dat = [](int bits) {
+    return fmt::format("{{\n{{offset:0x0, size:2, payload:0x{:02x} 0x{:02x}}} ,\n}}\n", bits & 0xff,
+                       bits >> 8);
+  };
+  TempDir dir;
+  dir.write("got.dat", dat(0x1400));
+  dir.write("in.dat", dat(0x1400 + inside));
+  dir.write("out.dat", dat(0x1400 + inside + 1));
+  const std::string cfg =
+      dir.write("t.cfg",
+                "mem_load(pri_mem, 0x100, \"got.dat\");\n"
+                "sync_notify(x, s);\n"
+                "check_file(s, pri_mem, 0x100, 2, \"in.dat\", FP16_CC_WINOGRAD, 1, 0.26, 0);\n"
+                "check_file(s, pri_mem, 0x100, 2, \"out.dat\", FP16_CC_WINOGRAD, 1, 0.26, 0);\n"
+                "check_file(s, pri_mem, 0x100, 2, \"in.dat\", FP16_CC_DIRECT, 1, 0.26, 0);\n");
+  const trace::PlayResult r = play_on_nv_full(cfg);
+  ASSERT_EQ(r.checks.size(), 3u);
+  EXPECT_TRUE(r.checks[0].pass) << r.checks[0].detail;
+  EXPECT_FALSE(r.checks[1].pass);
+  EXPECT_NE(r.checks[1].description.find("check_file FP16_CC_WINOGRAD"), std::string::npos);
+  EXPECT_NE(r.checks[1].detail.find("(max_exp 0, C 1, scale 0.26)"), std::string::npos)
+      << r.checks[1].detail;
+  // The direct rule with R*S*C = 1 (bound 2^-20 (2 * 0.26 + 1) = 1.52 ulp) rejects the same pair.
+  EXPECT_FALSE(r.checks[2].pass);
+}
+
 TEST(Fp16CheckFile, MalformedArgumentsAreOneLineErrors) {
   TempDir dir;
   dir.write("g.dat", "{\n}\n");
@@ -134,6 +172,9 @@ TEST(Fp16CheckFile, MalformedArgumentsAreOneLineErrors) {
             std::string::npos);
   EXPECT_NE(error("check_file(s, 1, 0x0, 4, \"g.dat\", FP16_CC_DIRECT, 9, 0, 3);")
                 .find("expected scale (a positive number), got '0'"),
+            std::string::npos);
+  EXPECT_NE(error("check_file(s, 1, 0x0, 4, \"g.dat\", FP16_CC_WINOGRAD, 0, 1.0, 3);")
+                .find("C of FP16_CC_WINOGRAD must be positive"),
             std::string::npos);
   EXPECT_NE(error("check_file(s, 1, 0x0, 3, \"g.dat\", FP16_SDP);").find("must be even"),
             std::string::npos);

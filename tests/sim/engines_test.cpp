@@ -69,6 +69,8 @@ TEST(EngineRegistry, PeaksAreTheConfiguredThroughputs) {
   EXPECT_EQ(engines()[engine_index("CDP")].peak_ops_per_cycle(hw, none), hw.dla.cdp_throughput);
   EXPECT_EQ(engines()[engine_index("OCTAV")].peak_ops_per_cycle(hw, none),
             hw.octav.elements_per_cycle);
+  // Rubik moves INT8 elements at the 512-bit interface's 64 bytes per cycle.
+  EXPECT_EQ(engines()[engine_index("RUBIK")].peak_ops_per_cycle(hw, none), 64.0);
 }
 
 TEST(EngineRegistry, AnUnknownEngineIsAnError) {
