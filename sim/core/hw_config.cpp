@@ -137,7 +137,7 @@ const Param kParams[] = {
      &dla_field<&DlaConfig::secondary_memif_width>},
     {"cvsram_base", "first address of the CV-SRAM's own address space",
      &mem_field<&MemoryConfig::cvsram_base>},
-    {"cvsram_bytes", "CV-SRAM size in bytes (secondary_memif; 0 without it)",
+    {"cvsram_bytes", "CV-SRAM size in bytes (used with secondary_memif)",
      &mem_field<&MemoryConfig::cvsram_bytes>},
     {"cvsram_bytes_per_cycle",
      "CV-SRAM bytes per cycle through the secondary interface (0: secondary_memif_width / 8)",
@@ -207,10 +207,7 @@ const char* find_builtin(const std::string& name) {
 }
 
 void validate_secondary_memif(const HwConfig& c, const std::string& source) {
-  if (!c.dla.secondary_memif) {
-    if (c.mem.cvsram_bytes != 0) fail(source, "cvsram_bytes needs secondary_memif: true");
-    return;
-  }
+  if (!c.dla.secondary_memif) return;  // the cvsram_* keys are unused
   if (c.dla.secondary_memif_width % 8 != 0 || c.dla.secondary_memif_width == 0) {
     fail(source, "secondary_memif needs secondary_memif_width, a positive multiple of 8 bits");
   }

@@ -91,8 +91,8 @@ struct MemoryConfig {
   unsigned dram_tras = 0;            // activate to precharge, minimum
   // The CV-SRAM behind the DLA's secondary memory interface (hw.dla.secondary_memif): its own
   // address space [cvsram_base, cvsram_base + cvsram_bytes), separate from DRAM's.
-  unsigned cvsram_base = 0x50000000;  // where NVDLA's test bench maps it
-  unsigned cvsram_bytes = 0;
+  unsigned cvsram_base = 0x50000000;    // where NVDLA's test bench maps it
+  unsigned cvsram_bytes = 0x2000000;    // 32 MiB, to 0x52000000 (NVDLA leaves the size to the SoC)
   unsigned cvsram_bytes_per_cycle = 0;  // 0: secondary_memif_width / 8
 };
 

@@ -133,8 +133,10 @@ CdmaImage decode_cdma_image(const HwConfig& hw, const RegRead& regs) {
   s.height = CD::D_DATAIN_SIZE_0::DATAIN_HEIGHT.get(size0) + 1;
   const std::uint32_t ram =
       CD::D_DAIN_RAM_TYPE::DATAIN_RAM_TYPE.get(regs(CD::D_DAIN_RAM_TYPE::kAddr));
-  s.base0 = read_address(regs, CD::D_DAIN_ADDR_HIGH_0::kAddr, CD::D_DAIN_ADDR_LOW_0::kAddr, ram);
-  s.base1 = read_address(regs, CD::D_DAIN_ADDR_HIGH_1::kAddr, CD::D_DAIN_ADDR_LOW_1::kAddr, ram);
+  s.base0 =
+      read_address(hw, regs, CD::D_DAIN_ADDR_HIGH_0::kAddr, CD::D_DAIN_ADDR_LOW_0::kAddr, ram);
+  s.base1 =
+      read_address(hw, regs, CD::D_DAIN_ADDR_HIGH_1::kAddr, CD::D_DAIN_ADDR_LOW_1::kAddr, ram);
   s.line_stride = regs(CD::D_LINE_STRIDE::kAddr);
   s.uv_line_stride = regs(CD::D_LINE_UV_STRIDE::kAddr);
   s.x_offset = CD::D_PIXEL_OFFSET::PIXEL_X_OFFSET.get(offset);

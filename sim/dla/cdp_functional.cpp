@@ -152,11 +152,12 @@ OpResult run_cdp(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
   layer.height = field(CR::D_DATA_CUBE_HEIGHT::kAddr, CR::D_DATA_CUBE_HEIGHT::HEIGHT) + 1;
   layer.channels = field(CR::D_DATA_CUBE_CHANNEL::kAddr, CR::D_DATA_CUBE_CHANNEL::CHANNEL) + 1;
   layer.atom_bytes = hw.dla.memory_atomic_size;
-  layer.src = read_address(regs, CR::D_SRC_BASE_ADDR_HIGH::kAddr, CR::D_SRC_BASE_ADDR_LOW::kAddr,
-                           field(CR::D_SRC_DMA_CFG::kAddr, CR::D_SRC_DMA_CFG::SRC_RAM_TYPE));
+  layer.src =
+      read_address(hw, regs, CR::D_SRC_BASE_ADDR_HIGH::kAddr, CR::D_SRC_BASE_ADDR_LOW::kAddr,
+                   field(CR::D_SRC_DMA_CFG::kAddr, CR::D_SRC_DMA_CFG::SRC_RAM_TYPE));
   layer.src_line_stride = regs(CR::D_SRC_LINE_STRIDE::kAddr);
   layer.src_surface_stride = regs(CR::D_SRC_SURFACE_STRIDE::kAddr);
-  layer.dst = read_address(regs, C::D_DST_BASE_ADDR_HIGH::kAddr, C::D_DST_BASE_ADDR_LOW::kAddr,
+  layer.dst = read_address(hw, regs, C::D_DST_BASE_ADDR_HIGH::kAddr, C::D_DST_BASE_ADDR_LOW::kAddr,
                            field(C::D_DST_DMA_CFG::kAddr, C::D_DST_DMA_CFG::DST_RAM_TYPE));
   layer.dst_line_stride = regs(C::D_DST_LINE_STRIDE::kAddr);
   layer.dst_surface_stride = regs(C::D_DST_SURFACE_STRIDE::kAddr);

@@ -59,8 +59,8 @@ void decode_compressed_weights(const HwConfig& hw, const RegRead& regs, std::uin
                "CSC WEIGHT_FORMAT", "CDMA (COMPRESSED)");
   // WGS and WMB come through the weight DMA: its RAM type.
   const std::uint32_t ram = weight_ram_type(regs);
-  l.wgs_base = read_address(regs, CD::D_WGS_ADDR_HIGH::kAddr, CD::D_WGS_ADDR_LOW::kAddr, ram);
-  l.wmb_base = read_address(regs, CD::D_WMB_ADDR_HIGH::kAddr, CD::D_WMB_ADDR_LOW::kAddr, ram);
+  l.wgs_base = read_address(hw, regs, CD::D_WGS_ADDR_HIGH::kAddr, CD::D_WGS_ADDR_LOW::kAddr, ram);
+  l.wmb_base = read_address(hw, regs, CD::D_WMB_ADDR_HIGH::kAddr, CD::D_WMB_ADDR_LOW::kAddr, ram);
   l.wmb_bytes = regs(CD::D_WMB_BYTES::kAddr);
   expect_equal(CS::D_WMB_BYTES::WMB_BYTES.get(regs(CS::D_WMB_BYTES::kAddr)), l.wmb_bytes,
                "CSC WMB_BYTES", "CDMA");
@@ -146,7 +146,7 @@ void decode_input_surface(const HwConfig& hw, const RegRead& regs, ConvLayer& l)
   l.input.height = CD::D_DATAIN_SIZE_0::DATAIN_HEIGHT.get(size0) + 1;
   l.input.channels = CD::D_DATAIN_SIZE_1::DATAIN_CHANNEL.get(regs(CD::D_DATAIN_SIZE_1::kAddr)) + 1;
   l.input.base =
-      read_address(regs, CD::D_DAIN_ADDR_HIGH_0::kAddr, CD::D_DAIN_ADDR_LOW_0::kAddr,
+      read_address(hw, regs, CD::D_DAIN_ADDR_HIGH_0::kAddr, CD::D_DAIN_ADDR_LOW_0::kAddr,
                    CD::D_DAIN_RAM_TYPE::DATAIN_RAM_TYPE.get(regs(CD::D_DAIN_RAM_TYPE::kAddr)));
   l.input.line_stride = regs(CD::D_LINE_STRIDE::kAddr);
   l.input.surface_stride = regs(CD::D_SURF_STRIDE::kAddr);
@@ -178,8 +178,8 @@ void decode_weights(const HwConfig& hw, const RegRead& regs, ConvLayer& l) {
                "CSC's kernel size");
   expect_equal(CD::D_WEIGHT_SIZE_1::WEIGHT_KERNEL.get(regs(CD::D_WEIGHT_SIZE_1::kAddr)) + 1,
                l.kernels, "CDMA WEIGHT_KERNEL", "CSC WEIGHT_KERNEL");
-  l.weight_base = read_address(regs, CD::D_WEIGHT_ADDR_HIGH::kAddr, CD::D_WEIGHT_ADDR_LOW::kAddr,
-                               weight_ram_type(regs));
+  l.weight_base = read_address(hw, regs, CD::D_WEIGHT_ADDR_HIGH::kAddr,
+                               CD::D_WEIGHT_ADDR_LOW::kAddr, weight_ram_type(regs));
   l.weight_bytes = regs(CD::D_WEIGHT_BYTES::kAddr);
   const std::uint64_t packed =
       std::uint64_t{l.kernels} * l.kernel_width * l.kernel_height * l.input.channels * bpe;

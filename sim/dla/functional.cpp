@@ -10,10 +10,11 @@ std::uint64_t read_address(const RegRead& regs, std::uint32_t high_addr, std::ui
   return (std::uint64_t{regs(high_addr)} << 32) | regs(low_addr);
 }
 
-std::uint64_t read_address(const RegRead& regs, std::uint32_t high_addr, std::uint32_t low_addr,
-                           std::uint32_t ram_type) {
+std::uint64_t read_address(const HwConfig& hw, const RegRead& regs, std::uint32_t high_addr,
+                           std::uint32_t low_addr, std::uint32_t ram_type) {
   const std::uint64_t addr = read_address(regs, high_addr, low_addr);
-  return ram_type_space(ram_type) == MemorySpace::kCvSram ? addr | kCvSramTag : addr;
+  const bool cv = hw.dla.secondary_memif && ram_type_space(ram_type) == MemorySpace::kCvSram;
+  return cv ? addr | kCvSramTag : addr;
 }
 
 void throw_not_present(const HwConfig& hw, const std::string& feature) {

@@ -82,10 +82,12 @@ struct OpResult {
 [[nodiscard]] std::uint64_t read_address(const RegRead& regs, std::uint32_t high_addr,
                                          std::uint32_t low_addr);
 // A surface's DMA address (sim/core/device_memory.hpp): the *_ADDR_HIGH/_LOW pair in the memory
-// its *_RAM_TYPE field value `ram_type` selects (0 = CV: the CV-SRAM, 1 = MC: DRAM). On a
-// configuration without a CV-SRAM the memories route CV to DRAM (device_memory.hpp).
-[[nodiscard]] std::uint64_t read_address(const RegRead& regs, std::uint32_t high_addr,
-                                         std::uint32_t low_addr, std::uint32_t ram_type);
+// its *_RAM_TYPE field value `ram_type` selects (0 = CV: the CV-SRAM, 1 = MC: DRAM). A
+// configuration without a secondary memory interface has no CVIF: every surface is in DRAM
+// whatever its RAM_TYPE (NVDLA resets the fields to CV), as before the CV-SRAM was modelled.
+[[nodiscard]] std::uint64_t read_address(const HwConfig& hw, const RegRead& regs,
+                                         std::uint32_t high_addr, std::uint32_t low_addr,
+                                         std::uint32_t ram_type);
 // Throws the one-line error for programming that needs a feature `hw` leaves out.
 [[noreturn]] void throw_not_present(const HwConfig& hw, const std::string& feature);
 

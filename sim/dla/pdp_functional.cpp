@@ -172,11 +172,12 @@ void decode_surfaces(const HwConfig& hw, const RegRead& regs, models::ops::PdpLa
   }
 
   layer.atom_bytes = hw.dla.memory_atomic_size;
-  layer.src = read_address(regs, PR::D_SRC_BASE_ADDR_HIGH::kAddr, PR::D_SRC_BASE_ADDR_LOW::kAddr,
-                           PR::D_SRC_RAM_CFG::SRC_RAM_TYPE.get(regs(PR::D_SRC_RAM_CFG::kAddr)));
+  layer.src =
+      read_address(hw, regs, PR::D_SRC_BASE_ADDR_HIGH::kAddr, PR::D_SRC_BASE_ADDR_LOW::kAddr,
+                   PR::D_SRC_RAM_CFG::SRC_RAM_TYPE.get(regs(PR::D_SRC_RAM_CFG::kAddr)));
   layer.src_line_stride = regs(PR::D_SRC_LINE_STRIDE::kAddr);
   layer.src_surface_stride = regs(PR::D_SRC_SURFACE_STRIDE::kAddr);
-  layer.dst = read_address(regs, P::D_DST_BASE_ADDR_HIGH::kAddr, P::D_DST_BASE_ADDR_LOW::kAddr,
+  layer.dst = read_address(hw, regs, P::D_DST_BASE_ADDR_HIGH::kAddr, P::D_DST_BASE_ADDR_LOW::kAddr,
                            P::D_DST_RAM_CFG::DST_RAM_TYPE.get(regs(P::D_DST_RAM_CFG::kAddr)));
   layer.dst_line_stride = regs(P::D_DST_LINE_STRIDE::kAddr);
   layer.dst_surface_stride = regs(P::D_DST_SURFACE_STRIDE::kAddr);

@@ -78,7 +78,7 @@ SdpXConfig decode_bn(const RegRead& regs) {
                   A::BN_ALU_SRC, A::BN_ALU_SHIFT_VALUE, M::BN_MUL_SRC, M::BN_MUL_SHIFT_VALUE);
 }
 
-SdpOperandSurface decode_surface(const RegRead& regs, std::uint32_t cfg_addr,
+SdpOperandSurface decode_surface(const HwConfig& hw, const RegRead& regs, std::uint32_t cfg_addr,
                                  std::uint32_t high_addr, std::uint32_t low_addr,
                                  std::uint32_t line_addr, std::uint32_t surface_addr,
                                  const Field& disable, const Field& use, const Field& size,
@@ -94,7 +94,7 @@ SdpOperandSurface decode_surface(const RegRead& regs, std::uint32_t cfg_addr,
   s.use = static_cast<SdpDataUse>(use_value > 2 ? 0 : use_value);
   s.bytes_per_component = size.get(cfg) != 0 ? 2 : 1;
   s.mode = mode.get(cfg) != 0 ? SdpDataMode::kPerElement : SdpDataMode::kPerChannel;
-  s.base = read_address(regs, high_addr, low_addr, ram_type.get(cfg));
+  s.base = read_address(hw, regs, high_addr, low_addr, ram_type.get(cfg));
   s.line_stride = regs(line_addr);
   s.surface_stride = regs(surface_addr);
   return s;
@@ -226,26 +226,30 @@ SdpConfig decode_sdp(const HwConfig& hw, const RegRead& regs, const LutTables& l
   c.in_precision =
       decode_precision(RD::D_FEATURE_MODE_CFG::IN_PRECISION.get(rdma_mode), "IN_PRECISION");
 
-  c.src_base = read_address(regs, RD::D_SRC_BASE_ADDR_HIGH::kAddr, RD::D_SRC_BASE_ADDR_LOW::kAddr,
-                            RD::D_SRC_DMA_CFG::SRC_RAM_TYPE.get(regs(RD::D_SRC_DMA_CFG::kAddr)));
+  c.src_base =
+      read_address(hw, regs, RD::D_SRC_BASE_ADDR_HIGH::kAddr, RD::D_SRC_BASE_ADDR_LOW::kAddr,
+                   RD::D_SRC_DMA_CFG::SRC_RAM_TYPE.get(regs(RD::D_SRC_DMA_CFG::kAddr)));
   c.src_line_stride = regs(RD::D_SRC_LINE_STRIDE::kAddr);
   c.src_surface_stride = regs(RD::D_SRC_SURFACE_STRIDE::kAddr);
 
-  c.brdma = decode_surface(
-      regs, RD::D_BRDMA_CFG::kAddr, RD::D_BS_BASE_ADDR_HIGH::kAddr, RD::D_BS_BASE_ADDR_LOW::kAddr,
-      RD::D_BS_LINE_STRIDE::kAddr, RD::D_BS_SURFACE_STRIDE::kAddr, RD::D_BRDMA_CFG::BRDMA_DISABLE,
-      RD::D_BRDMA_CFG::BRDMA_DATA_USE, RD::D_BRDMA_CFG::BRDMA_DATA_SIZE,
-      RD::D_BRDMA_CFG::BRDMA_DATA_MODE, RD::D_BRDMA_CFG::BRDMA_RAM_TYPE, "BRDMA");
-  c.nrdma = decode_surface(
-      regs, RD::D_NRDMA_CFG::kAddr, RD::D_BN_BASE_ADDR_HIGH::kAddr, RD::D_BN_BASE_ADDR_LOW::kAddr,
-      RD::D_BN_LINE_STRIDE::kAddr, RD::D_BN_SURFACE_STRIDE::kAddr, RD::D_NRDMA_CFG::NRDMA_DISABLE,
-      RD::D_NRDMA_CFG::NRDMA_DATA_USE, RD::D_NRDMA_CFG::NRDMA_DATA_SIZE,
-      RD::D_NRDMA_CFG::NRDMA_DATA_MODE, RD::D_NRDMA_CFG::NRDMA_RAM_TYPE, "NRDMA");
-  c.erdma = decode_surface(
-      regs, RD::D_ERDMA_CFG::kAddr, RD::D_EW_BASE_ADDR_HIGH::kAddr, RD::D_EW_BASE_ADDR_LOW::kAddr,
-      RD::D_EW_LINE_STRIDE::kAddr, RD::D_EW_SURFACE_STRIDE::kAddr, RD::D_ERDMA_CFG::ERDMA_DISABLE,
-      RD::D_ERDMA_CFG::ERDMA_DATA_USE, RD::D_ERDMA_CFG::ERDMA_DATA_SIZE,
-      RD::D_ERDMA_CFG::ERDMA_DATA_MODE, RD::D_ERDMA_CFG::ERDMA_RAM_TYPE, "ERDMA");
+  c.brdma =
+      decode_surface(hw, regs, RD::D_BRDMA_CFG::kAddr, RD::D_BS_BASE_ADDR_HIGH::kAddr,
+                     RD::D_BS_BASE_ADDR_LOW::kAddr, RD::D_BS_LINE_STRIDE::kAddr,
+                     RD::D_BS_SURFACE_STRIDE::kAddr, RD::D_BRDMA_CFG::BRDMA_DISABLE,
+                     RD::D_BRDMA_CFG::BRDMA_DATA_USE, RD::D_BRDMA_CFG::BRDMA_DATA_SIZE,
+                     RD::D_BRDMA_CFG::BRDMA_DATA_MODE, RD::D_BRDMA_CFG::BRDMA_RAM_TYPE, "BRDMA");
+  c.nrdma =
+      decode_surface(hw, regs, RD::D_NRDMA_CFG::kAddr, RD::D_BN_BASE_ADDR_HIGH::kAddr,
+                     RD::D_BN_BASE_ADDR_LOW::kAddr, RD::D_BN_LINE_STRIDE::kAddr,
+                     RD::D_BN_SURFACE_STRIDE::kAddr, RD::D_NRDMA_CFG::NRDMA_DISABLE,
+                     RD::D_NRDMA_CFG::NRDMA_DATA_USE, RD::D_NRDMA_CFG::NRDMA_DATA_SIZE,
+                     RD::D_NRDMA_CFG::NRDMA_DATA_MODE, RD::D_NRDMA_CFG::NRDMA_RAM_TYPE, "NRDMA");
+  c.erdma =
+      decode_surface(hw, regs, RD::D_ERDMA_CFG::kAddr, RD::D_EW_BASE_ADDR_HIGH::kAddr,
+                     RD::D_EW_BASE_ADDR_LOW::kAddr, RD::D_EW_LINE_STRIDE::kAddr,
+                     RD::D_EW_SURFACE_STRIDE::kAddr, RD::D_ERDMA_CFG::ERDMA_DISABLE,
+                     RD::D_ERDMA_CFG::ERDMA_DATA_USE, RD::D_ERDMA_CFG::ERDMA_DATA_SIZE,
+                     RD::D_ERDMA_CFG::ERDMA_DATA_MODE, RD::D_ERDMA_CFG::ERDMA_RAM_TYPE, "ERDMA");
 
   c.bs = decode_bs(regs);
   c.bn = decode_bn(regs);
@@ -263,7 +267,7 @@ SdpConfig decode_sdp(const HwConfig& hw, const RegRead& regs, const LutTables& l
   c.cvt.shift =
       static_cast<std::uint8_t>(S::D_CVT_SHIFT::CVT_SHIFT.get(regs(S::D_CVT_SHIFT::kAddr)));
 
-  c.dst_base = read_address(regs, S::D_DST_BASE_ADDR_HIGH::kAddr, S::D_DST_BASE_ADDR_LOW::kAddr,
+  c.dst_base = read_address(hw, regs, S::D_DST_BASE_ADDR_HIGH::kAddr, S::D_DST_BASE_ADDR_LOW::kAddr,
                             S::D_DST_DMA_CFG::DST_RAM_TYPE.get(regs(S::D_DST_DMA_CFG::kAddr)));
   c.dst_line_stride = regs(S::D_DST_LINE_STRIDE::kAddr);
   c.dst_surface_stride = regs(S::D_DST_SURFACE_STRIDE::kAddr);

@@ -254,6 +254,7 @@ struct Fp16ConvLayer {
     m.write32(S::D_DATA_FORMAT::kAddr, S::D_DATA_FORMAT::OUT_PRECISION.set(
                                            S::D_DATA_FORMAT::PROC_PRECISION.set(0, fp16), fp16));
     m.write32(S::D_FEATURE_MODE_CFG::kAddr, S::D_FEATURE_MODE_CFG::FLYING_MODE.set(0, 1));
+    m.write32(S::D_DST_DMA_CFG::kAddr, S::D_DST_DMA_CFG::DST_RAM_TYPE_MC);
     m.write32(S::D_DST_BASE_ADDR_LOW::kAddr, lo(out_addr));
     m.write32(S::D_DST_BASE_ADDR_HIGH::kAddr, hi(out_addr));
     m.write32(S::D_DST_LINE_STRIDE::kAddr, out_line_stride());
@@ -276,8 +277,10 @@ struct Fp16ConvLayer {
                   RD::D_FEATURE_MODE_CFG::PROC_PRECISION.set(
                       RD::D_FEATURE_MODE_CFG::IN_PRECISION.set(0, fp16), fp16),
                   1));
-    m.write32(RD::D_BRDMA_CFG::kAddr,
-              RD::D_BRDMA_CFG::BRDMA_DATA_USE.set(RD::D_BRDMA_CFG::BRDMA_DATA_SIZE.set(0, 1), 1));
+    m.write32(RD::D_BRDMA_CFG::kAddr, RD::D_BRDMA_CFG::BRDMA_RAM_TYPE.set(
+                                          RD::D_BRDMA_CFG::BRDMA_DATA_USE.set(
+                                              RD::D_BRDMA_CFG::BRDMA_DATA_SIZE.set(0, 1), 1),
+                                          RD::D_BRDMA_CFG::BRDMA_RAM_TYPE_MC));
     m.write32(RD::D_BS_BASE_ADDR_LOW::kAddr, lo(bias_addr));
     m.write32(RD::D_BS_BASE_ADDR_HIGH::kAddr, hi(bias_addr));
     m.write32(RD::D_NRDMA_CFG::kAddr, RD::D_NRDMA_CFG::NRDMA_DISABLE.set(0, 1));
@@ -291,6 +294,9 @@ struct Fp16ConvLayer {
               CD::D_DATAIN_SIZE_0::DATAIN_HEIGHT.set(
                   CD::D_DATAIN_SIZE_0::DATAIN_WIDTH.set(0, width - 1), height - 1));
     m.write32(CD::D_DATAIN_SIZE_1::kAddr, channels - 1);
+    // DRAM (MC): the reset value of the RAM types is CV, the CV-SRAM of nv_full.
+    m.write32(CD::D_DAIN_RAM_TYPE::kAddr, CD::D_DAIN_RAM_TYPE::DATAIN_RAM_TYPE_MCIF);
+    m.write32(CD::D_WEIGHT_RAM_TYPE::kAddr, CD::D_WEIGHT_RAM_TYPE::WEIGHT_RAM_TYPE_MCIF);
     m.write32(CD::D_DAIN_ADDR_LOW_0::kAddr, lo(in_addr));
     m.write32(CD::D_DAIN_ADDR_HIGH_0::kAddr, hi(in_addr));
     m.write32(CD::D_LINE_STRIDE::kAddr, in_surface().line_stride);
