@@ -114,7 +114,7 @@ struct SyncWait {  // sync_wait(target, sync_id)
   std::string target;
   std::string sync_id;
 };
-struct CheckCrc {                          // check_crc(sync_id, mem, addr, size, crc)
+struct CheckCrc {  // check_crc(sync_id, mem, addr, size, crc)
   std::string sync_id;
   std::uint64_t addr = 0;
   std::uint64_t size = 0;
