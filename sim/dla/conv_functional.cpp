@@ -298,7 +298,7 @@ ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
 OpResult finish_conv(const HwConfig& hw, const ConvLayer& l, const models::ops::SdpConfig& sdp,
                      const models::ops::ConvResult& conv, const SurfaceRegion& input,
                      const RegRead& regs, models::ops::Memory& mem) {
-  OpResult r = sdp_result(sdp, models::ops::run_sdp_layer(sdp, mem, &conv.out), regs);
+  OpResult r = run_sdp_op(sdp, mem, &conv.out, regs);
   r.status.emplace_back(R::CACC::D_OUT_SATURATION::kAddr, conv.saturated);
   r.in = {l.input.width, l.input.height, l.input.channels};
   r.out = {l.params.out_width, l.params.out_height, l.kernels};
