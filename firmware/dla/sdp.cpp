@@ -192,8 +192,8 @@ void write_sdp_core_registers(Mmio& mmio, const SdpLayer& l, SdpInput input) {
     mmio.write32(
         M::kAddr,
         M::FLYING_MODE.set(0, input == SdpInput::kFlying ? M::FLYING_MODE_ON : M::FLYING_MODE_OFF) |
-            M::OUTPUT_DST.set(0, M::OUTPUT_DST_MEM) | M::WINOGRAD.set(0, M::WINOGRAD_OFF) |
-            M::NAN_TO_ZERO.set(0, M::NAN_TO_ZERO_DISABLE));
+            M::OUTPUT_DST.set(0, l.output_to_pdp ? M::OUTPUT_DST_PDP : M::OUTPUT_DST_MEM) |
+            M::WINOGRAD.set(0, M::WINOGRAD_OFF) | M::NAN_TO_ZERO.set(0, M::NAN_TO_ZERO_DISABLE));
   }
   mmio.write32(S::D_DST_DMA_CFG::kAddr,
                S::D_DST_DMA_CFG::DST_RAM_TYPE.set(0, S::D_DST_DMA_CFG::DST_RAM_TYPE_MC));

@@ -46,6 +46,9 @@ struct SdpStage {
   SdpConvertor cvt;  // requantization to the output precision
   // D_PERF_ENABLE.PERF_SAT_EN: count output saturations into D_PERF_OUT_SATURATION.
   bool count_saturation = true;
+  // D_FEATURE_MODE_CFG.OUTPUT_DST=PDP: the output streams into a flying PDP (firmware/dla/
+  // conv_pool.hpp) instead of SDP's WDMA writing `dst`.
+  bool output_to_pdp = false;
 };
 
 // An SDP layer between two memory surfaces.

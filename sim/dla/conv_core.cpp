@@ -78,10 +78,9 @@ ConvCore::ConvCore(const sc_core::sc_module_name& name, const HwConfig& hw,
   perf_.sdp_write_stall = stats_.add("sdp_wdma_write_stall",
                                      "cycles SDP's WDMA waited to write (0: its writes are posted)",
                                      Unit::kCycles, "NVDLA_SDP.D_PERF_WDMA_WRITE_STALL_0");
-  perf_.sdp_bytes_to_pdp =
-      stats_.add("sdp_bytes_on_the_fly",
-                 "bytes SDP passed to PDP on the fly (OUTPUT_DST=PDP) instead of writing them",
-                 Unit::kBytes);
+  perf_.sdp_bytes_to_pdp = stats_.add(
+      "sdp_bytes_on_the_fly",
+      "bytes SDP passed to PDP on the fly (OUTPUT_DST=PDP) instead of writing them", Unit::kBytes);
   const auto i = [](const stats::Counter& k) { return static_cast<int>(k.index()); };
   units_ = {
       {"CDMA_DAT", i(perf_.dat_busy), {i(perf_.dat_stall)}, i(perf_.dat_bytes), -1},

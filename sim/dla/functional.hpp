@@ -73,8 +73,8 @@ struct OpResult {
   std::uint32_t kernel_width = 1, kernel_height = 1;  // PDP pooling window
   std::uint32_t stride_width = 1, stride_height = 1;  // PDP strides
   std::uint32_t lrn_size = 1;                         // CDP local size (3, 5, 7 or 9)
-  std::uint64_t bytes_read = 0;      // every DMA read (feature, operands, LUT excluded)
-  std::uint64_t bytes_written = 0;   // output surface bytes
+  std::uint64_t bytes_read = 0;     // every DMA read (feature, operands, LUT excluded)
+  std::uint64_t bytes_written = 0;  // output surface bytes
   // Bytes passed on the fly from SDP to PDP (OUTPUT_DST=PDP): what SDP handed over (SDP,
   // convolution) or what a flying PDP took (PDP); neither is in bytes_read or bytes_written.
   std::uint64_t bytes_on_the_fly = 0;

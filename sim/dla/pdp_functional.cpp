@@ -55,9 +55,8 @@ bool on_the_fly(std::uint32_t op_mode) {
 // The D_OPERATION_MODE_CFG method. From memory (OFF_FLYING) PDP_RDMA must agree; on the fly
 // PDP_RDMA takes no part (NVDLA's programming guide: "PDP-RDMA is not necessary to config").
 PdpMethod decode_method(const RegRead& regs, std::uint32_t op_mode) {
-  if (!on_the_fly(op_mode) &&
-      PR::D_FLYING_MODE::FLYING_MODE.get(regs(PR::D_FLYING_MODE::kAddr)) !=
-          PR::D_FLYING_MODE::FLYING_MODE_OFF_FLYING) {
+  if (!on_the_fly(op_mode) && PR::D_FLYING_MODE::FLYING_MODE.get(regs(PR::D_FLYING_MODE::kAddr)) !=
+                                  PR::D_FLYING_MODE::FLYING_MODE_OFF_FLYING) {
     fail("PDP_RDMA D_FLYING_MODE is ON_FLYING while PDP reads from memory (OFF_FLYING)");
   }
   const std::uint32_t method = P::D_OPERATION_MODE_CFG::POOLING_METHOD.get(op_mode);
