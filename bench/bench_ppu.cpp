@@ -47,7 +47,7 @@ class Host final : public ppu::PpuHost {
 struct Soc {
   explicit Soc(const HwConfig& config)
       : hw(config),
-        image(hw.mem_address_width),
+        image(hw.dla.mem_address_width),
         mem("mem", hw, image, period),
         ppu("ppu", hw, image, host, period) {
     ppu.bind(mem.socket);

@@ -9,6 +9,7 @@ packages=(
   libfmt-dev libcli11-dev nlohmann-json3-dev python3 python3-jsonschema
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format
+  libprotobuf-dev libonnx-dev libonnx-testdata
 )
 
 missing=()

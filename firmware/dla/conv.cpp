@@ -26,6 +26,8 @@ SdpLayer conv_sdp_layer(const ConvLayer& l) {
   s.precision = l.precision;
   s.src = l.dst;
   s.dst = l.dst;
+  s.batches = l.batches;
+  s.dst_batch_stride = l.dst_batch_stride;
   return s;
 }
 
@@ -62,7 +64,6 @@ ConvModel conv_model(const ConvLayer& l, const ConvHardware& hw) {
 
 ConvGolden run_conv_model(const ConvLayer& l, const ConvHardware& hw, models::ops::Memory& mem) {
   const ConvModel m = conv_model(l, hw);
-  const models::ops::ConvCube in = models::ops::read_feature_cube(m.input, m.params.precision, mem);
   const models::ops::ConvWeights w =
       l.compressed
           ? models::ops::read_compressed_weights(
@@ -73,11 +74,18 @@ ConvGolden run_conv_model(const ConvLayer& l, const ConvHardware& hw, models::op
                 l.kernels, l.kernel_height, l.kernel_width, l.src.channels, m.weight_layout, mem)
           : models::ops::read_weights(l.weight_address, l.kernels, l.kernel_height, l.kernel_width,
                                       l.src.channels, m.weight_layout, mem);
-  const models::ops::ConvResult conv =
-      models::ops::run_conv_int(in, w, m.params, m.out_channels_padded);
-  const models::ops::SdpLayerResult sdp = models::ops::run_sdp_layer(m.sdp, mem, &conv.out);
   ConvGolden g;
-  g.cacc_saturation = conv.saturated;
+  std::vector<models::ops::ConvCube> outs;
+  for (std::uint32_t b = 0; b < l.batches; ++b) {
+    models::ops::ConvFeatureSurface input = m.input;
+    input.base += std::uint64_t{b} * l.src_batch_stride;
+    const models::ops::ConvCube in = models::ops::read_feature_cube(input, m.params.precision, mem);
+    models::ops::ConvResult conv =
+        models::ops::run_conv_int(in, w, m.params, m.out_channels_padded);
+    g.cacc_saturation += conv.saturated;
+    outs.push_back(std::move(conv.out));
+  }
+  const models::ops::SdpLayerResult sdp = models::ops::run_sdp_batches(m.sdp, mem, outs);
   g.sdp_saturation = sdp.stats.out_saturation.value();
   return g;
 }

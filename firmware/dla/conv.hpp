@@ -71,6 +71,12 @@ struct ConvLayer {
   unsigned clip_truncate = 0;  // CACC CLIP_TRUNCATE: rounding right shift of the sums, 0..31
   SdpStage sdp;                // the SDP stage fed by CACC in flying mode
   FeatureSurface dst;          // written by SDP: conv_output_cube() x kernels
+  // Multi-batch mode (configurations with BATCH; 1..32): batch b reads its input at
+  // src.address + b * src_batch_stride and writes its output at dst.address +
+  // b * dst_batch_stride; the batches share the weights (fetched once). The output's address and
+  // strides must then be 64-byte aligned (NVDLA's programming guide).
+  std::uint32_t batches = 1;
+  std::uint32_t src_batch_stride = 0, dst_batch_stride = 0;
 };
 
 struct ConvCubeSize {

@@ -6,15 +6,16 @@ namespace octasim::firmware {
 
 ConvHardware conv_hardware(const HwConfig& hw) {
   ConvHardware c;
-  c.atom_bytes = hw.memory_atomic_size;
-  c.mac_atomic_c = hw.mac_atomic_c;
-  c.mac_atomic_k = hw.mac_atomic_k;
-  c.cbuf_bank_number = hw.cbuf_bank_number;
-  c.cbuf_bank_width = hw.cbuf_bank_width;
-  c.cbuf_bank_depth = hw.cbuf_bank_depth;
-  c.int8 = hw.feature_int8;
-  c.int16 = hw.feature_int16;
-  c.weight_compression = hw.weight_compression;
+  c.atom_bytes = hw.dla.memory_atomic_size;
+  c.mac_atomic_c = hw.dla.mac_atomic_c;
+  c.mac_atomic_k = hw.dla.mac_atomic_k;
+  c.cbuf_bank_number = hw.dla.cbuf_bank_number;
+  c.cbuf_bank_width = hw.dla.cbuf_bank_width;
+  c.cbuf_bank_depth = hw.dla.cbuf_bank_depth;
+  c.int8 = hw.dla.feature_int8;
+  c.int16 = hw.dla.feature_int16;
+  c.weight_compression = hw.dla.weight_compression;
+  c.batch = hw.dla.batch;
   return c;
 }
 

@@ -19,6 +19,7 @@ struct ConvHardware {
   bool int8 = true;
   bool int16 = false;
   bool weight_compression = false;  // sparse weight compression (WMB/WGS)
+  bool batch = false;               // multi-batch convolution (BATCH)
 };
 
 // The convolution hardware of a DLA configuration.

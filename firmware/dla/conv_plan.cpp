@@ -43,6 +43,40 @@ std::uint32_t entries_per_slice(const ConvLayer& l, const ConvHardware& hw) {
   return static_cast<std::uint32_t>(std::min<std::uint64_t>(eps, 0xffffffffu));
 }
 
+// The bytes a feature surface spans from its address (the last surface's last line).
+std::uint64_t surface_span(const FeatureSurface& s, Precision p, unsigned atom_bytes) {
+  return std::uint64_t{surface_count(s, p, atom_bytes) - 1} * s.surface_stride +
+         std::uint64_t{s.height - 1} * s.line_stride + std::uint64_t{s.width} * atom_bytes;
+}
+
+// Multi-batch: the batch count, the hardware, the strides (the batches' cubes must not overlap)
+// and the output's 64-byte alignment the programming guide requires.
+void check_batches(const ConvLayer& l, const ConvHardware& hw) {
+  range("batch count", l.batches, 1, 32);
+  if (l.batches == 1) return;
+  if (!hw.batch) throw FirmwareError("convolution: multi-batch needs hardware with BATCH");
+  if (l.compressed) {
+    throw FirmwareError("convolution: multi-batch with compressed weights is not supported");
+  }
+  const std::uint64_t in_span = surface_span(l.src, l.precision, hw.atom_bytes);
+  const std::uint64_t out_span = surface_span(l.dst, l.precision, hw.atom_bytes);
+  if (l.src_batch_stride < in_span || l.dst_batch_stride < out_span) {
+    throw FirmwareError(fmt::format(
+        "convolution: batch strides (input {}, output {}) must cover one cube ({}, {} bytes)",
+        l.src_batch_stride, l.dst_batch_stride, in_span, out_span));
+  }
+  for (const auto& [what, v] :
+       {std::pair<const char*, std::uint64_t>{"output address", l.dst.address},
+        {"output line stride", l.dst.line_stride},
+        {"output surface stride", l.dst.surface_stride},
+        {"output batch stride", l.dst_batch_stride}}) {
+    if (v % 64 != 0) {
+      throw FirmwareError(fmt::format(
+          "convolution: multi-batch needs a 64-byte aligned {} (it is 0x{:x})", what, v));
+    }
+  }
+}
+
 // The layer's checks against the hardware and NVDLA's register ranges, in the order their
 // errors are reported; returns the output cube.
 ConvCubeSize check_conv_layer(const ConvLayer& l, const ConvHardware& hw) {
@@ -103,6 +137,7 @@ ConvCubeSize check_conv_layer(const ConvLayer& l, const ConvHardware& hw) {
     throw FirmwareError(fmt::format("convolution: weight address 0x{:x} is not aligned to {} bytes",
                                     l.weight_address, kWeightAddrAlign));
   }
+  check_batches(l, hw);
   check_sdp_stage(conv_sdp_layer(l), hw.atom_bytes, "convolution: SDP");
   return out;
 }
@@ -164,7 +199,7 @@ void plan_cbuf(const ConvLayer& l, const ConvHardware& hw, std::uint64_t per_ker
   const unsigned max_banks = std::min(hw.cbuf_bank_number, 32u) - (l.compressed ? 1 : 0);
   const std::uint64_t bank_bytes = std::uint64_t{hw.cbuf_bank_width} * hw.cbuf_bank_depth;
   const std::uint64_t data_banks =
-      ceil_div(std::uint64_t{p.entries_per_slice} * l.src.height, hw.cbuf_bank_depth);
+      ceil_div(std::uint64_t{p.entries_per_slice} * l.src.height * l.batches, hw.cbuf_bank_depth);
   const unsigned group_kernels =
       l.precision == Precision::kInt8 ? hw.mac_atomic_k : hw.mac_atomic_k / 2;
   const std::uint64_t min_weight_banks = ceil_div(
@@ -182,9 +217,10 @@ void plan_cbuf(const ConvLayer& l, const ConvHardware& hw, std::uint64_t per_ker
   }
   if (data_banks + min_weight_banks > max_banks) {
     throw FirmwareError(fmt::format(
-        "convolution: the {}x{}x{} input needs {} CBUF banks and one kernel group {} more, but "
-        "the CBUF has {} (splitting the input in height is not supported)",
-        l.src.width, l.src.height, l.src.channels, data_banks, min_weight_banks, max_banks));
+        "convolution: the {}x{}x{} input ({} batches) needs {} CBUF banks and one kernel group {} "
+        "more, but the CBUF has {} (splitting the input in height is not supported)",
+        l.src.width, l.src.height, l.src.channels, l.batches, data_banks, min_weight_banks,
+        max_banks));
   }
   p.data_banks = static_cast<unsigned>(data_banks);
   p.full_weights = data_banks + all_weight_banks <= max_banks;

@@ -40,7 +40,7 @@ void program_cacc(Mmio& mmio, const ConvLayer& l, const ConvPlan& plan) {
   mmio.write32(CA::D_DATAOUT_SIZE_1::kAddr,
                CA::D_DATAOUT_SIZE_1::DATAOUT_CHANNEL.set(0, l.kernels - 1));
   mmio.write32(CA::D_DATAOUT_ADDR::kAddr, low32(l.dst.address));
-  mmio.write32(CA::D_BATCH_NUMBER::kAddr, 0);
+  mmio.write32(CA::D_BATCH_NUMBER::kAddr, l.batches - 1);
   mmio.write32(CA::D_LINE_STRIDE::kAddr, l.dst.line_stride);
   mmio.write32(CA::D_SURF_STRIDE::kAddr, l.dst.surface_stride);
   {
@@ -72,7 +72,7 @@ void program_csc(Mmio& mmio, const ConvLayer& l, const ConvPlan& plan) {
   mmio.write32(CS::D_DATAIN_SIZE_EXT_0::kAddr, datain_ext(l));
   mmio.write32(CS::D_DATAIN_SIZE_EXT_1::kAddr,
                CS::D_DATAIN_SIZE_EXT_1::DATAIN_CHANNEL_EXT.set(0, l.src.channels - 1));
-  mmio.write32(CS::D_BATCH_NUMBER::kAddr, 0);
+  mmio.write32(CS::D_BATCH_NUMBER::kAddr, l.batches - 1);
   mmio.write32(CS::D_POST_Y_EXTENSION::kAddr, 0);
   mmio.write32(CS::D_ENTRY_PER_SLICE::kAddr,
                CS::D_ENTRY_PER_SLICE::ENTRIES.set(0, plan.entries_per_slice - 1));
@@ -143,8 +143,8 @@ void program_cdma(Mmio& mmio, const ConvLayer& l, const ConvPlan& plan, unsigned
     mmio.write32(M::kAddr, M::LINE_PACKED.set(0, line_packed ? 1 : 0) |
                                M::SURF_PACKED.set(0, surf_packed ? 1 : 0));
   }
-  mmio.write32(CD::D_BATCH_NUMBER::kAddr, 0);
-  mmio.write32(CD::D_BATCH_STRIDE::kAddr, 0);
+  mmio.write32(CD::D_BATCH_NUMBER::kAddr, l.batches - 1);
+  mmio.write32(CD::D_BATCH_STRIDE::kAddr, l.src_batch_stride);
   mmio.write32(CD::D_ENTRY_PER_SLICE::kAddr,
                CD::D_ENTRY_PER_SLICE::ENTRIES.set(0, plan.entries_per_slice - 1));
   mmio.write32(CD::D_FETCH_GRAIN::kAddr, 0);  // fetch as soon as one slice fits

@@ -193,8 +193,10 @@ void write_sdp_core_registers(Mmio& mmio, const SdpLayer& l, SdpInput input) {
         M::kAddr,
         M::FLYING_MODE.set(0, input == SdpInput::kFlying ? M::FLYING_MODE_ON : M::FLYING_MODE_OFF) |
             M::OUTPUT_DST.set(0, l.output_to_pdp ? M::OUTPUT_DST_PDP : M::OUTPUT_DST_MEM) |
-            M::WINOGRAD.set(0, M::WINOGRAD_OFF) | M::NAN_TO_ZERO.set(0, M::NAN_TO_ZERO_DISABLE));
+            M::WINOGRAD.set(0, M::WINOGRAD_OFF) | M::NAN_TO_ZERO.set(0, M::NAN_TO_ZERO_DISABLE) |
+            M::BATCH_NUMBER.set(0, l.batches - 1));
   }
+  if (l.batches > 1) mmio.write32(S::D_DST_BATCH_STRIDE::kAddr, l.dst_batch_stride);
   mmio.write32(S::D_DST_DMA_CFG::kAddr,
                S::D_DST_DMA_CFG::DST_RAM_TYPE.set(0, S::D_DST_DMA_CFG::DST_RAM_TYPE_MC));
   mmio.write32(S::D_DATA_FORMAT::kAddr, S::D_DATA_FORMAT::PROC_PRECISION.set(0, p) |
@@ -245,6 +247,8 @@ models::ops::SdpConfig sdp_model_config(const SdpLayer& l, unsigned atom_bytes) 
   c.dst_base = l.dst.address;
   c.dst_line_stride = l.dst.line_stride;
   c.dst_surface_stride = l.dst.surface_stride;
+  c.batches = l.batches;
+  c.dst_batch_stride = l.dst_batch_stride;
 
   const auto operand = [&](const SdpPerChannel& op, SdpDataUse use) {
     models::ops::SdpOperandSurface s;

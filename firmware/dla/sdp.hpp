@@ -56,6 +56,10 @@ struct SdpLayer : SdpStage {
   Precision precision = Precision::kInt8;
   FeatureSurface src;  // read by SDP_RDMA (MRDMA)
   FeatureSurface dst;  // written by SDP's WDMA; same width, height and channels as src
+  // A multi-batch convolution's SDP stage (flying only): batch b's output at dst.address +
+  // b * dst_batch_stride.
+  std::uint32_t batches = 1;
+  std::uint32_t dst_batch_stride = 0;
 };
 
 // The bytes of a per-channel operand table for `channels` = values.size() channels: INT16

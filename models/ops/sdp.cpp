@@ -126,7 +126,11 @@ void check_supported(const SdpConfig& cfg, const ConvCube* flying) {
     throw std::runtime_error(
         "SDP output to PDP (OUTPUT_DST=PDP) is not supported by the memory-to-memory layer");
   }
-  if (cfg.batches != 1) throw std::runtime_error("SDP multi-batch mode is not supported");
+  if (cfg.batches != 1) {
+    throw std::runtime_error(cfg.flying ? "SDP multi-batch mode takes one cube per batch"
+                                        : "SDP multi-batch mode (BATCH_NUMBER != 0) needs flying "
+                                          "input from the convolution core");
+  }
   if (cfg.winograd) throw std::runtime_error("SDP Winograd mode is not supported");
   if ((!cfg.flying && cfg.in_precision == SdpPrecision::kFp16) ||
       cfg.proc_precision == SdpPrecision::kFp16 || cfg.out_precision == SdpPrecision::kFp16) {
@@ -268,9 +272,12 @@ void SdpDatapath::process_atom(const std::int32_t* in, const SdpOperands* ops, s
   for (std::size_t i = 0; i < n; ++i) out[i] = process(in[i], ops[i], stats);
 }
 
-SdpLayerResult run_sdp_layer(const SdpConfig& cfg, Memory& mem, const ConvCube* flying) {
+namespace {
+
+// One data cube through SDP, adding to `result` (its counters accumulate across batches).
+void run_sdp_cube(const SdpConfig& cfg, Memory& mem, const ConvCube* flying,
+                  SdpLayerResult& result) {
   check_supported(cfg, flying);
-  SdpLayerResult result;
   const SdpDatapath dp(cfg);
 
   const unsigned epa = cfg.elements_per_atom(cfg.proc_precision);
@@ -376,7 +383,43 @@ SdpLayerResult run_sdp_layer(const SdpConfig& cfg, Memory& mem, const ConvCube* 
       result.bytes_written += out_line.size();
     }
   }
+}
+
+}  // namespace
+
+SdpLayerResult run_sdp_layer(const SdpConfig& cfg, Memory& mem, const ConvCube* flying) {
+  SdpLayerResult result;
+  run_sdp_cube(cfg, mem, flying, result);
   return result;
+}
+
+SdpLayerResult run_sdp_batches(const SdpConfig& cfg, Memory& mem,
+                               const std::vector<ConvCube>& flying) {
+  if (!cfg.flying) throw std::runtime_error("SDP multi-batch mode needs flying input (from CACC)");
+  if (flying.size() != cfg.batches) {
+    throw std::runtime_error("SDP BATCH_NUMBER says " + std::to_string(cfg.batches) +
+                             " batches but the convolution delivers " +
+                             std::to_string(flying.size()));
+  }
+  for (const SdpOperandSurface* op : {&cfg.brdma, &cfg.nrdma, &cfg.erdma}) {
+    if (cfg.batches > 1 && op->enabled && op->mode == SdpDataMode::kPerElement) {
+      throw std::runtime_error(
+          "SDP multi-batch mode with a per-element operand from memory (BS/BN/EW_BATCH_STRIDE) "
+          "is not supported");
+    }
+  }
+  SdpLayerResult result;
+  for (std::uint32_t b = 0; b < cfg.batches; ++b) {
+    run_sdp_cube(sdp_batch(cfg, b), mem, &flying[b], result);
+  }
+  return result;
+}
+
+SdpConfig sdp_batch(const SdpConfig& cfg, std::uint32_t b) {
+  SdpConfig one = cfg;
+  one.batches = 1;
+  one.dst_base = cfg.dst_base + std::uint64_t{b} * cfg.dst_batch_stride;
+  return one;
 }
 
 }  // namespace octasim::models::ops

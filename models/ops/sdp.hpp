@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "models/ops/conv.hpp"
 #include "models/ops/memory.hpp"
@@ -222,5 +223,14 @@ struct SdpLayerResult {
 // configurations outside the supported set above.
 [[nodiscard]] SdpLayerResult run_sdp_layer(const SdpConfig& cfg, Memory& mem,
                                            const ConvCube* flying = nullptr);
+
+// Multi-batch mode (D_FEATURE_MODE_CFG.BATCH_NUMBER; flying from the convolution core only):
+// `flying` holds cfg.batches cubes; batch b is written at dst_base + b * D_DST_BATCH_STRIDE
+// (sdp_batch). Per-channel operands (bias, batch-norm) are shared by every batch and read once
+// per batch; a per-element operand from memory is refused. Counters add up over the batches.
+[[nodiscard]] SdpLayerResult run_sdp_batches(const SdpConfig& cfg, Memory& mem,
+                                             const std::vector<ConvCube>& flying);
+// The single-cube layer of batch `b`.
+[[nodiscard]] SdpConfig sdp_batch(const SdpConfig& cfg, std::uint32_t b);
 
 }  // namespace octasim::models::ops

@@ -64,7 +64,7 @@ int run_clip(const ClipOptions& opts);
 
 struct RunOptions {
   std::string trace;
-  std::string config = "nv_small";
+  std::string config;  // empty: the trace format's default (nv_small; nv_full for .txn)
   bool functional = false;
   std::uint64_t timeout_cycles = 50'000'000;
   std::string report;    // --report FILE.json: the run's report (sim/report/report.schema.json)

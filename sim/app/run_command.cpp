@@ -23,6 +23,7 @@
 #include "sim/soc/soc.hpp"
 #include "sim/trace/player.hpp"
 #include "sim/trace/trace.hpp"
+#include "sim/trace/txn_reader.hpp"
 
 namespace octasim::app {
 namespace {
@@ -211,11 +212,15 @@ void add_report_options(CLI::App& cmd, RunOptions& opts) {
 }
 
 void add_run_command(CLI::App& app, RunOptions& opts) {
-  auto* cmd = app.add_subcommand("run", "run an NVDLA trace (.cfg) and check its results");
-  cmd->add_option("trace", opts.trace, "trace file (NVDLA .cfg syntax)")->required();
+  auto* cmd = app.add_subcommand("run", "run an NVDLA trace (.cfg or .txn) and check its results");
+  cmd->add_option("trace", opts.trace,
+                  "trace file: NVDLA .cfg syntax, or a first-release input.txn (with its "
+                  "plusargs.txt and output_feature_map.dat)")
+      ->required();
   cmd->add_option("--config", opts.config,
-                  "hardware configuration: nv_small (default), nv_small_256, nv_small_256_full, "
-                  "nv_large, nv_full, soc_small, soc_large (DLA + PPU), or a JSON file");
+                  "hardware configuration: nv_small (default; nv_full for .txn), nv_small_256, "
+                  "nv_small_256_full, nv_large, nv_full, soc_small, soc_large (DLA + PPU), or a "
+                  "JSON file");
   cmd->add_flag("--functional", opts.functional,
                 "zero-time functional simulation (results only, no timing)");
   cmd->add_option("--timeout-cycles", opts.timeout_cycles,
@@ -226,7 +231,8 @@ void add_run_command(CLI::App& app, RunOptions& opts) {
 int run_trace(const RunOptions& opts) {
   HwConfig hw;
   try {
-    hw = load_hw_config(opts.config);
+    const std::string default_config = trace::is_txn_path(opts.trace) ? "nv_full" : "nv_small";
+    hw = load_hw_config(opts.config.empty() ? default_config : opts.config);
   } catch (const std::exception& e) {
     throw UsageError(e.what());
   }
@@ -251,7 +257,7 @@ int run_trace(const RunOptions& opts) {
   }
   trace::Trace t;
   try {
-    t = trace::parse_trace_file(opts.trace);
+    t = trace::read_trace_file(opts.trace);
   } catch (const trace::TraceError& e) {
     throw UsageError(e.what());
   }

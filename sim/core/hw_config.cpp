@@ -22,124 +22,158 @@ extern const std::size_t kBuiltinConfigCount;
 
 namespace {
 
+// A key's field, reached through its section: &dla_field<&DlaConfig::mac_atomic_c>.
+template <auto F>
+auto& dla_field(HwConfig& c) {
+  return c.dla.*F;
+}
+template <auto F>
+auto& mem_field(HwConfig& c) {
+  return c.mem.*F;
+}
+template <auto F>
+auto& ppu_field(HwConfig& c) {
+  return c.ppu.*F;
+}
+template <auto F>
+auto& octav_field(HwConfig& c) {
+  return c.octav.*F;
+}
+
 struct Param {
   const char* key;
   const char* description;
-  std::variant<bool HwConfig::*, unsigned HwConfig::*, std::string HwConfig::*> member;
+  std::variant<bool& (*)(HwConfig&), unsigned& (*)(HwConfig&), std::string& (*)(HwConfig&)> member;
   std::vector<const char*> choices = {};  // a string key's valid values
 };
 
 // Every configuration key, with what it means (NVDLA's spec define in parentheses).
 const Param kParams[] = {
-    {"feature_int8", "INT8 feature data (FEATURE_DATA_TYPE_INT8)", &HwConfig::feature_int8},
-    {"feature_int16", "INT16 feature data", &HwConfig::feature_int16},
-    {"feature_fp16", "FP16 feature data", &HwConfig::feature_fp16},
+    {"feature_int8", "INT8 feature data (FEATURE_DATA_TYPE_INT8)",
+     &dla_field<&DlaConfig::feature_int8>},
+    {"feature_int16", "INT16 feature data", &dla_field<&DlaConfig::feature_int16>},
+    {"feature_fp16", "FP16 feature data", &dla_field<&DlaConfig::feature_fp16>},
     {"weight_compression", "compressed weights (WEIGHT_COMPRESSION)",
-     &HwConfig::weight_compression},
-    {"winograd", "Winograd convolution (WINOGRAD)", &HwConfig::winograd},
-    {"batch", "batched convolution (BATCH)", &HwConfig::batch},
-    {"secondary_memif", "secondary memory interface (SECONDARY_MEMIF)", &HwConfig::secondary_memif},
-    {"sdp_lut", "SDP lookup table (SDP_LUT)", &HwConfig::sdp_lut},
-    {"sdp_bs", "SDP BS stage (SDP_BS)", &HwConfig::sdp_bs},
-    {"sdp_bn", "SDP BN stage (SDP_BN)", &HwConfig::sdp_bn},
-    {"sdp_ew", "SDP EW stage (SDP_EW)", &HwConfig::sdp_ew},
-    {"bdma", "bridge DMA (BDMA)", &HwConfig::bdma},
-    {"rubik", "Rubik reshape engine (RUBIK)", &HwConfig::rubik},
-    {"pdp", "planar data processor (PDP)", &HwConfig::pdp},
-    {"cdp", "channel data processor (CDP)", &HwConfig::cdp},
+     &dla_field<&DlaConfig::weight_compression>},
+    {"winograd", "Winograd convolution (WINOGRAD)", &dla_field<&DlaConfig::winograd>},
+    {"batch", "batched convolution (BATCH)", &dla_field<&DlaConfig::batch>},
+    {"secondary_memif", "secondary memory interface (SECONDARY_MEMIF)",
+     &dla_field<&DlaConfig::secondary_memif>},
+    {"sdp_lut", "SDP lookup table (SDP_LUT)", &dla_field<&DlaConfig::sdp_lut>},
+    {"sdp_bs", "SDP BS stage (SDP_BS)", &dla_field<&DlaConfig::sdp_bs>},
+    {"sdp_bn", "SDP BN stage (SDP_BN)", &dla_field<&DlaConfig::sdp_bn>},
+    {"sdp_ew", "SDP EW stage (SDP_EW)", &dla_field<&DlaConfig::sdp_ew>},
+    {"bdma", "bridge DMA (BDMA)", &dla_field<&DlaConfig::bdma>},
+    {"rubik", "Rubik reshape engine (RUBIK)", &dla_field<&DlaConfig::rubik>},
+    {"pdp", "planar data processor (PDP)", &dla_field<&DlaConfig::pdp>},
+    {"cdp", "channel data processor (CDP)", &dla_field<&DlaConfig::cdp>},
     {"mac_atomic_c", "MAC atomic-C, input channels per cycle (MAC_ATOMIC_C_SIZE)",
-     &HwConfig::mac_atomic_c},
+     &dla_field<&DlaConfig::mac_atomic_c>},
     {"mac_atomic_k", "MAC atomic-K, kernels per cycle (MAC_ATOMIC_K_SIZE)",
-     &HwConfig::mac_atomic_k},
+     &dla_field<&DlaConfig::mac_atomic_k>},
     {"memory_atomic_size", "bytes per memory atom (MEMORY_ATOMIC_SIZE)",
-     &HwConfig::memory_atomic_size},
-    {"cbuf_bank_number", "CBUF banks (CBUF_BANK_NUMBER)", &HwConfig::cbuf_bank_number},
-    {"cbuf_bank_width", "CBUF bank width in bytes (CBUF_BANK_WIDTH)", &HwConfig::cbuf_bank_width},
-    {"cbuf_bank_depth", "CBUF bank depth in entries (CBUF_BANK_DEPTH)", &HwConfig::cbuf_bank_depth},
+     &dla_field<&DlaConfig::memory_atomic_size>},
+    {"cbuf_bank_number", "CBUF banks (CBUF_BANK_NUMBER)", &dla_field<&DlaConfig::cbuf_bank_number>},
+    {"cbuf_bank_width", "CBUF bank width in bytes (CBUF_BANK_WIDTH)",
+     &dla_field<&DlaConfig::cbuf_bank_width>},
+    {"cbuf_bank_depth", "CBUF bank depth in entries (CBUF_BANK_DEPTH)",
+     &dla_field<&DlaConfig::cbuf_bank_depth>},
     {"sdp_bs_throughput", "SDP BS elements per cycle (SDP_BS_THROUGHPUT)",
-     &HwConfig::sdp_bs_throughput},
+     &dla_field<&DlaConfig::sdp_bs_throughput>},
     {"sdp_bn_throughput", "SDP BN elements per cycle (SDP_BN_THROUGHPUT)",
-     &HwConfig::sdp_bn_throughput},
+     &dla_field<&DlaConfig::sdp_bn_throughput>},
     {"sdp_ew_throughput", "SDP EW elements per cycle (SDP_EW_THROUGHPUT)",
-     &HwConfig::sdp_ew_throughput},
-    {"pdp_throughput", "PDP elements per cycle (PDP_THROUGHPUT)", &HwConfig::pdp_throughput},
-    {"cdp_throughput", "CDP elements per cycle (CDP_THROUGHPUT)", &HwConfig::cdp_throughput},
+     &dla_field<&DlaConfig::sdp_ew_throughput>},
+    {"pdp_throughput", "PDP elements per cycle (PDP_THROUGHPUT)",
+     &dla_field<&DlaConfig::pdp_throughput>},
+    {"cdp_throughput", "CDP elements per cycle (CDP_THROUGHPUT)",
+     &dla_field<&DlaConfig::cdp_throughput>},
     {"primary_memif_latency", "primary memory read latency in cycles (PRIMARY_MEMIF_LATENCY)",
-     &HwConfig::primary_memif_latency},
+     &dla_field<&DlaConfig::primary_memif_latency>},
     {"primary_memif_max_burst", "memory atoms per request (PRIMARY_MEMIF_MAX_BURST_LENGTH)",
-     &HwConfig::primary_memif_max_burst},
+     &dla_field<&DlaConfig::primary_memif_max_burst>},
     {"primary_memif_width", "primary memory interface width in bits (PRIMARY_MEMIF_WIDTH)",
-     &HwConfig::primary_memif_width},
-    {"mem_address_width", "memory address bits (MEM_ADDRESS_WIDTH)", &HwConfig::mem_address_width},
+     &dla_field<&DlaConfig::primary_memif_width>},
+    {"mem_address_width", "memory address bits (MEM_ADDRESS_WIDTH)",
+     &dla_field<&DlaConfig::mem_address_width>},
     {"dram_write_latency", "cycles from a write request to its acknowledge",
-     &HwConfig::dram_write_latency},
-    {"csb_access_cycles", "cycles per CSB register access", &HwConfig::csb_access_cycles},
+     &mem_field<&MemoryConfig::dram_write_latency>},
+    {"csb_access_cycles", "cycles per CSB register access",
+     &dla_field<&DlaConfig::csb_access_cycles>},
     {"op_start_latency", "cycles from OP_ENABLE to the first DMA request",
-     &HwConfig::op_start_latency},
-    {"sdp_pipeline_latency", "SDP pipeline depth in cycles", &HwConfig::sdp_pipeline_latency},
-    {"pdp_pipeline_latency", "PDP pipeline depth in cycles", &HwConfig::pdp_pipeline_latency},
-    {"cdp_pipeline_latency", "CDP pipeline depth in cycles", &HwConfig::cdp_pipeline_latency},
+     &dla_field<&DlaConfig::op_start_latency>},
+    {"sdp_pipeline_latency", "SDP pipeline depth in cycles",
+     &dla_field<&DlaConfig::sdp_pipeline_latency>},
+    {"pdp_pipeline_latency", "PDP pipeline depth in cycles",
+     &dla_field<&DlaConfig::pdp_pipeline_latency>},
+    {"cdp_pipeline_latency", "CDP pipeline depth in cycles",
+     &dla_field<&DlaConfig::cdp_pipeline_latency>},
     {"dma_latency_buffer_atoms", "memory atoms an RDMA may have requested but not consumed",
-     &HwConfig::dma_latency_buffer_atoms},
+     &dla_field<&DlaConfig::dma_latency_buffer_atoms>},
     {"dram_bytes_per_cycle",
      "sustained DRAM bytes per cycle shared by all DMA clients (0: primary_memif_width / 8)",
-     &HwConfig::dram_bytes_per_cycle},
+     &mem_field<&MemoryConfig::dram_bytes_per_cycle>},
     {"conv_pipeline_latency",
      "cycles from a CSC package issue to its CACC delivery (CBUF read, CMAC, CACC assembly)",
-     &HwConfig::conv_pipeline_latency},
+     &dla_field<&DlaConfig::conv_pipeline_latency>},
     {"octav_elements_per_cycle", "elements the OCTAV datapath takes per cycle in one pass",
-     &HwConfig::octav_elements_per_cycle},
+     &octav_field<&OctavConfig::elements_per_cycle>},
     {"octav_buffer_bytes",
      "OCTAV on-chip buffer: an input this size or smaller is read from DRAM once",
-     &HwConfig::octav_buffer_bytes},
+     &octav_field<&OctavConfig::buffer_bytes>},
     {"octav_divide_latency",
      "cycles of OCTAV's FP64 division ending an iteration (then one group per cycle)",
-     &HwConfig::octav_divide_latency},
-    {"mem_partitions", "memory partitions, one DRAM channel each", &HwConfig::mem_partitions},
+     &octav_field<&OctavConfig::divide_latency>},
+    {"mem_partitions", "memory partitions, one DRAM channel each",
+     &mem_field<&MemoryConfig::partitions>},
     {"mem_interleave_bytes", "address interleave granule across L2 slices (bytes)",
-     &HwConfig::mem_interleave_bytes},
-    {"xbar_latency", "crossbar traversal latency each way (cycles)", &HwConfig::xbar_latency},
+     &mem_field<&MemoryConfig::interleave_bytes>},
+    {"xbar_latency", "crossbar traversal latency each way (cycles)",
+     &mem_field<&MemoryConfig::xbar_latency>},
     {"xbar_port_bytes_per_cycle", "crossbar bytes per cycle per initiator port (0: no limit)",
-     &HwConfig::xbar_port_bytes_per_cycle},
+     &mem_field<&MemoryConfig::xbar_port_bytes_per_cycle>},
     {"l2_slices_per_partition", "L2 slices per memory partition (0: no L2)",
-     &HwConfig::l2_slices_per_partition},
-    {"l2_slice_bytes", "L2 slice capacity (bytes)", &HwConfig::l2_slice_bytes},
-    {"l2_ways", "L2 associativity", &HwConfig::l2_ways},
-    {"l2_line_bytes", "L2 line size (bytes)", &HwConfig::l2_line_bytes},
-    {"l2_hit_latency", "L2 hit latency (cycles)", &HwConfig::l2_hit_latency},
-    {"l2_bytes_per_cycle", "L2 slice data bytes per cycle", &HwConfig::l2_bytes_per_cycle},
-    {"dram_banks", "DRAM banks per channel", &HwConfig::dram_banks},
-    {"dram_row_bytes", "DRAM row (page) bytes per bank", &HwConfig::dram_row_bytes},
-    {"dram_burst_bytes", "DRAM bytes per burst", &HwConfig::dram_burst_bytes},
-    {"dram_trcd", "DRAM activate-to-column delay tRCD (cycles)", &HwConfig::dram_trcd},
-    {"dram_trp", "DRAM precharge time tRP (cycles)", &HwConfig::dram_trp},
-    {"dram_cl", "DRAM CAS latency CL (cycles)", &HwConfig::dram_cl},
-    {"dram_tras", "DRAM minimum activate-to-precharge time tRAS (cycles)", &HwConfig::dram_tras},
-    {"ppu_gpcs", "PPU GPCs (0: no PPU)", &HwConfig::ppu_gpcs},
-    {"ppu_sms_per_gpc", "SMs per GPC", &HwConfig::ppu_sms_per_gpc},
-    {"ppu_tensor_cores_per_sm", "tensor cores per SM", &HwConfig::ppu_tensor_cores_per_sm},
+     &mem_field<&MemoryConfig::l2_slices_per_partition>},
+    {"l2_slice_bytes", "L2 slice capacity (bytes)", &mem_field<&MemoryConfig::l2_slice_bytes>},
+    {"l2_ways", "L2 associativity", &mem_field<&MemoryConfig::l2_ways>},
+    {"l2_line_bytes", "L2 line size (bytes)", &mem_field<&MemoryConfig::l2_line_bytes>},
+    {"l2_hit_latency", "L2 hit latency (cycles)", &mem_field<&MemoryConfig::l2_hit_latency>},
+    {"l2_bytes_per_cycle", "L2 slice data bytes per cycle",
+     &mem_field<&MemoryConfig::l2_bytes_per_cycle>},
+    {"dram_banks", "DRAM banks per channel", &mem_field<&MemoryConfig::dram_banks>},
+    {"dram_row_bytes", "DRAM row (page) bytes per bank", &mem_field<&MemoryConfig::dram_row_bytes>},
+    {"dram_burst_bytes", "DRAM bytes per burst", &mem_field<&MemoryConfig::dram_burst_bytes>},
+    {"dram_trcd", "DRAM activate-to-column delay tRCD (cycles)",
+     &mem_field<&MemoryConfig::dram_trcd>},
+    {"dram_trp", "DRAM precharge time tRP (cycles)", &mem_field<&MemoryConfig::dram_trp>},
+    {"dram_cl", "DRAM CAS latency CL (cycles)", &mem_field<&MemoryConfig::dram_cl>},
+    {"dram_tras", "DRAM minimum activate-to-precharge time tRAS (cycles)",
+     &mem_field<&MemoryConfig::dram_tras>},
+    {"ppu_gpcs", "PPU GPCs (0: no PPU)", &ppu_field<&PpuConfig::gpcs>},
+    {"ppu_sms_per_gpc", "SMs per GPC", &ppu_field<&PpuConfig::sms_per_gpc>},
+    {"ppu_tensor_cores_per_sm", "tensor cores per SM", &ppu_field<&PpuConfig::tensor_cores_per_sm>},
     {"ppu_max_ctas_per_sm", "CTAs resident per SM at most (occupancy)",
-     &HwConfig::ppu_max_ctas_per_sm},
+     &ppu_field<&PpuConfig::max_ctas_per_sm>},
     {"ppu_smem_bytes_per_sm", "shared memory per SM (bytes); a CTA's tiles must fit",
-     &HwConfig::ppu_smem_bytes_per_sm},
+     &ppu_field<&PpuConfig::smem_bytes_per_sm>},
     {"ppu_fma_lanes_per_sm", "FP32 FMA lanes per SM (non-tensor path)",
-     &HwConfig::ppu_fma_lanes_per_sm},
+     &ppu_field<&PpuConfig::fma_lanes_per_sm>},
     {"ppu_sm_bytes_per_cycle", "SM load/store bytes per cycle to the crossbar",
-     &HwConfig::ppu_sm_bytes_per_cycle},
+     &ppu_field<&PpuConfig::sm_bytes_per_cycle>},
     {"ppu_tc_fp16_step_cycles", "cycles per 4x4x4 FP16/BF16 tensor-core step",
-     &HwConfig::ppu_tc_fp16_step_cycles},
+     &ppu_field<&PpuConfig::tc_fp16_step_cycles>},
     {"ppu_tc_int8_step_cycles", "cycles per 8x8x16 INT8 tensor-core step",
-     &HwConfig::ppu_tc_int8_step_cycles},
+     &ppu_field<&PpuConfig::tc_int8_step_cycles>},
     {"ppu_tc_int4_step_cycles", "cycles per 8x8x32 INT4 tensor-core step",
-     &HwConfig::ppu_tc_int4_step_cycles},
+     &ppu_field<&PpuConfig::tc_int4_step_cycles>},
     {"ppu_cta_launch_cycles", "cycles to dispatch one CTA to an SM",
-     &HwConfig::ppu_cta_launch_cycles},
+     &ppu_field<&PpuConfig::cta_launch_cycles>},
     {"ppu_command_cycles", "front-end cycles per push-buffer command",
-     &HwConfig::ppu_command_cycles},
-    {"ppu_channels", "push-buffer channels", &HwConfig::ppu_channels},
+     &ppu_field<&PpuConfig::command_cycles>},
+    {"ppu_channels", "push-buffer channels", &ppu_field<&PpuConfig::channels>},
     {"ppu_cta_scheduler",
      "CTA scheduling policy: which GPC's pool each CTA of a kernel joins",
-     &HwConfig::ppu_cta_scheduler,
+     &ppu_field<&PpuConfig::cta_scheduler>,
      {"locality", "round_robin"}},  // = ppu::cta_scheduler_names() (tests/ppu checks)
 };
 
@@ -156,51 +190,55 @@ const char* find_builtin(const std::string& name) {
 
 void validate(const HwConfig& c, const std::string& source) {
   const auto power_of_two = [](unsigned v) { return v != 0 && (v & (v - 1)) == 0; };
-  if (!power_of_two(c.memory_atomic_size))
+  if (!power_of_two(c.dla.memory_atomic_size))
     fail(source, "memory_atomic_size must be a power of two");
-  if (!power_of_two(c.mac_atomic_c) || !power_of_two(c.mac_atomic_k)) {
+  if (!power_of_two(c.dla.mac_atomic_c) || !power_of_two(c.dla.mac_atomic_k)) {
     fail(source, "mac_atomic_c and mac_atomic_k must be powers of two");
   }
-  if (c.primary_memif_width % 8 != 0 || c.primary_memif_width == 0) {
+  if (c.dla.primary_memif_width % 8 != 0 || c.dla.primary_memif_width == 0) {
     fail(source, "primary_memif_width must be a positive multiple of 8 bits");
   }
-  if (c.mem_address_width < 16 || c.mem_address_width > 64) {
+  if (c.dla.mem_address_width < 16 || c.dla.mem_address_width > 64) {
     fail(source, "mem_address_width must be between 16 and 64");
   }
-  if (c.dma_latency_buffer_atoms == 0) fail(source, "dma_latency_buffer_atoms must be at least 1");
-  if (c.primary_memif_max_burst == 0) fail(source, "primary_memif_max_burst must be at least 1");
-  if (c.pdp_throughput == 0 || c.cdp_throughput == 0 || c.sdp_bs_throughput == 0) {
+  if (c.dla.dma_latency_buffer_atoms == 0)
+    fail(source, "dma_latency_buffer_atoms must be at least 1");
+  if (c.dla.primary_memif_max_burst == 0)
+    fail(source, "primary_memif_max_burst must be at least 1");
+  if (c.dla.pdp_throughput == 0 || c.dla.cdp_throughput == 0 || c.dla.sdp_bs_throughput == 0) {
     fail(source, "throughputs of present units must be at least 1");
   }
-  if (c.sdp_ew && c.sdp_ew_throughput == 0) fail(source, "sdp_ew needs sdp_ew_throughput >= 1");
-  if (c.mem_partitions == 0) fail(source, "mem_partitions must be at least 1");
-  if (!power_of_two(c.mem_interleave_bytes))
+  if (c.dla.sdp_ew && c.dla.sdp_ew_throughput == 0)
+    fail(source, "sdp_ew needs sdp_ew_throughput >= 1");
+  if (c.mem.partitions == 0) fail(source, "mem_partitions must be at least 1");
+  if (!power_of_two(c.mem.interleave_bytes))
     fail(source, "mem_interleave_bytes must be a power of two");
-  if (c.l2_slices_per_partition != 0) {
-    if (!power_of_two(c.l2_line_bytes)) fail(source, "l2_line_bytes must be a power of two");
-    if (c.l2_ways == 0 || c.l2_bytes_per_cycle == 0)
+  if (c.mem.l2_slices_per_partition != 0) {
+    if (!power_of_two(c.mem.l2_line_bytes)) fail(source, "l2_line_bytes must be a power of two");
+    if (c.mem.l2_ways == 0 || c.mem.l2_bytes_per_cycle == 0)
       fail(source, "l2_ways and l2_bytes_per_cycle must be at least 1");
-    if (c.l2_slice_bytes % (c.l2_line_bytes * c.l2_ways) != 0 ||
-        !power_of_two(c.l2_slice_bytes / (c.l2_line_bytes * c.l2_ways))) {
+    if (c.mem.l2_slice_bytes % (c.mem.l2_line_bytes * c.mem.l2_ways) != 0 ||
+        !power_of_two(c.mem.l2_slice_bytes / (c.mem.l2_line_bytes * c.mem.l2_ways))) {
       fail(source, "l2_slice_bytes must be a power-of-two number of sets of l2_ways lines");
     }
-    if (c.mem_interleave_bytes < c.l2_line_bytes)
+    if (c.mem.interleave_bytes < c.mem.l2_line_bytes)
       fail(source, "mem_interleave_bytes must be at least l2_line_bytes");
   }
-  if (c.dram_banks == 0 || !power_of_two(c.dram_row_bytes) || !power_of_two(c.dram_burst_bytes))
+  if (c.mem.dram_banks == 0 || !power_of_two(c.mem.dram_row_bytes) ||
+      !power_of_two(c.mem.dram_burst_bytes))
     fail(source, "dram_banks must be >= 1, dram_row_bytes and dram_burst_bytes powers of two");
-  if (c.ppu_gpcs != 0) {
-    if (c.ppu_sms_per_gpc == 0 || c.ppu_tensor_cores_per_sm == 0 || c.ppu_max_ctas_per_sm == 0 ||
-        c.ppu_fma_lanes_per_sm == 0 || c.ppu_sm_bytes_per_cycle == 0 || c.ppu_channels == 0) {
+  if (c.ppu.gpcs != 0) {
+    if (c.ppu.sms_per_gpc == 0 || c.ppu.tensor_cores_per_sm == 0 || c.ppu.max_ctas_per_sm == 0 ||
+        c.ppu.fma_lanes_per_sm == 0 || c.ppu.sm_bytes_per_cycle == 0 || c.ppu.channels == 0) {
       fail(source,
            "a PPU needs at least one SM per GPC, tensor core, CTA slot, FMA lane, "
            "SM byte per cycle and channel");
     }
-    if (c.ppu_tc_fp16_step_cycles == 0 || c.ppu_tc_int8_step_cycles == 0 ||
-        c.ppu_tc_int4_step_cycles == 0)
+    if (c.ppu.tc_fp16_step_cycles == 0 || c.ppu.tc_int8_step_cycles == 0 ||
+        c.ppu.tc_int4_step_cycles == 0)
       fail(source, "tensor-core step cycles must be at least 1");
   }
-  if (c.octav_elements_per_cycle == 0) fail(source, "octav_elements_per_cycle must be at least 1");
+  if (c.octav.elements_per_cycle == 0) fail(source, "octav_elements_per_cycle must be at least 1");
 }
 
 }  // namespace
@@ -240,11 +278,11 @@ HwConfig parse_hw_config(const std::string& json_text, const std::string& source
       if (key == candidate.key) p = &candidate;
     }
     if (p == nullptr) fail(source, fmt::format("unknown key \"{}\"", key));
-    if (std::holds_alternative<bool HwConfig::*>(p->member)) {
+    if (std::holds_alternative<bool& (*)(HwConfig&)>(p->member)) {
       if (!value.is_boolean())
         fail(source, fmt::format("\"{}\" must be true or false ({})", key, p->description));
-      c.*std::get<bool HwConfig::*>(p->member) = value.get<bool>();
-    } else if (std::holds_alternative<std::string HwConfig::*>(p->member)) {
+      std::get<bool& (*)(HwConfig&)>(p->member)(c) = value.get<bool>();
+    } else if (std::holds_alternative<std::string& (*)(HwConfig&)>(p->member)) {
       if (!value.is_string())
         fail(source, fmt::format("\"{}\" must be a string ({})", key, p->description));
       const auto v = value.get<std::string>();
@@ -257,7 +295,7 @@ HwConfig parse_hw_config(const std::string& json_text, const std::string& source
       if (!ok)
         fail(source,
              fmt::format("\"{}\" is \"{}\" (valid: {}; {})", key, v, valid, p->description));
-      c.*std::get<std::string HwConfig::*>(p->member) = v;
+      std::get<std::string& (*)(HwConfig&)>(p->member)(c) = v;
     } else {
       if (!value.is_number_unsigned()) {
         fail(source,
@@ -268,7 +306,7 @@ HwConfig parse_hw_config(const std::string& json_text, const std::string& source
         fail(source, fmt::format("\"{}\" is {}, too large (at most {}; {})", key, v,
                                  std::numeric_limits<unsigned>::max(), p->description));
       }
-      c.*std::get<unsigned HwConfig::*>(p->member) = static_cast<unsigned>(v);
+      std::get<unsigned& (*)(HwConfig&)>(p->member)(c) = static_cast<unsigned>(v);
     }
   }
   validate(c, source);

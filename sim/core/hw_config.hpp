@@ -9,10 +9,9 @@
 
 namespace octasim {
 
-struct HwConfig {
-  std::string name = "nv_small";
-  std::string description;
-
+// The DLA: NVDLA's spec defines (features, geometry, throughputs, the primary memory interface)
+// and the model's DLA timing constants.
+struct DlaConfig {
   // Data types and features (NVDLA *_ENABLE / *_DISABLE defines).
   bool feature_int8 = true;
   bool feature_int16 = false;
@@ -52,30 +51,24 @@ struct HwConfig {
   unsigned mem_address_width = 32;
 
   // Timing of the model (cycles), beyond NVDLA's spec defines.
-  unsigned dram_write_latency = 24;         // write request to write acknowledge
   unsigned csb_access_cycles = 1;           // one CSB register read or write
   unsigned op_start_latency = 8;            // OP_ENABLE to the first DMA request
   unsigned sdp_pipeline_latency = 12;       // SDP input atom to output atom
   unsigned pdp_pipeline_latency = 16;       // PDP input line to pooled output
   unsigned cdp_pipeline_latency = 40;       // CDP input atom to normalized output
   unsigned dma_latency_buffer_atoms = 128;  // read data an RDMA may have in flight or buffered
-  unsigned dram_bytes_per_cycle = 0;        // sustained DRAM bandwidth; 0: the interface width
   unsigned conv_pipeline_latency = 38;      // CSC package issue to CACC delivery
+};
 
-  // The OCTAV unit (sim/octav, octasim's own): elements its datapath takes per cycle in one
-  // streaming pass, the on-chip buffer an input that fits is kept in (read from DRAM once),
-  // and the cycles of the FP64 division that ends each Newton-Raphson iteration (pipelined:
-  // one group per cycle after the first).
-  unsigned octav_elements_per_cycle = 8;
-  unsigned octav_buffer_bytes = 16384;
-  unsigned octav_divide_latency = 24;
-
-  // The shared memory system (sim/mem): memory partitions, each with L2 slices and one DRAM
-  // channel; addresses interleave across slices every mem_interleave_bytes. With no L2 slices
-  // and zero bank timing it is a single fixed-latency DRAM bus (NVDLA's test memory: the DLA-only
-  // configurations).
-  unsigned mem_partitions = 1;             // memory partitions = DRAM channels
-  unsigned mem_interleave_bytes = 256;     // address interleave granule across L2 slices
+// The shared memory system (sim/mem): memory partitions, each with L2 slices and one DRAM
+// channel; addresses interleave across slices every interleave_bytes. With no L2 slices and zero
+// bank timing it is a single fixed-latency DRAM bus (NVDLA's test memory: the DLA-only
+// configurations).
+struct MemoryConfig {
+  unsigned dram_write_latency = 24;        // write request to write acknowledge
+  unsigned dram_bytes_per_cycle = 0;       // sustained DRAM bandwidth; 0: the DLA interface width
+  unsigned partitions = 1;                 // memory partitions = DRAM channels
+  unsigned interleave_bytes = 256;         // address interleave granule across L2 slices
   unsigned xbar_latency = 0;               // crossbar traversal, cycles each way
   unsigned xbar_port_bytes_per_cycle = 0;  // per initiator port (0: not a limit)
   unsigned l2_slices_per_partition = 0;    // 0: no L2 (requests go straight to DRAM)
@@ -91,26 +84,49 @@ struct HwConfig {
   unsigned dram_trp = 0;             // precharge to activate
   unsigned dram_cl = 0;              // column command to data
   unsigned dram_tras = 0;            // activate to precharge, minimum
+};
 
-  // The PPU (sim/ppu): GPCs of SMs with tensor cores; 0 GPCs: no PPU (the DLA-only configs).
-  unsigned ppu_gpcs = 0;
-  unsigned ppu_sms_per_gpc = 2;
-  unsigned ppu_tensor_cores_per_sm = 4;
-  unsigned ppu_max_ctas_per_sm = 2;               // occupancy limit (CTA slots per SM)
-  unsigned ppu_smem_bytes_per_sm = 65536;         // shared memory; a CTA's tiles must fit its share
-  unsigned ppu_fma_lanes_per_sm = 64;             // non-tensor FP32 FMA lanes (the fallback path)
-  unsigned ppu_sm_bytes_per_cycle = 64;           // SM load/store bandwidth to the crossbar
-  unsigned ppu_tc_fp16_step_cycles = 1;           // one 4x4x4 FP16/BF16 MMA step per tensor core
-  unsigned ppu_tc_int8_step_cycles = 8;           // one 8x8x16 INT8 step
-  unsigned ppu_tc_int4_step_cycles = 8;           // one 8x8x32 INT4 step
-  unsigned ppu_cta_launch_cycles = 16;            // scheduler: CTA dispatch to an SM
-  unsigned ppu_command_cycles = 4;                // front end: decode of one push-buffer command
-  unsigned ppu_channels = 2;                      // push-buffer channels (doorbells)
-  std::string ppu_cta_scheduler = "round_robin";  // CTA -> GPC policy (sim/ppu/cta_scheduler.hpp)
+// The PPU (sim/ppu): GPCs of SMs with tensor cores; 0 GPCs: no PPU (the DLA-only configs).
+struct PpuConfig {
+  unsigned gpcs = 0;
+  unsigned sms_per_gpc = 2;
+  unsigned tensor_cores_per_sm = 4;
+  unsigned max_ctas_per_sm = 2;               // occupancy limit (CTA slots per SM)
+  unsigned smem_bytes_per_sm = 65536;         // shared memory; a CTA's tiles must fit its share
+  unsigned fma_lanes_per_sm = 64;             // non-tensor FP32 FMA lanes (the fallback path)
+  unsigned sm_bytes_per_cycle = 64;           // SM load/store bandwidth to the crossbar
+  unsigned tc_fp16_step_cycles = 1;           // one 4x4x4 FP16/BF16 MMA step per tensor core
+  unsigned tc_int8_step_cycles = 8;           // one 8x8x16 INT8 step
+  unsigned tc_int4_step_cycles = 8;           // one 8x8x32 INT4 step
+  unsigned cta_launch_cycles = 16;            // scheduler: CTA dispatch to an SM
+  unsigned command_cycles = 4;                // front end: decode of one push-buffer command
+  unsigned channels = 2;                      // push-buffer channels (doorbells)
+  std::string cta_scheduler = "round_robin";  // CTA -> GPC policy (sim/ppu/cta_scheduler.hpp)
+};
+
+// The OCTAV unit (sim/octav, octasim's own): elements its datapath takes per cycle in one
+// streaming pass, the on-chip buffer an input that fits is kept in (read from DRAM once), and the
+// cycles of the FP64 division that ends each Newton-Raphson iteration (pipelined: one group per
+// cycle after the first).
+struct OctavConfig {
+  unsigned elements_per_cycle = 8;
+  unsigned buffer_bytes = 16384;
+  unsigned divide_latency = 24;
+};
+
+// The device: one section per component. JSON keys stay flat (`mac_atomic_c`, `mem_partitions`,
+// `ppu_gpcs`, `octav_buffer_bytes`: kParams in hw_config.cpp lists them with their meaning).
+struct HwConfig {
+  std::string name = "nv_small";
+  std::string description;
+  DlaConfig dla;
+  MemoryConfig mem;
+  PpuConfig ppu;
+  OctavConfig octav;
 
   // Sustained DRAM bytes per cycle the memory system delivers.
   [[nodiscard]] unsigned dram_bandwidth() const {
-    return dram_bytes_per_cycle != 0 ? dram_bytes_per_cycle : primary_memif_width / 8;
+    return mem.dram_bytes_per_cycle != 0 ? mem.dram_bytes_per_cycle : dla.primary_memif_width / 8;
   }
 };
 

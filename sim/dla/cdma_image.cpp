@@ -32,10 +32,10 @@ const char* precision_name(ConvPrecision p) {
 ConvPrecision image_precision(const HwConfig& hw, std::uint32_t field, const char* what) {
   switch (field) {
     case 0:
-      if (!hw.feature_int8) throw_not_present(hw, "INT8 image input");
+      if (!hw.dla.feature_int8) throw_not_present(hw, "INT8 image input");
       return ConvPrecision::kInt8;
     case 1:
-      if (!hw.feature_int16) throw_not_present(hw, "INT16 image input");
+      if (!hw.dla.feature_int16) throw_not_present(hw, "INT16 image input");
       return ConvPrecision::kInt16;
     case 2:
       throw std::runtime_error(fmt::format("image input: {} FP16 is not supported yet", what));
@@ -136,7 +136,7 @@ CdmaImage decode_cdma_image(const HwConfig& hw, const RegRead& regs) {
   s.line_stride = regs(CD::D_LINE_STRIDE::kAddr);
   s.uv_line_stride = regs(CD::D_LINE_UV_STRIDE::kAddr);
   s.x_offset = CD::D_PIXEL_OFFSET::PIXEL_X_OFFSET.get(offset);
-  s.atom_elements = hw.memory_atomic_size;
+  s.atom_elements = hw.dla.memory_atomic_size;
 
   const std::uint32_t channels =
       CD::D_DATAIN_SIZE_1::DATAIN_CHANNEL.get(regs(CD::D_DATAIN_SIZE_1::kAddr)) + 1;
@@ -216,19 +216,20 @@ OpResult run_conv_image(const HwConfig& hw, const RegRead& regs, const LutTables
   }
 
   const models::ops::ConvCube in = models::ops::read_image_cube(img.surface, img.convert, mem);
-  const models::ops::ConvWeightLayout layout{hw.mac_atomic_c, hw.mac_atomic_k, l.precision};
+  const models::ops::ConvWeightLayout layout{hw.dla.mac_atomic_c, hw.dla.mac_atomic_k, l.precision};
   const models::ops::ConvWeights extended = models::ops::read_weights(
       l.weight_base, l.kernels, l.kernel_height, 1, img.kernel_channels, layout, mem);
   const models::ops::ConvWeights w = models::ops::unfold_image_weights(extended, in.channels);
   models::ops::ConvParams p = l.params;
   p.pad_left = 0;  // the image cube holds CDMA's left/right padding
-  const unsigned epa = hw.memory_atomic_size / models::ops::conv_element_bytes(l.precision);
+  const unsigned epa = hw.dla.memory_atomic_size / models::ops::conv_element_bytes(l.precision);
   const std::uint32_t padded = (l.kernels + epa - 1) / epa * epa;
-  const models::ops::ConvResult conv = models::ops::run_conv_int(in, w, p, padded);
+  ConvOutput conv;
+  conv.add(models::ops::run_conv_int(in, w, p, padded));
 
   OpResult r = finish_conv(
       hw, l, sdp, conv,
-      SurfaceRegion::linear(img.surface.base0, models::ops::image_fetch_bytes(img.surface)), regs,
+      {SurfaceRegion::linear(img.surface.base0, models::ops::image_fetch_bytes(img.surface))}, regs,
       mem);
   r.in = {img.surface.width, img.surface.height, in.channels};
   return r;

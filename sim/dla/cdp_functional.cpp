@@ -23,13 +23,13 @@ using models::ops::CdpPrecision;
 CdpPrecision decode_precision(const HwConfig& hw, std::uint32_t format) {
   switch (format) {
     case C::D_DATA_FORMAT::INPUT_DATA_TYPE_INT8:
-      if (!hw.feature_int8) throw_not_present(hw, "CDP INT8");
+      if (!hw.dla.feature_int8) throw_not_present(hw, "CDP INT8");
       return CdpPrecision::kInt8;
     case C::D_DATA_FORMAT::INPUT_DATA_TYPE_INT16:
-      if (!hw.feature_int16) throw_not_present(hw, "CDP INT16");
+      if (!hw.dla.feature_int16) throw_not_present(hw, "CDP INT16");
       return CdpPrecision::kInt16;
     case C::D_DATA_FORMAT::INPUT_DATA_TYPE_FP16:
-      if (!hw.feature_fp16) throw_not_present(hw, "CDP FP16");
+      if (!hw.dla.feature_fp16) throw_not_present(hw, "CDP FP16");
       fail("FP16 LRN is not supported by octasim yet (INT8 and INT16 are)");
     default:
       fail("D_DATA_FORMAT.INPUT_DATA_TYPE " + std::to_string(format) +
@@ -94,7 +94,7 @@ models::LutConfig decode_lut(const RegRead& regs, CdpPrecision precision) {
 
 OpResult run_cdp(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
                  models::ops::Memory& mem) {
-  if (!hw.cdp) throw_not_present(hw, "CDP");
+  if (!hw.dla.cdp) throw_not_present(hw, "CDP");
   // The LUT RAM holds raw 16-bit entries; CDP's integer pipelines read them as INT16.
   models::LutTables tables;
   for (std::size_t i = 0; i < tables.le.size(); ++i) {
@@ -139,19 +139,19 @@ OpResult run_cdp(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
   }
   if (field(CR::D_SRC_DMA_CFG::kAddr, CR::D_SRC_DMA_CFG::SRC_RAM_TYPE) ==
           CR::D_SRC_DMA_CFG::SRC_RAM_TYPE_CV &&
-      !hw.secondary_memif) {
+      !hw.dla.secondary_memif) {
     throw_not_present(hw, "CDP_RDMA CV-SRAM source (D_SRC_DMA_CFG.SRC_RAM_TYPE=CV)");
   }
   if (field(C::D_DST_DMA_CFG::kAddr, C::D_DST_DMA_CFG::DST_RAM_TYPE) ==
           C::D_DST_DMA_CFG::DST_RAM_TYPE_CV &&
-      !hw.secondary_memif) {
+      !hw.dla.secondary_memif) {
     throw_not_present(hw, "CDP CV-SRAM destination (D_DST_DMA_CFG.DST_RAM_TYPE=CV)");
   }
 
   layer.width = field(CR::D_DATA_CUBE_WIDTH::kAddr, CR::D_DATA_CUBE_WIDTH::WIDTH) + 1;
   layer.height = field(CR::D_DATA_CUBE_HEIGHT::kAddr, CR::D_DATA_CUBE_HEIGHT::HEIGHT) + 1;
   layer.channels = field(CR::D_DATA_CUBE_CHANNEL::kAddr, CR::D_DATA_CUBE_CHANNEL::CHANNEL) + 1;
-  layer.atom_bytes = hw.memory_atomic_size;
+  layer.atom_bytes = hw.dla.memory_atomic_size;
   layer.src = read_address(regs, CR::D_SRC_BASE_ADDR_HIGH::kAddr, CR::D_SRC_BASE_ADDR_LOW::kAddr);
   layer.src_line_stride = regs(CR::D_SRC_LINE_STRIDE::kAddr);
   layer.src_surface_stride = regs(CR::D_SRC_SURFACE_STRIDE::kAddr);

@@ -26,9 +26,10 @@ ConvCore::ConvCore(const sc_core::sc_module_name& name, const HwConfig& hw,
       Clocked(clock_period),
       hw_(hw),
       stats_(this->name()),
-      data_dma_(dma_socket, clock_period,
-                {hw.memory_atomic_size, hw.memory_atomic_size * hw.primary_memif_max_burst,
-                 hw.dma_latency_buffer_atoms}),
+      data_dma_(
+          dma_socket, clock_period,
+          {hw.dla.memory_atomic_size, hw.dla.memory_atomic_size * hw.dla.primary_memif_max_burst,
+           hw.dla.dma_latency_buffer_atoms}),
       weight_dma_(dma_socket, clock_period, data_dma_.params()),
       wdma_(dma_socket, clock_period, data_dma_.params()) {
   using stats::Unit;
@@ -119,12 +120,13 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
   layer_ = decoded->layer;
   const ConvLayer& l = layer_;
   const unsigned bpe = models::ops::conv_element_bytes(l.precision);
-  const unsigned atom = hw_.memory_atomic_size;
+  const unsigned atom = hw_.dla.memory_atomic_size;
   const unsigned epa = atom / bpe;
   const std::uint64_t surfaces = (l.input.channels + epa - 1) / epa;
-  data_bytes_ = std::uint64_t{l.input.width} * l.input.height * surfaces * atom;
+  data_bytes_ = std::uint64_t{l.input.width} * l.input.height * surfaces * atom * l.batches;
 
-  const models::ops::ConvWeightLayout layout{hw_.mac_atomic_c, hw_.mac_atomic_k, l.precision};
+  const models::ops::ConvWeightLayout layout{hw_.dla.mac_atomic_c, hw_.dla.mac_atomic_k,
+                                             l.precision};
   const std::uint32_t group = layout.group_kernels();
   const std::uint64_t per_kernel =
       std::uint64_t{l.kernel_width} * l.kernel_height * l.input.channels * bpe;
@@ -136,14 +138,20 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
   }
   // 128-byte alignment tail. Compressed weights: weight_dma_thread sizes the groups from the WGS.
   if (!l.weight_compressed) group_bytes_.back() += l.weight_bytes - per_kernel * l.kernels;
-  weight_space_ = std::uint64_t{l.weight_banks} * hw_.cbuf_bank_depth * hw_.cbuf_bank_width;
+  weight_space_ = std::uint64_t{l.weight_banks} * hw_.dla.cbuf_bank_depth * hw_.dla.cbuf_bank_width;
 
-  // CSC stripes: 2*atomic-K output atoms while at least 4*atomic-K remain; the last 2*atomic-K
+  // CSC stripes: 2*atomic-K output points while at least 4*atomic-K remain; the last 2*atomic-K
   // or fewer form the final stripe; otherwise an atomic-K stripe.
   // The kernel group (atomic-K at INT8, atomic-K/2 at INT16/FP16) is the CSC's atomic-K.
+  // Multi-batch: a stripe takes its points from every batch, interlaced, so the per-batch lengths
+  // shrink (NVDLA's unit description, "Multi-Batch Mode": at atomic-K 16, 16/32 points at batch
+  // 1, 8x2/16x2 at 2-3, 4xN/8xN at 4-7, 2xN/4xN at 8-15, 1xN from 16); a stripe is its points
+  // times the batches in atomic operations and in output atoms.
   atomic_k_ = group;
-  const std::uint32_t upper = 2 * atomic_k_;
-  const std::uint32_t lower = atomic_k_;
+  std::uint32_t pow2 = 1;
+  while (pow2 * 2 <= l.batches) pow2 *= 2;
+  const std::uint32_t lower = std::max<std::uint32_t>(1, atomic_k_ / pow2);
+  const std::uint32_t upper = l.batches >= 16 ? lower : 2 * lower;
   const std::uint32_t total = l.params.out_width * l.params.out_height;
   stripes_.clear();
   for (std::uint32_t done = 0; done < total;) {
@@ -153,7 +161,7 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
     } else if (done + upper >= total) {
       len = total - done;
     }
-    stripes_.push_back(len);
+    stripes_.push_back(len * l.batches);
     done += len;
   }
   // DATA_REUSE / WEIGHT_REUSE: the previous layer's input or weights are still in CBUF, so
@@ -165,11 +173,11 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
   if (weight_reuse) std::fill(group_bytes_.begin(), group_bytes_.end(), 0);
   if (weight_reuse) layer_.wgs_bytes = 0;
   packages_ = l.kernel_width * l.kernel_height *
-              ((l.input.channels + hw_.mac_atomic_c - 1) / hw_.mac_atomic_c);
+              ((l.input.channels + hw_.dla.mac_atomic_c - 1) / hw_.dla.mac_atomic_c);
   output_bytes_ = op.bytes_written + op.bytes_on_the_fly;
   link_ = op.to_pdp != nullptr ? next_link_ : nullptr;
   next_link_ = nullptr;
-  credits_ = upper;
+  credits_ = std::max(2 * atomic_k_, upper * l.batches);  // CACC holds a stripe's output atoms
   if (drive_signals_) credits_signal_.write(credits_);
   data_walk_ = AddressGenerator(op.dma.input, l.input.base);
   output_walk_ = AddressGenerator(op.dma.output);
@@ -193,7 +201,7 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
   counters_.elements += op.macs;
   counters_.bytes_read += data_bytes_ + (weight_reuse ? 0 : l.weight_bytes);
   counters_.bytes_written += op.bytes_written;
-  start_ev_.notify(cycles(hw_.op_start_latency));
+  start_ev_.notify(cycles(hw_.dla.op_start_latency));
 }
 
 std::vector<std::pair<std::uint32_t, std::uint32_t>> ConvCore::perf_registers(
@@ -239,7 +247,7 @@ ConvCore::Read ConvCore::cdma_read(DmaClient& client, AddressGenerator* walk, st
 void ConvCore::data_dma_thread() {
   for (;;) {
     sc_core::wait(start_ev_);
-    const unsigned atom = hw_.memory_atomic_size;
+    const unsigned atom = hw_.dla.memory_atomic_size;
     sc_core::sc_time last = sc_core::sc_time_stamp();
     for (std::uint64_t off = 0; off < data_bytes_;) {
       const auto bytes = static_cast<std::uint32_t>(
@@ -263,7 +271,7 @@ void ConvCore::data_dma_thread() {
 void ConvCore::weight_dma_thread() {
   for (;;) {
     sc_core::wait(start_ev_);
-    const unsigned atom = hw_.memory_atomic_size;
+    const unsigned atom = hw_.dla.memory_atomic_size;
     std::uint64_t addr = layer_.weight_base;
     if (layer_.weight_compressed && layer_.wgs_bytes > 0) {
       // CDMA_WT reads the WGS first (it has priority over the weight and WMB streams); each
@@ -338,7 +346,7 @@ void ConvCore::csc_thread() {
         const std::uint64_t before = output_bytes_ * index / stripes_total_;
         const std::uint64_t upto = output_bytes_ * (index + 1) / stripes_total_;
         to_deliver_.push(
-            {len, upto - before, sc_core::sc_time_stamp() + cycles(hw_.conv_pipeline_latency)});
+            {len, upto - before, sc_core::sc_time_stamp() + cycles(hw_.dla.conv_pipeline_latency)});
         sc_core::wait(cycles(per_package));
         counters_.busy_cycles += std::uint64_t{packages_} * per_package;
         if (tiles()) {
@@ -368,7 +376,8 @@ void ConvCore::delivery_thread() {
     const std::uint64_t delivery_start = now();
     // Each atom's lanes go to SDP at its throughput, plus one cycle to read the next atom.
     const std::uint32_t lanes = atomic_k_;
-    const std::uint32_t per_atom = (lanes + hw_.sdp_bs_throughput - 1) / hw_.sdp_bs_throughput + 1;
+    const std::uint32_t per_atom =
+        (lanes + hw_.dla.sdp_bs_throughput - 1) / hw_.dla.sdp_bs_throughput + 1;
     for (std::uint32_t a = 0; a < s.atoms; ++a) {
       sc_core::wait(cycles(per_atom));
       ++credits_;
@@ -381,7 +390,7 @@ void ConvCore::delivery_thread() {
                        "deliver " + std::to_string(s.atoms) + " atoms", s.bytes);
     }
     // SDP's pipeline lies between CACC's delivery and the WDMA's request.
-    to_wdma_.push({s.bytes, sc_core::sc_time_stamp() + cycles(hw_.sdp_pipeline_latency)});
+    to_wdma_.push({s.bytes, sc_core::sc_time_stamp() + cycles(hw_.dla.sdp_pipeline_latency)});
   }
 }
 

@@ -24,13 +24,13 @@ namespace {
 ConvPrecision decode_precision(const HwConfig& hw, std::uint32_t field, const char* what) {
   switch (field) {
     case 0:
-      if (!hw.feature_int8) throw_not_present(hw, "INT8 convolution");
+      if (!hw.dla.feature_int8) throw_not_present(hw, "INT8 convolution");
       return ConvPrecision::kInt8;
     case 1:
-      if (!hw.feature_int16) throw_not_present(hw, "INT16 convolution");
+      if (!hw.dla.feature_int16) throw_not_present(hw, "INT16 convolution");
       return ConvPrecision::kInt16;
     case 2:
-      if (!hw.feature_fp16) throw_not_present(hw, "FP16 convolution");
+      if (!hw.dla.feature_fp16) throw_not_present(hw, "FP16 convolution");
       return ConvPrecision::kFp16;
     default:
       throw std::runtime_error(fmt::format("{}: reserved precision encoding {}", what, field));
@@ -71,18 +71,19 @@ void decode_compressed_weights(const HwConfig& hw, const RegRead& regs, std::uin
         l.compressed_bytes));
   }
   const unsigned per_group =
-      models::ops::ConvWeightLayout{hw.mac_atomic_c, hw.mac_atomic_k, l.precision}.group_kernels();
+      models::ops::ConvWeightLayout{hw.dla.mac_atomic_c, hw.dla.mac_atomic_k, l.precision}
+          .group_kernels();
   const std::uint32_t groups = (l.kernels + per_group - 1) / per_group;
   l.wgs_bytes =
-      static_cast<std::uint32_t>(models::ops::wgs_fetch_bytes(groups, hw.memory_atomic_size));
+      static_cast<std::uint32_t>(models::ops::wgs_fetch_bytes(groups, hw.dla.memory_atomic_size));
   l.weight_bytes = std::uint64_t{l.compressed_bytes} + l.wmb_bytes + l.wgs_bytes;
   const std::uint32_t bank = regs(CD::D_BANK::kAddr);
   if (CD::D_BANK::DATA_BANK.get(bank) + CD::D_BANK::WEIGHT_BANK.get(bank) + 2 >=
-      hw.cbuf_bank_number) {
+      hw.dla.cbuf_bank_number) {
     throw std::runtime_error(fmt::format(
         "convolution: with compressed weights the data and weight banks must leave the last of "
         "the {} CBUF banks to the WMB",
-        hw.cbuf_bank_number));
+        hw.dla.cbuf_bank_number));
   }
 }
 
@@ -91,7 +92,7 @@ void decode_compressed_weights(const HwConfig& hw, const RegRead& regs, std::uin
 void decode_conv_mode(const HwConfig& hw, const RegRead& regs, ConvLayer& l) {
   const std::uint32_t misc = regs(CD::D_MISC_CFG::kAddr);
   if (CD::D_MISC_CFG::CONV_MODE.get(misc) != 0) {
-    if (!hw.winograd) throw_not_present(hw, "Winograd convolution");
+    if (!hw.dla.winograd) throw_not_present(hw, "Winograd convolution");
     throw std::runtime_error("Winograd convolution (CDMA CONV_MODE=WINOGRAD) is not supported yet");
   }
   l.precision =
@@ -114,13 +115,19 @@ void decode_conv_mode(const HwConfig& hw, const RegRead& regs, ConvLayer& l) {
     }
   }
 
-  if (CD::D_BATCH_NUMBER::BATCHES.get(regs(CD::D_BATCH_NUMBER::kAddr)) != 0) {
-    if (!hw.batch) throw_not_present(hw, "multi-batch convolution");
-    throw std::runtime_error("multi-batch convolution is not supported yet");
+  l.batches = CD::D_BATCH_NUMBER::BATCHES.get(regs(CD::D_BATCH_NUMBER::kAddr)) + 1;
+  if (l.batches > 1) {
+    if (!hw.dla.batch) throw_not_present(hw, "multi-batch convolution");
+    expect_equal(CS::D_BATCH_NUMBER::BATCHES.get(regs(CS::D_BATCH_NUMBER::kAddr)) + 1, l.batches,
+                 "CSC BATCH_NUMBER + 1", "CDMA");
+    expect_equal(CA::D_BATCH_NUMBER::BATCHES.get(regs(CA::D_BATCH_NUMBER::kAddr)) + 1, l.batches,
+                 "CACC BATCH_NUMBER + 1", "CDMA");
+    l.batch_stride = regs(CD::D_BATCH_STRIDE::kAddr);
   }
   l.weight_compressed =
       CD::D_WEIGHT_FORMAT::WEIGHT_FORMAT.get(regs(CD::D_WEIGHT_FORMAT::kAddr)) != 0;
-  if (l.weight_compressed && !hw.weight_compression) throw_not_present(hw, "compressed weights");
+  if (l.weight_compressed && !hw.dla.weight_compression)
+    throw_not_present(hw, "compressed weights");
 }
 
 // The CDMA input surface (DATAIN_SIZE, address, strides), which CSC's DATAIN_SIZE_EXT repeats.
@@ -132,7 +139,7 @@ void decode_input_surface(const HwConfig& hw, const RegRead& regs, ConvLayer& l)
   l.input.base = read_address(regs, CD::D_DAIN_ADDR_HIGH_0::kAddr, CD::D_DAIN_ADDR_LOW_0::kAddr);
   l.input.line_stride = regs(CD::D_LINE_STRIDE::kAddr);
   l.input.surface_stride = regs(CD::D_SURF_STRIDE::kAddr);
-  l.input.atom_bytes = hw.memory_atomic_size;
+  l.input.atom_bytes = hw.dla.memory_atomic_size;
 
   const std::uint32_t csc_in0 = regs(CS::D_DATAIN_SIZE_EXT_0::kAddr);
   expect_equal(CS::D_DATAIN_SIZE_EXT_0::DATAIN_WIDTH_EXT.get(csc_in0) + 1, l.input.width,
@@ -238,31 +245,35 @@ void decode_cbuf(const HwConfig& hw, const RegRead& regs, ConvLayer& l) {
   const std::uint32_t bank = regs(CD::D_BANK::kAddr);
   l.data_banks = CD::D_BANK::DATA_BANK.get(bank) + 1;
   l.weight_banks = CD::D_BANK::WEIGHT_BANK.get(bank) + 1;
-  if (l.data_banks + l.weight_banks > hw.cbuf_bank_number) {
+  if (l.data_banks + l.weight_banks > hw.dla.cbuf_bank_number) {
     throw std::runtime_error(
         fmt::format("convolution: {} data banks + {} weight banks exceed the {} CBUF banks of {}",
-                    l.data_banks, l.weight_banks, hw.cbuf_bank_number, hw.name));
+                    l.data_banks, l.weight_banks, hw.dla.cbuf_bank_number, hw.name));
   }
   l.entries_per_slice = CD::D_ENTRY_PER_SLICE::ENTRIES.get(regs(CD::D_ENTRY_PER_SLICE::kAddr)) + 1;
   // The whole input must sit in the data banks (partial-input convolution, where CSC releases
   // slices while CDMA refills them, is not modelled), and one kernel group's weights in the
   // weight banks.
-  const std::uint64_t data_entries = std::uint64_t{l.entries_per_slice} * l.input.height;
-  if (data_entries > std::uint64_t{l.data_banks} * hw.cbuf_bank_depth) {
+  // Multi-batch: every batch's input (programming guide: ceil(BATCH_NUMBER * entry_per_slice * H
+  // / depth) <= BANKS_FOR_DATA).
+  const std::uint64_t data_entries =
+      std::uint64_t{l.entries_per_slice} * l.input.height * l.batches;
+  if (data_entries > std::uint64_t{l.data_banks} * hw.dla.cbuf_bank_depth) {
     throw std::runtime_error(fmt::format(
-        "convolution: the input needs {} CBUF entries ({} per line x {} lines) but {} data banks "
-        "hold {} (partial-input convolution is not supported)",
-        data_entries, l.entries_per_slice, l.input.height, l.data_banks,
-        l.data_banks * hw.cbuf_bank_depth));
+        "convolution: the input needs {} CBUF entries ({} per line x {} lines x {} batches) but "
+        "{} data banks hold {} (partial-input convolution is not supported)",
+        data_entries, l.entries_per_slice, l.input.height, l.batches, l.data_banks,
+        l.data_banks * hw.dla.cbuf_bank_depth));
   }
   const unsigned bpe = models::ops::conv_element_bytes(l.precision);
   const std::uint64_t group_bytes =
       std::uint64_t{std::min(
-          l.kernels, models::ops::ConvWeightLayout{hw.mac_atomic_c, hw.mac_atomic_k, l.precision}
-                         .group_kernels())} *
+          l.kernels,
+          models::ops::ConvWeightLayout{hw.dla.mac_atomic_c, hw.dla.mac_atomic_k, l.precision}
+              .group_kernels())} *
       l.kernel_width * l.kernel_height * l.input.channels * bpe;
   const std::uint64_t weight_space =
-      std::uint64_t{l.weight_banks} * hw.cbuf_bank_depth * hw.cbuf_bank_width;
+      std::uint64_t{l.weight_banks} * hw.dla.cbuf_bank_depth * hw.dla.cbuf_bank_width;
   if (group_bytes > weight_space) {
     throw std::runtime_error(fmt::format(
         "convolution: one kernel group's weights take {} bytes but {} weight banks hold {}",
@@ -278,7 +289,7 @@ ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
   // Image input: the same decode over the registers seen as the equivalent R x S x C direct
   // convolution (cdma_image.hpp validates the image fields and presents that view).
   if (is_image_input(regs)) {
-    if (hw.weight_compression &&
+    if (hw.dla.weight_compression &&
         CD::D_WEIGHT_FORMAT::WEIGHT_FORMAT.get(regs(CD::D_WEIGHT_FORMAT::kAddr)) != 0) {
       throw std::runtime_error("compressed weights with image input are not supported yet");
     }
@@ -296,9 +307,17 @@ ConvLayer decode_conv(const HwConfig& hw, const RegRead& regs) {
 }
 
 OpResult finish_conv(const HwConfig& hw, const ConvLayer& l, const models::ops::SdpConfig& sdp,
-                     const models::ops::ConvResult& conv, const SurfaceRegion& input,
+                     const ConvOutput& conv, const std::vector<SurfaceRegion>& inputs,
                      const RegRead& regs, models::ops::Memory& mem) {
-  OpResult r = run_sdp_op(sdp, mem, &conv.out, regs);
+  if (sdp.batches != l.batches) {
+    throw std::runtime_error(
+        fmt::format("convolution: SDP BATCH_NUMBER + 1 is {} but the convolution runs {} batches",
+                    sdp.batches, l.batches));
+  }
+  // SDP's output to PDP on the fly: one cube (run_sdp_op refuses more batches).
+  OpResult r = sdp.output_to_pdp
+                   ? run_sdp_op(sdp, mem, &conv.batches.front(), regs)
+                   : sdp_result(sdp, models::ops::run_sdp_batches(sdp, mem, conv.batches), regs);
   r.status.emplace_back(R::CACC::D_OUT_SATURATION::kAddr, conv.saturated);
   r.in = {l.input.width, l.input.height, l.input.channels};
   r.out = {l.params.out_width, l.params.out_height, l.kernels};
@@ -307,15 +326,21 @@ OpResult finish_conv(const HwConfig& hw, const ConvLayer& l, const models::ops::
   r.stride_width = l.params.stride_x;
   r.stride_height = l.params.stride_y;
   r.weight_bytes = l.weight_bytes;
-  r.bytes_read += input.bytes() + l.weight_bytes;
-  r.dma.input = {input};
+  r.bytes_read += l.weight_bytes;
+  for (const SurfaceRegion& input : inputs) r.bytes_read += input.bytes();
+  r.dma.input = inputs;
   r.dma.weights = {SurfaceRegion::linear(l.weight_base, l.weight_bytes)};
-  r.dma.output = sdp_surfaces(sdp).output;
+  for (std::uint32_t b = 0; b < l.batches; ++b) {
+    for (const SurfaceRegion& out : sdp_surfaces(models::ops::sdp_batch(sdp, b)).output) {
+      r.dma.output.push_back(out);
+    }
+  }
   r.descriptor = std::make_shared<ConvDescriptor>(l);
   r.macs = conv.macs;
   r.macs_per_cycle =
-      hw.mac_atomic_c *
-      models::ops::ConvWeightLayout{hw.mac_atomic_c, hw.mac_atomic_k, l.precision}.group_kernels();
+      hw.dla.mac_atomic_c *
+      models::ops::ConvWeightLayout{hw.dla.mac_atomic_c, hw.dla.mac_atomic_k, l.precision}
+          .group_kernels();
   return r;
 }
 
@@ -328,8 +353,7 @@ OpResult run_conv(const HwConfig& hw, const RegRead& regs, const LutTables& sdp_
     throw std::runtime_error("convolution: the SDP group is not in flying mode");
   }
 
-  const models::ops::ConvCube in = models::ops::read_feature_cube(l.input, l.precision, mem);
-  const models::ops::ConvWeightLayout layout{hw.mac_atomic_c, hw.mac_atomic_k, l.precision};
+  const models::ops::ConvWeightLayout layout{hw.dla.mac_atomic_c, hw.dla.mac_atomic_k, l.precision};
   const models::ops::ConvWeights w =
       l.weight_compressed
           ? models::ops::read_compressed_weights(
@@ -337,7 +361,7 @@ OpResult run_conv(const HwConfig& hw, const RegRead& regs, const LutTables& sdp_
                 l.kernel_height, l.kernel_width, l.input.channels, layout, mem)
           : models::ops::read_weights(l.weight_base, l.kernels, l.kernel_height, l.kernel_width,
                                       l.input.channels, layout, mem);
-  const unsigned epa = hw.memory_atomic_size / models::ops::conv_element_bytes(l.precision);
+  const unsigned epa = hw.dla.memory_atomic_size / models::ops::conv_element_bytes(l.precision);
   const std::uint32_t padded = (l.kernels + epa - 1) / epa * epa;
   const bool fp16 = l.precision == ConvPrecision::kFp16;
   if (fp16 != (sdp.proc_precision == models::ops::SdpPrecision::kFp16)) {
@@ -346,26 +370,32 @@ OpResult run_conv(const HwConfig& hw, const RegRead& regs, const LutTables& sdp_
         "(CACC delivers {} to SDP)",
         fp16 ? "FP32" : "INT32"));
   }
-  models::ops::ConvResult conv;
+  ConvOutput conv;
   models::ops::ConvFp16Stats fp16_stats;
-  if (fp16) {
-    const bool nan_to_zero =
-        CD::D_NAN_FLUSH_TO_ZERO::NAN_TO_ZERO.get(regs(CD::D_NAN_FLUSH_TO_ZERO::kAddr)) != 0;
-    models::ops::ConvFp16Result f =
-        models::ops::run_conv_fp16(in, w, l.params, padded, nan_to_zero);
-    conv.out = std::move(f.out);
-    conv.macs = f.macs;
-    fp16_stats = f.stats;
-  } else {
-    conv = models::ops::run_conv_int(in, w, l.params, padded);
-  }
-
+  std::vector<SurfaceRegion> inputs;
   const std::uint32_t in_surfaces = (l.input.channels + epa - 1) / epa;
-  OpResult r = finish_conv(
-      hw, l, sdp, conv,
-      feature_region(l.input.base, std::uint64_t{l.input.width} * hw.memory_atomic_size,
-                     l.input.height, in_surfaces, l.input.line_stride, l.input.surface_stride),
-      regs, mem);
+  for (std::uint32_t b = 0; b < l.batches; ++b) {
+    const models::ops::ConvFeatureSurface surface = l.batch_input(b);
+    const models::ops::ConvCube in = models::ops::read_feature_cube(surface, l.precision, mem);
+    if (fp16) {
+      const bool nan_to_zero =
+          CD::D_NAN_FLUSH_TO_ZERO::NAN_TO_ZERO.get(regs(CD::D_NAN_FLUSH_TO_ZERO::kAddr)) != 0;
+      models::ops::ConvFp16Result f =
+          models::ops::run_conv_fp16(in, w, l.params, padded, nan_to_zero);
+      conv.add({std::move(f.out), 0, f.macs});
+      fp16_stats.nan_data += f.stats.nan_data;
+      fp16_stats.inf_data += f.stats.inf_data;
+      // The weights are read once for every batch.
+      fp16_stats.nan_weight = f.stats.nan_weight;
+      fp16_stats.inf_weight = f.stats.inf_weight;
+    } else {
+      conv.add(models::ops::run_conv_int(in, w, l.params, padded));
+    }
+    inputs.push_back(
+        feature_region(surface.base, std::uint64_t{l.input.width} * hw.dla.memory_atomic_size,
+                       l.input.height, in_surfaces, l.input.line_stride, l.input.surface_stride));
+  }
+  OpResult r = finish_conv(hw, l, sdp, conv, inputs, regs, mem);
   if (fp16) {
     r.status.emplace_back(R::CDMA::D_NAN_INPUT_DATA_NUM::kAddr, fp16_stats.nan_data);
     r.status.emplace_back(R::CDMA::D_INF_INPUT_DATA_NUM::kAddr, fp16_stats.inf_data);

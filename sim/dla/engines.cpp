@@ -108,19 +108,19 @@ double mac_peak(const HwConfig& /*hw*/, const OpResult& op) {
 }
 
 double sdp_peak(const HwConfig& hw, const OpResult& /*op*/) {
-  return hw.sdp_bs_throughput;
+  return hw.dla.sdp_bs_throughput;
 }
 
 double cdp_peak(const HwConfig& hw, const OpResult& /*op*/) {
-  return hw.cdp_throughput;
+  return hw.dla.cdp_throughput;
 }
 
 double pdp_peak(const HwConfig& hw, const OpResult& /*op*/) {
-  return hw.pdp_throughput;
+  return hw.dla.pdp_throughput;
 }
 
 double octav_peak(const HwConfig& hw, const OpResult& /*op*/) {
-  return hw.octav_elements_per_cycle;
+  return hw.octav.elements_per_cycle;
 }
 
 }  // namespace octasim::dla::engine_parts

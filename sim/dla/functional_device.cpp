@@ -8,7 +8,7 @@
 namespace octasim::dla {
 
 FunctionalDevice::FunctionalDevice(HwConfig hw)
-    : hw_(std::move(hw)), memory_(hw_.mem_address_width) {}
+    : hw_(std::move(hw)), memory_(hw_.dla.mem_address_width) {}
 
 void FunctionalDevice::csb_write(std::uint32_t addr, std::uint32_t value) {
   regs_.csb_write(addr, value);

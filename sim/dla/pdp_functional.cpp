@@ -30,13 +30,13 @@ void require_equal(const char* what, std::uint32_t pdp, std::uint32_t rdma) {
 PdpPrecision decode_precision(const HwConfig& hw, std::uint32_t format) {
   switch (format) {
     case P::D_DATA_FORMAT::INPUT_DATA_INT8:
-      if (!hw.feature_int8) throw_not_present(hw, "PDP INT8");
+      if (!hw.dla.feature_int8) throw_not_present(hw, "PDP INT8");
       return PdpPrecision::kInt8;
     case P::D_DATA_FORMAT::INPUT_DATA_INT16:
-      if (!hw.feature_int16) throw_not_present(hw, "PDP INT16");
+      if (!hw.dla.feature_int16) throw_not_present(hw, "PDP INT16");
       return PdpPrecision::kInt16;
     case P::D_DATA_FORMAT::INPUT_DATA_FP16:
-      if (!hw.feature_fp16) throw_not_present(hw, "PDP FP16");
+      if (!hw.dla.feature_fp16) throw_not_present(hw, "PDP FP16");
       fail("FP16 pooling is not supported by octasim yet (INT8 and INT16 are)");
     default:
       fail("D_DATA_FORMAT.INPUT_DATA " + std::to_string(format) + " is not INT8, INT16 or FP16");
@@ -175,16 +175,16 @@ void decode_surfaces(const HwConfig& hw, const RegRead& regs, bool flying,
   if (!flying &&
       PR::D_SRC_RAM_CFG::SRC_RAM_TYPE.get(regs(PR::D_SRC_RAM_CFG::kAddr)) ==
           PR::D_SRC_RAM_CFG::SRC_RAM_TYPE_CV &&
-      !hw.secondary_memif) {
+      !hw.dla.secondary_memif) {
     throw_not_present(hw, "PDP_RDMA CV-SRAM source (D_SRC_RAM_CFG.SRC_RAM_TYPE=CV)");
   }
   if (P::D_DST_RAM_CFG::DST_RAM_TYPE.get(regs(P::D_DST_RAM_CFG::kAddr)) ==
           P::D_DST_RAM_CFG::DST_RAM_TYPE_CV &&
-      !hw.secondary_memif) {
+      !hw.dla.secondary_memif) {
     throw_not_present(hw, "PDP CV-SRAM destination (D_DST_RAM_CFG.DST_RAM_TYPE=CV)");
   }
 
-  layer.atom_bytes = hw.memory_atomic_size;
+  layer.atom_bytes = hw.dla.memory_atomic_size;
   layer.src = read_address(regs, PR::D_SRC_BASE_ADDR_HIGH::kAddr, PR::D_SRC_BASE_ADDR_LOW::kAddr);
   layer.src_line_stride = regs(PR::D_SRC_LINE_STRIDE::kAddr);
   layer.src_surface_stride = regs(PR::D_SRC_SURFACE_STRIDE::kAddr);
@@ -196,7 +196,7 @@ void decode_surfaces(const HwConfig& hw, const RegRead& regs, bool flying,
 // PDP + PDP_RDMA registers -> the pooling layer, checked (in this order, which fixes which error
 // a badly programmed layer reports first).
 models::ops::PdpLayerParams decode_pdp(const HwConfig& hw, const RegRead& regs) {
-  if (!hw.pdp) throw_not_present(hw, "PDP");
+  if (!hw.dla.pdp) throw_not_present(hw, "PDP");
   const std::uint32_t op_mode = regs(P::D_OPERATION_MODE_CFG::kAddr);
   const bool flying = on_the_fly(op_mode);
   models::ops::PdpLayerParams layer;

@@ -207,7 +207,7 @@ SdpConfig decode_sdp(const HwConfig& hw, const RegRead& regs, const LutTables& l
   namespace S = R::SDP;
   namespace RD = R::SDP_RDMA;
   SdpConfig c;
-  c.atom_bytes = hw.memory_atomic_size;
+  c.atom_bytes = hw.dla.memory_atomic_size;
 
   c.width = S::D_DATA_CUBE_WIDTH::WIDTH.get(regs(S::D_DATA_CUBE_WIDTH::kAddr)) + 1;
   c.height = S::D_DATA_CUBE_HEIGHT::HEIGHT.get(regs(S::D_DATA_CUBE_HEIGHT::kAddr)) + 1;
@@ -271,20 +271,20 @@ SdpConfig decode_sdp(const HwConfig& hw, const RegRead& regs, const LutTables& l
   c.dst_batch_stride = regs(S::D_DST_BATCH_STRIDE::kAddr);
 
   // What the configuration leaves out.
-  if (!hw.sdp_bs && !c.bs.bypass) throw_not_present(hw, "SDP BS");
-  if (!hw.sdp_bn && !c.bn.bypass) throw_not_present(hw, "SDP BN");
-  if (!hw.sdp_ew && (!c.ew.bypass || c.erdma.enabled)) throw_not_present(hw, "SDP EW");
-  if (!hw.sdp_lut && !c.ew.bypass && !c.ew.lut_bypass) throw_not_present(hw, "SDP LUT");
+  if (!hw.dla.sdp_bs && !c.bs.bypass) throw_not_present(hw, "SDP BS");
+  if (!hw.dla.sdp_bn && !c.bn.bypass) throw_not_present(hw, "SDP BN");
+  if (!hw.dla.sdp_ew && (!c.ew.bypass || c.erdma.enabled)) throw_not_present(hw, "SDP EW");
+  if (!hw.dla.sdp_lut && !c.ew.bypass && !c.ew.lut_bypass) throw_not_present(hw, "SDP LUT");
   const auto needs = [&](SdpPrecision p) {
-    if (p == SdpPrecision::kInt8 && !hw.feature_int8) throw_not_present(hw, "INT8 data");
-    if (p == SdpPrecision::kInt16 && !hw.feature_int16) throw_not_present(hw, "INT16 data");
-    if (p == SdpPrecision::kFp16 && !hw.feature_fp16) throw_not_present(hw, "FP16 data");
+    if (p == SdpPrecision::kInt8 && !hw.dla.feature_int8) throw_not_present(hw, "INT8 data");
+    if (p == SdpPrecision::kInt16 && !hw.dla.feature_int16) throw_not_present(hw, "INT16 data");
+    if (p == SdpPrecision::kFp16 && !hw.dla.feature_fp16) throw_not_present(hw, "FP16 data");
   };
   needs(c.proc_precision);
   needs(c.out_precision);
   if (!c.flying) needs(c.in_precision);
-  if (c.batches > 1 && !hw.batch) throw_not_present(hw, "SDP batch mode");
-  if (c.winograd && !hw.winograd) throw_not_present(hw, "SDP Winograd mode");
+  if (c.batches > 1 && !hw.dla.batch) throw_not_present(hw, "SDP batch mode");
+  if (c.winograd && !hw.dla.winograd) throw_not_present(hw, "SDP Winograd mode");
 
   // The SDP and its RDMA must agree on the layer they run together.
   if (!c.flying) {
@@ -423,6 +423,10 @@ OpResult run_sdp_op(const SdpConfig& cfg, models::ops::Memory& mem,
                     const models::ops::ConvCube* flying, const RegRead& regs) {
   if (!cfg.output_to_pdp) {
     return sdp_result(cfg, models::ops::run_sdp_layer(cfg, mem, flying), regs);
+  }
+  if (cfg.batches != 1) {
+    throw std::runtime_error("SDP OUTPUT_DST=PDP with " + std::to_string(cfg.batches) +
+                             " batches: PDP pools one cube on the fly (BATCH_NUMBER must be 0)");
   }
   if (cfg.ew.eql_mode()) {
     throw std::runtime_error(

@@ -69,10 +69,11 @@ StreamEngine::StreamEngine(const sc_core::sc_module_name& name, const HwConfig& 
       hw_(hw),
       spec_(spec),
       rdma_(rdma_socket, clock_period,
-            {hw.memory_atomic_size, hw.memory_atomic_size * hw.primary_memif_max_burst,
-             hw.dma_latency_buffer_atoms}),
+            {hw.dla.memory_atomic_size, hw.dla.memory_atomic_size * hw.dla.primary_memif_max_burst,
+             hw.dla.dma_latency_buffer_atoms}),
       wdma_(wdma_socket, clock_period,
-            {hw.memory_atomic_size, hw.memory_atomic_size * hw.primary_memif_max_burst, 0}),
+            {hw.dla.memory_atomic_size, hw.dla.memory_atomic_size * hw.dla.primary_memif_max_burst,
+             0}),
       stats_(this->name()) {
   using stats::Unit;
   const StreamSpec& sr = spec_;
@@ -140,7 +141,7 @@ void StreamEngine::start(const Engine& /*engine*/, const OpResult& op, const Reg
   started_at_ = sc_core::sc_time_stamp();
   ++counters_.operations;
   counters_.elements += plan_.elements;
-  start_ev_.notify(cycles(hw_.op_start_latency));
+  start_ev_.notify(cycles(hw_.dla.op_start_latency));
 }
 
 void StreamEngine::rdma_thread() {
@@ -185,7 +186,8 @@ void StreamEngine::core_thread() {
     if (fly_in_) {
       // A flying PDP waits for SDP's stream, not for its own reads: that wait is its read stall
       // (from the operation's first possible input on).
-      const sc_core::sc_time from = std::max(idle_from, started_at_ + cycles(hw_.op_start_latency));
+      const sc_core::sc_time from =
+          std::max(idle_from, started_at_ + cycles(hw_.dla.op_start_latency));
       if (sc_core::sc_time_stamp() > from) {
         counters_.read_stall_cycles += to_cycles(sc_core::sc_time_stamp() - from);
       }

@@ -35,14 +35,14 @@ TimingPlan plan_line_stream(const OpResult& op, const HwConfig& hw, unsigned thr
                             unsigned bpe, unsigned pipeline) {
   TimingPlan p;
   p.pipeline_latency = pipeline;
-  const unsigned elems_per_atom = hw.memory_atomic_size / bpe;
+  const unsigned elems_per_atom = hw.dla.memory_atomic_size / bpe;
   const std::uint32_t surfaces =
       std::max<std::uint32_t>(1, ceil_div(op.in.channels, elems_per_atom));
   const std::uint32_t cycles_per_atom = ceil_div(elems_per_atom, throughput);
   const std::uint32_t width = std::max<std::uint32_t>(1, op.in.width);
   const std::uint32_t lines = std::max<std::uint32_t>(1, op.in.height) * surfaces;
   // A long line streams through in pieces no larger than half the RDMA's latency buffer.
-  const std::uint32_t piece = std::max(1u, std::min(width, hw.dma_latency_buffer_atoms / 2));
+  const std::uint32_t piece = std::max(1u, std::min(width, hw.dla.dma_latency_buffer_atoms / 2));
   std::vector<std::uint64_t> weights;
   for (std::uint32_t line = 0; line < lines; ++line) {
     for (std::uint32_t x = 0; x < width; x += piece) {
@@ -67,10 +67,10 @@ TimingPlan plan_pdp(const OpResult& op, const HwConfig& hw, const RegRead& regs)
   using Mode = regs::PDP::D_OPERATION_MODE_CFG;
   using Fmt = regs::PDP::D_DATA_FORMAT;
   TimingPlan p;
-  p.pipeline_latency = hw.pdp_pipeline_latency;
+  p.pipeline_latency = hw.dla.pdp_pipeline_latency;
   const unsigned bpe = bytes_per_element(Fmt::INPUT_DATA.get(regs(Fmt::kAddr)));
-  const unsigned elems_per_atom = hw.memory_atomic_size / bpe;
-  const std::uint32_t cycles_per_atom = ceil_div(elems_per_atom, hw.pdp_throughput);
+  const unsigned elems_per_atom = hw.dla.memory_atomic_size / bpe;
+  const std::uint32_t cycles_per_atom = ceil_div(elems_per_atom, hw.dla.pdp_throughput);
   const std::uint32_t surfaces =
       std::max<std::uint32_t>(1, ceil_div(op.in.channels, elems_per_atom));
   const std::uint32_t splits = Mode::SPLIT_NUM.get(regs(Mode::kAddr)) + 1;
@@ -97,16 +97,16 @@ TimingPlan plan_pdp(const OpResult& op, const HwConfig& hw, const RegRead& regs)
 
 TimingPlan plan_cdp(const OpResult& op, const HwConfig& hw, const RegRead& regs) {
   using Fmt = regs::CDP::D_DATA_FORMAT;
-  return plan_line_stream(op, hw, hw.cdp_throughput,
+  return plan_line_stream(op, hw, hw.dla.cdp_throughput,
                           bytes_per_element(Fmt::INPUT_DATA_TYPE.get(regs(Fmt::kAddr))),
-                          hw.cdp_pipeline_latency);
+                          hw.dla.cdp_pipeline_latency);
 }
 
 TimingPlan plan_sdp(const OpResult& op, const HwConfig& hw, const RegRead& regs) {
   using Fmt = regs::SDP::D_DATA_FORMAT;
-  return plan_line_stream(op, hw, hw.sdp_bs_throughput,
+  return plan_line_stream(op, hw, hw.dla.sdp_bs_throughput,
                           bytes_per_element(Fmt::PROC_PRECISION.get(regs(Fmt::kAddr))),
-                          hw.sdp_pipeline_latency);
+                          hw.dla.sdp_pipeline_latency);
 }
 
 }  // namespace octasim::dla

@@ -6,16 +6,16 @@ namespace octasim::mem {
 
 DramChannel::DramChannel(std::string group_name, const HwConfig& hw, std::uint64_t period)
     : period_(period),
-      row_bytes_(hw.dram_row_bytes),
-      burst_bytes_(std::min(hw.dram_burst_bytes, hw.dram_row_bytes)),
+      row_bytes_(hw.mem.dram_row_bytes),
+      burst_bytes_(std::min(hw.mem.dram_burst_bytes, hw.mem.dram_row_bytes)),
       bytes_per_cycle_(hw.dram_bandwidth()),
-      trcd_(period * hw.dram_trcd),
-      trp_(period * hw.dram_trp),
-      cl_(period * hw.dram_cl),
-      tras_(period * hw.dram_tras),
-      read_latency_(period * hw.primary_memif_latency),
-      write_latency_(period * hw.dram_write_latency),
-      banks_(hw.dram_banks),
+      trcd_(period * hw.mem.dram_trcd),
+      trp_(period * hw.mem.dram_trp),
+      cl_(period * hw.mem.dram_cl),
+      tras_(period * hw.mem.dram_tras),
+      read_latency_(period * hw.dla.primary_memif_latency),
+      write_latency_(period * hw.mem.dram_write_latency),
+      banks_(hw.mem.dram_banks),
       stats_(std::move(group_name)) {
   using stats::Unit;
   bytes_read_ = stats_.add("bytes_read", "bytes read from the channel", Unit::kBytes);

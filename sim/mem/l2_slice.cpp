@@ -6,12 +6,12 @@ namespace octasim::mem {
 
 L2Slice::L2Slice(std::string group_name, const HwConfig& hw, std::uint64_t period)
     : period_(period),
-      ways_(hw.l2_ways),
-      sets_(hw.l2_slice_bytes / (hw.l2_ways * hw.l2_line_bytes)),
-      line_bytes_(hw.l2_line_bytes),
-      bytes_per_cycle_(hw.l2_bytes_per_cycle),
-      hit_latency_(period * hw.l2_hit_latency),
-      mask_words_((hw.l2_line_bytes + 63) / 64),
+      ways_(hw.mem.l2_ways),
+      sets_(hw.mem.l2_slice_bytes / (hw.mem.l2_ways * hw.mem.l2_line_bytes)),
+      line_bytes_(hw.mem.l2_line_bytes),
+      bytes_per_cycle_(hw.mem.l2_bytes_per_cycle),
+      hit_latency_(period * hw.mem.l2_hit_latency),
+      mask_words_((hw.mem.l2_line_bytes + 63) / 64),
       lines_(static_cast<std::size_t>(sets_) * ways_),
       valid_(lines_.size() * mask_words_, 0),
       stats_(std::move(group_name)) {

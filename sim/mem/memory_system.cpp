@@ -13,23 +13,23 @@ MemorySystem::MemorySystem(const sc_core::sc_module_name& name, const HwConfig& 
     : sc_core::sc_module(name),
       image_(image),
       period_(clock_period.value()),
-      partitions_(hw.mem_partitions),
-      interleave_(hw.mem_interleave_bytes),
-      slices_per_partition_(hw.l2_slices_per_partition),
-      line_bytes_(hw.l2_line_bytes),
-      bytes_per_cycle_(hw.mem_partitions * hw.dram_bandwidth()),
-      xbar_latency_(clock_period.value() * hw.xbar_latency),
-      port_bytes_per_cycle_(hw.xbar_port_bytes_per_cycle),
+      partitions_(hw.mem.partitions),
+      interleave_(hw.mem.interleave_bytes),
+      slices_per_partition_(hw.mem.l2_slices_per_partition),
+      line_bytes_(hw.mem.l2_line_bytes),
+      bytes_per_cycle_(hw.mem.partitions * hw.dram_bandwidth()),
+      xbar_latency_(clock_period.value() * hw.mem.xbar_latency),
+      port_bytes_per_cycle_(hw.mem.xbar_port_bytes_per_cycle),
       xbar_stats_(std::string(basename()) + ".xbar") {
-  if (partitions_ == 0 || interleave_ == 0 || hw.dram_banks == 0 || hw.dram_row_bytes == 0 ||
-      hw.dram_burst_bytes == 0 || hw.dram_bandwidth() == 0) {
+  if (partitions_ == 0 || interleave_ == 0 || hw.mem.dram_banks == 0 ||
+      hw.mem.dram_row_bytes == 0 || hw.mem.dram_burst_bytes == 0 || hw.dram_bandwidth() == 0) {
     throw std::invalid_argument(
         "MemorySystem: partitions, interleave, banks, row, burst and "
         "bandwidth must be at least 1");
   }
   if (slices_per_partition_ != 0 &&
-      (line_bytes_ == 0 || interleave_ % line_bytes_ != 0 || hw.l2_ways == 0 ||
-       hw.l2_bytes_per_cycle == 0 || hw.l2_slice_bytes < hw.l2_ways * line_bytes_)) {
+      (line_bytes_ == 0 || interleave_ % line_bytes_ != 0 || hw.mem.l2_ways == 0 ||
+       hw.mem.l2_bytes_per_cycle == 0 || hw.mem.l2_slice_bytes < hw.mem.l2_ways * line_bytes_)) {
     throw std::invalid_argument(
         "MemorySystem: the L2 needs lines that divide the interleave, "
         "ways, bandwidth and a set");

@@ -16,8 +16,8 @@ OctavCore::OctavCore(const sc_core::sc_module_name& name, const HwConfig& hw,
       Clocked(clock_period),
       hw_(hw),
       dma_(dma_socket, clock_period,
-           {hw.memory_atomic_size, hw.memory_atomic_size * hw.primary_memif_max_burst,
-            hw.dma_latency_buffer_atoms}),
+           {hw.dla.memory_atomic_size, hw.dla.memory_atomic_size * hw.dla.primary_memif_max_burst,
+            hw.dla.dma_latency_buffer_atoms}),
       stats_(this->name()) {
   using stats::Unit;
   auto& c = counters_;
@@ -69,9 +69,9 @@ void OctavCore::start(const dla::Engine& /*engine*/, const dla::OpResult& op,
   if (busy_) throw std::logic_error(std::string(name()) + " started while busy");
   const auto* decoded = dynamic_cast<const OctavDescriptor*>(op.descriptor.get());
   if (decoded == nullptr) throw std::logic_error("OctavCore: the operation has no OctavDescriptor");
-  const unsigned atom = hw_.memory_atomic_size;
+  const unsigned atom = hw_.dla.memory_atomic_size;
   const OctavOp& o = decoded->op;
-  const std::uint32_t request_bytes = atom * hw_.primary_memif_max_burst;
+  const std::uint32_t request_bytes = atom * hw_.dla.primary_memif_max_burst;
   const unsigned eb = element_bytes(o.type);
   requests_.clear();
   if (o.flat) {
@@ -113,7 +113,7 @@ void OctavCore::start(const dla::Engine& /*engine*/, const dla::OpResult& op,
   ++counters_.operations;
   counters_.elements += traffic.elements;
   started_at_ = sc_core::sc_time_stamp();
-  start_ev_.notify(cycles(hw_.op_start_latency));
+  start_ev_.notify(cycles(hw_.dla.op_start_latency));
 }
 
 std::vector<std::pair<std::uint32_t, std::uint32_t>> OctavCore::perf_registers(
@@ -131,7 +131,7 @@ void OctavCore::set_timeline(stats::Timeline* timeline) {
 }
 
 std::uint64_t OctavCore::compute_cycles(std::uint32_t elements) const {
-  return (elements + hw_.octav_elements_per_cycle - 1) / hw_.octav_elements_per_cycle;
+  return (elements + hw_.octav.elements_per_cycle - 1) / hw_.octav.elements_per_cycle;
 }
 
 // A request holds a whole request's atoms in the latency buffer until the datapath has consumed
@@ -190,7 +190,7 @@ void OctavCore::run_thread() {
       }
       ++passes_count_;
       if (p > 0) {
-        const std::uint64_t d = hw_.octav_divide_latency + groups_ - 1;
+        const std::uint64_t d = hw_.octav.divide_latency + groups_ - 1;
         divide_cycles_ += d;
         ++iterations_;
         if (timeline_ != nullptr) {

@@ -339,15 +339,15 @@ OctavTraffic octav_traffic(const HwConfig& hw, const OctavOp& op, unsigned passe
   OctavTraffic t;
   t.passes = passes;
   t.elements = op.elements() * passes;
-  const std::uint64_t bytes = octav_pass_bytes(op, hw.memory_atomic_size);
-  t.buffered = bytes <= hw.octav_buffer_bytes;
+  const std::uint64_t bytes = octav_pass_bytes(op, hw.dla.memory_atomic_size);
+  t.buffered = bytes <= hw.octav.buffer_bytes;
   t.dram_bytes = t.buffered ? bytes : bytes * passes;
   return t;
 }
 
 dla::OpResult run_octav(const HwConfig& hw, const dla::RegRead& regs, const LutTables& /*lut*/,
                         models::ops::Memory& mem) {
-  const unsigned atom = hw.memory_atomic_size;
+  const unsigned atom = hw.dla.memory_atomic_size;
   const OctavOp op = decode_octav(regs, atom);
   const std::vector<float> x = read_octav_input(op, mem, atom);
   const OctavOutcome out = octav_sequence(x, op);

@@ -306,11 +306,11 @@ class GemmKernel final : public Kernel {
     }
     smem_bytes_ = 2 * models::ops::gemm_input_bytes(
                           type_, std::uint64_t{tm_} * tk_ + std::uint64_t{tk_} * tn_);
-    if (smem_bytes_ > hw.ppu_smem_bytes_per_sm) {
+    if (smem_bytes_ > hw.ppu.smem_bytes_per_sm) {
       bad_kernel(
           fmt::format("tile {}x{}x{} needs {} B of shared memory (double-buffered A and "
                       "B), an SM has {}",
-                      tm_, tn_, tk_, smem_bytes_, hw.ppu_smem_bytes_per_sm));
+                      tm_, tn_, tk_, smem_bytes_, hw.ppu.smem_bytes_per_sm));
     }
     if (a_elements() > kMaxElements || b_elements() > kMaxElements || d_elements() > kMaxElements ||
         (conv_ && std::uint64_t{m_} * k_ > kMaxElements)) {
@@ -324,13 +324,13 @@ class GemmKernel final : public Kernel {
 
   // The math pipe's rates (tensor-core step cycles of the format, FMA lanes) and the peaks.
   void plan_timing(const HwConfig& hw) {
-    tcs_ = std::max(1u, hw.ppu_tensor_cores_per_sm);
+    tcs_ = std::max(1u, hw.ppu.tensor_cores_per_sm);
     const unsigned in_b = gemm_type_info(mma_type_).input_bits;
-    step_cycles_ = in_b == 16  ? hw.ppu_tc_fp16_step_cycles
-                   : in_b == 8 ? hw.ppu_tc_int8_step_cycles
-                               : hw.ppu_tc_int4_step_cycles;
+    step_cycles_ = in_b == 16  ? hw.ppu.tc_fp16_step_cycles
+                   : in_b == 8 ? hw.ppu.tc_int8_step_cycles
+                               : hw.ppu.tc_int4_step_cycles;
     step_cycles_ = std::max(1u, step_cycles_);
-    lanes_ = std::max(1u, hw.ppu_fma_lanes_per_sm);
+    lanes_ = std::max(1u, hw.ppu.fma_lanes_per_sm);
     path_peak_macs_ =
         tensor_ ? tensor_peak_macs_per_cycle(hw, mma_type_) : static_cast<double>(sms(hw)) * lanes_;
     peak_macs_ = tensor_peak_macs_per_cycle(hw, mma_type_);

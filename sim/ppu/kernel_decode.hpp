@@ -42,7 +42,7 @@ inline Range element_range(std::uint64_t base, std::uint64_t first, std::uint64_
 }
 
 inline unsigned sms(const HwConfig& hw) {
-  return hw.ppu_gpcs * hw.ppu_sms_per_gpc;
+  return hw.ppu.gpcs * hw.ppu.sms_per_gpc;
 }
 
 // Why a descriptor cannot run (thrown by the kernels' constructors).

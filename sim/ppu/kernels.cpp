@@ -45,11 +45,11 @@ void check_writable(const MemoryImage& image, std::uint64_t addr, std::uint64_t 
 double tensor_peak_macs_per_cycle(const HwConfig& hw, GemmType type) {
   const auto& info = gemm_type_info(type);
   const double sm_count = static_cast<double>(detail::sms(hw));
-  if (type == GemmType::kFp32) return sm_count * std::max(1u, hw.ppu_fma_lanes_per_sm);
-  const unsigned step = std::max(1u, info.input_bits == 16  ? hw.ppu_tc_fp16_step_cycles
-                                     : info.input_bits == 8 ? hw.ppu_tc_int8_step_cycles
-                                                            : hw.ppu_tc_int4_step_cycles);
-  return sm_count * hw.ppu_tensor_cores_per_sm *
+  if (type == GemmType::kFp32) return sm_count * std::max(1u, hw.ppu.fma_lanes_per_sm);
+  const unsigned step = std::max(1u, info.input_bits == 16  ? hw.ppu.tc_fp16_step_cycles
+                                     : info.input_bits == 8 ? hw.ppu.tc_int8_step_cycles
+                                                            : hw.ppu.tc_int4_step_cycles);
+  return sm_count * hw.ppu.tensor_cores_per_sm *
          static_cast<double>(info.mma_m * info.mma_n * info.mma_k) / step;
 }
 

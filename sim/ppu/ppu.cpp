@@ -27,8 +27,8 @@ Ppu::Ppu(const sc_core::sc_module_name& name, const HwConfig& hw, MemoryImage& i
       image_(image),
       host_(host),
       period_(period),
-      channels_(std::min(hw.ppu_channels, kMaxChannels)),
-      scheduler_(make_cta_scheduler(hw.ppu_cta_scheduler)),
+      channels_(std::min(hw.ppu.channels, kMaxChannels)),
+      scheduler_(make_cta_scheduler(hw.ppu.cta_scheduler)),
       frontend_stats_(std::string(this->name()) + ".frontend") {
   using stats::Unit;
   commands_ = frontend_stats_.add("commands", "push-buffer commands executed", Unit::kCount);
@@ -44,9 +44,9 @@ Ppu::Ppu(const sc_core::sc_module_name& name, const HwConfig& hw, MemoryImage& i
     channel_.emplace_back();
     in_flight_.emplace_back();
   }
-  pools_.resize(hw.ppu_gpcs);
-  for (unsigned g = 0; g < hw.ppu_gpcs; ++g) {
-    for (unsigned s = 0; s < hw.ppu_sms_per_gpc; ++s) {
+  pools_.resize(hw.ppu.gpcs);
+  for (unsigned g = 0; g < hw.ppu.gpcs; ++g) {
+    for (unsigned s = 0; s < hw.ppu.sms_per_gpc; ++s) {
       sms_.push_back(std::make_unique<Sm>(fmt::format("gpc{}_sm{}", g, s).c_str(), this->name(), g,
                                           s, hw, period, static_cast<SmClient&>(*this)));
     }
@@ -54,7 +54,7 @@ Ppu::Ppu(const sc_core::sc_module_name& name, const HwConfig& hw, MemoryImage& i
   for (unsigned ch = 0; ch < channels_; ++ch) {
     sc_core::sc_spawn([this, ch] { channel_thread(ch); }, fmt::format("channel{}", ch).c_str());
   }
-  for (unsigned g = 0; g < hw.ppu_gpcs; ++g) {
+  for (unsigned g = 0; g < hw.ppu.gpcs; ++g) {
     sc_core::sc_spawn([this, g] { dispatcher_thread(g); },
                       fmt::format("gpc{}_dispatch", g).c_str());
   }
@@ -194,7 +194,7 @@ void Ppu::channel_thread(unsigned ch) {
       fail(ch, ErrorCode::kBadAddress, offset);
       continue;
     }
-    wait(period_ * static_cast<double>(hw_.ppu_command_cycles));
+    wait(period_ * static_cast<double>(hw_.ppu.command_cycles));
     ++commands_;
     const std::uint32_t* w = c.words.data();
     const auto addr64 = [](std::uint32_t lo, std::uint32_t hi) {
@@ -205,7 +205,7 @@ void Ppu::channel_thread(unsigned ch) {
         break;
       case Opcode::kRegWrite: {
         const std::uint32_t a = w[0], v = w[1];
-        wait(period_ * static_cast<double>(hw_.csb_access_cycles));
+        wait(period_ * static_cast<double>(hw_.dla.csb_access_cycles));
         if (!host_.csb_write(a, v)) fail(ch, ErrorCode::kBadRegister, offset);
         break;
       }
@@ -280,7 +280,7 @@ void Ppu::channel_thread(unsigned ch) {
 
 void Ppu::memcpy_command(unsigned ch, std::uint64_t dst, std::uint64_t src, std::uint32_t bytes) {
   Channel& c = channel_[ch];
-  const unsigned port = std::max(1u, hw_.ppu_sm_bytes_per_cycle);
+  const unsigned port = std::max(1u, hw_.ppu.sm_bytes_per_cycle);
   for (std::uint64_t done = 0; done < bytes;) {
     const std::uint64_t n = std::min<std::uint64_t>(kMemcpyChunk, bytes - done);
     // Reads of the chunk, one line request every line/port cycles; then the writes.
@@ -326,7 +326,7 @@ void Ppu::launch(unsigned ch, std::uint32_t offset, std::uint64_t descriptor) {
       fail(ch, r.error, offset);
       return;
     }
-    if (r.kernel->smem_bytes() > hw_.ppu_smem_bytes_per_sm) {  // would never be dispatched
+    if (r.kernel->smem_bytes() > hw_.ppu.smem_bytes_per_sm) {  // would never be dispatched
       fail(ch, ErrorCode::kBadKernel, offset);
       return;
     }
@@ -335,7 +335,7 @@ void Ppu::launch(unsigned ch, std::uint32_t offset, std::uint64_t descriptor) {
   Kernel& k = *c.kernel;
   k.record.channel = ch;
   k.record.occupancy = static_cast<unsigned>(std::min<std::uint64_t>(
-      std::max(1u, hw_.ppu_max_ctas_per_sm), hw_.ppu_smem_bytes_per_sm / k.smem_bytes()));
+      std::max(1u, hw_.ppu.max_ctas_per_sm), hw_.ppu.smem_bytes_per_sm / k.smem_bytes()));
   k.record.start_cycle = cycles(sc_core::sc_time_stamp());
   in_flight_[ch] = InFlight{0, records_.size(), sc_core::SC_ZERO_TIME};
   records_.push_back(k.record);
@@ -359,7 +359,7 @@ void Ppu::launch(unsigned ch, std::uint32_t offset, std::uint64_t descriptor) {
   r.tensor_utilization = macs / (cyc * k.peak_macs_per_cycle());
   r.arithmetic_intensity =
       macs / static_cast<double>(std::max<std::uint64_t>(1, k.compulsory_bytes()));
-  const double dram = static_cast<double>(std::max(1u, hw_.mem_partitions)) * hw_.dram_bandwidth();
+  const double dram = static_cast<double>(std::max(1u, hw_.mem.partitions)) * hw_.dram_bandwidth();
   if (timeline_ != nullptr) {
     timeline_->slice(channel_tracks_[ch], stats::Detail::kLayer, r.start_cycle, r.end_cycle,
                      fmt::format("{} {} {}x{}x{}", r.kind, r.type, r.m, r.n, r.k),
@@ -371,7 +371,7 @@ void Ppu::launch(unsigned ch, std::uint32_t offset, std::uint64_t descriptor) {
 
 void Ppu::dispatcher_thread(unsigned gpc) {
   auto& pool = pools_[gpc];
-  const unsigned per_gpc = hw_.ppu_sms_per_gpc;
+  const unsigned per_gpc = hw_.ppu.sms_per_gpc;
   while (true) {
     if (pool.empty()) {
       wait(sched_event_);
@@ -400,7 +400,7 @@ void Ppu::dispatcher_thread(unsigned gpc) {
     }
     pool.pop_front();
     best->reserve(static_cast<unsigned>(slot), w);
-    wait(period_ * static_cast<double>(hw_.ppu_cta_launch_cycles));
+    wait(period_ * static_cast<double>(hw_.ppu.cta_launch_cycles));
     best->start(static_cast<unsigned>(slot));
   }
 }

@@ -46,7 +46,7 @@ class Ppu final : public sc_core::sc_module, private SmClient {
  public:
   using Socket = tlm_utils::simple_initiator_socket<Ppu>;
 
-  // Throws std::runtime_error if hw.ppu_cta_scheduler names no policy (cta_scheduler.hpp).
+  // Throws std::runtime_error if hw.ppu.cta_scheduler names no policy (cta_scheduler.hpp).
   Ppu(const sc_core::sc_module_name& name, const HwConfig& hw, MemoryImage& image, PpuHost& host,
       const sc_core::sc_time& period);
   Ppu(const Ppu&) = delete;

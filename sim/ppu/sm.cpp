@@ -13,7 +13,7 @@ Sm::Sm(const sc_core::sc_module_name& name, const std::string& ppu_name, unsigne
       hw_(hw),
       period_(period),
       client_(client),
-      dma_(socket, period, DmaClient::Params{1, std::max(1u, hw.ppu_sm_bytes_per_cycle), 0}),
+      dma_(socket, period, DmaClient::Params{1, std::max(1u, hw.ppu.sm_bytes_per_cycle), 0}),
       stats_(fmt::format("{}.gpc{}.sm{}", ppu_name, gpc, sm)),
       track_name_(fmt::format("gpc{}.sm{}", gpc, sm)) {
   using stats::Unit;
@@ -27,7 +27,7 @@ Sm::Sm(const sc_core::sc_module_name& name, const std::string& ppu_name, unsigne
   bytes_read_ = stats_.add("bytes_read", "bytes loaded (line requests)", Unit::kBytes);
   bytes_written_ = stats_.add("bytes_written", "bytes stored (line requests)", Unit::kBytes);
   requests_ = stats_.add("requests", "memory requests issued", Unit::kCount);
-  const unsigned slots = std::max(1u, hw.ppu_max_ctas_per_sm);
+  const unsigned slots = std::max(1u, hw.ppu.max_ctas_per_sm);
   for (unsigned k = 0; k < slots; ++k) slots_.emplace_back();
 }
 
@@ -40,7 +40,7 @@ void Sm::spawn_slots(unsigned index) {
 
 int Sm::free_slot(std::uint64_t smem_bytes, unsigned& busy) const {
   busy = 0;
-  if (smem_used_ + smem_bytes > hw_.ppu_smem_bytes_per_sm) return -1;
+  if (smem_used_ + smem_bytes > hw_.ppu.smem_bytes_per_sm) return -1;
   int free = -1;
   for (unsigned k = 0; k < slots_.size(); ++k) {
     if (slots_[k].busy) {

@@ -32,7 +32,7 @@ class ElementwiseKernel final : public Kernel {
     check_writable(image, addr_d_, std::uint64_t{count_} * 4, "D");
     d_.assign(std::size_t{count_} * 4, 0);
     smem_bytes_ = (kStreamPrefetch + 1) * (binary_ ? 2 : 1) * kStreamStepElements * 4;
-    lanes_ = std::max(1u, hw.ppu_fma_lanes_per_sm);
+    lanes_ = std::max(1u, hw.ppu.fma_lanes_per_sm);
     peak_macs_ = path_peak_macs_ = static_cast<double>(sms(hw)) * lanes_;
     compulsory_bytes_ = a_.size() + b_.size() + d_.size();
     record.kind = "elementwise";
@@ -112,7 +112,7 @@ class ReduceKernel final : public Kernel {
     check_writable(image, addr_d_, std::uint64_t{rows_} * 4, "D");
     d_.assign(std::size_t{rows_} * 4, 0);
     smem_bytes_ = (kStreamPrefetch + 1) * kReduceRows * kReduceCols * 4;
-    lanes_ = std::max(1u, hw.ppu_fma_lanes_per_sm);
+    lanes_ = std::max(1u, hw.ppu.fma_lanes_per_sm);
     peak_macs_ = path_peak_macs_ = static_cast<double>(sms(hw)) * lanes_;
     compulsory_bytes_ = a_.size() + d_.size();
     record.kind = "reduce";

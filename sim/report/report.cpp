@@ -248,13 +248,13 @@ json build(const soc::Soc& soc, const RunInfo& run) {
                  {"compute_cycles", run.compute_cycles}};
   j["config"] = {{"name", hw.name},
                  {"dram_bytes_per_cycle", soc.memory_system().bytes_per_cycle()},
-                 {"mac_atomic_c", hw.mac_atomic_c},
-                 {"mac_atomic_k", hw.mac_atomic_k},
-                 {"memory_atomic_size", hw.memory_atomic_size},
-                 {"sdp_throughput", hw.sdp_bs_throughput},
-                 {"pdp_throughput", hw.pdp_throughput},
-                 {"cdp_throughput", hw.cdp_throughput},
-                 {"primary_memif_latency", hw.primary_memif_latency}};
+                 {"mac_atomic_c", hw.dla.mac_atomic_c},
+                 {"mac_atomic_k", hw.dla.mac_atomic_k},
+                 {"memory_atomic_size", hw.dla.memory_atomic_size},
+                 {"sdp_throughput", hw.dla.sdp_bs_throughput},
+                 {"pdp_throughput", hw.dla.pdp_throughput},
+                 {"cdp_throughput", hw.dla.cdp_throughput},
+                 {"primary_memif_latency", hw.dla.primary_memif_latency}};
 
   json layers = json::array();
   for (std::size_t i = 0; i < soc.dla().layers().size(); ++i) {
@@ -338,9 +338,9 @@ json build(const soc::Soc& soc, const RunInfo& run) {
                          {"bound", k.bound},
                          {"saturations", k.saturations}});
     }
-    j["ppu"] = {{"gpcs", hw.ppu_gpcs},
-                {"sms", hw.ppu_gpcs * hw.ppu_sms_per_gpc},
-                {"tensor_cores_per_sm", hw.ppu_tensor_cores_per_sm},
+    j["ppu"] = {{"gpcs", hw.ppu.gpcs},
+                {"sms", hw.ppu.gpcs * hw.ppu.sms_per_gpc},
+                {"tensor_cores_per_sm", hw.ppu.tensor_cores_per_sm},
                 {"kernels", std::move(kernels)}};
   }
 

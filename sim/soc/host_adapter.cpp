@@ -8,12 +8,12 @@ void HostAdapter::run_for(std::uint64_t cycles) {
 
 void HostAdapter::csb_write(std::uint32_t addr, std::uint32_t value) {
   soc_.csb().check(addr);  // before time passes (no exception once the kernel has run)
-  run_for(soc_.config().csb_access_cycles);
+  run_for(soc_.config().dla.csb_access_cycles);
   soc_.csb().write(addr, value);
 }
 
 std::uint32_t HostAdapter::csb_read(std::uint32_t addr) {
-  run_for(soc_.config().csb_access_cycles);
+  run_for(soc_.config().dla.csb_access_cycles);
   return soc_.registers().csb_read(addr);
 }
 

@@ -46,12 +46,12 @@ Soc::Soc(const sc_core::sc_module_name& name, HwConfig hw)
     : sc_core::sc_module(name),
       hw_(std::move(hw)),
       period_(1, sc_core::SC_NS),
-      memory_(hw_.mem_address_width),
+      memory_(hw_.dla.mem_address_width),
       memory_system_("mem", hw_, memory_, period_),
       interrupts_(regs_),
       dla_(hw_, period_, memory_, regs_, memory_system_, interrupts_),
       csb_(hw_, regs_, dla_, interrupts_) {
-  if (hw_.ppu_gpcs > 0) {
+  if (hw_.ppu.gpcs > 0) {
     ppu_port_ = std::make_unique<PpuPort>(*this);
     ppu_ = std::make_unique<ppu::Ppu>("ppu", hw_, memory_, *ppu_port_, period_);
     ppu_->bind(memory_system_.socket);

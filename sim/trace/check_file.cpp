@@ -89,7 +89,7 @@ void check_bytes(Player& p, const Command& c, const CheckFile& a) {
   p.require_notified(c, a.sync_id);
   const MemoryImage& mem = p.device().memory();
   mem.check_range(a.addr, a.size);
-  const std::vector<DatPacket> packets = read_dat_file(a.path);
+  const std::vector<DatPacket> packets = read_data_file(a.path, a.format);
   // Chunk index -> the packets overlapping that chunk, in file order.
   std::map<std::uint64_t, std::vector<std::size_t>> by_chunk;
   for (std::size_t i = 0; i < packets.size(); ++i) {
@@ -133,9 +133,9 @@ void check_bytes(Player& p, const Command& c, const CheckFile& a) {
 
 // A .dat file as the bytes of [0, size): zero where no packet lies, later packets win.
 std::vector<std::uint8_t> dat_image(const Player& p, const Command& c, const std::string& path,
-                                    std::uint64_t size) {
+                                    std::uint64_t size, DataFormat format = DataFormat::kPackets) {
   std::vector<std::uint8_t> image(static_cast<std::size_t>(size), 0);
-  for (const DatPacket& packet : read_dat_file(path)) {
+  for (const DatPacket& packet : read_data_file(path, format)) {
     if (packet.offset > size || packet.payload.size() > size - packet.offset) {
       p.fail(c, fmt::format("{}: packet at offset 0x{:x} lies outside the 0x{:x} bytes it covers",
                             path, packet.offset, size));
@@ -155,7 +155,7 @@ Compared region_and_golden(Player& p, const Command& c, const CheckFile& a) {
   const MemoryImage& mem = p.device().memory();
   mem.check_range(a.addr, a.size);
   Compared r{std::vector<std::uint8_t>(static_cast<std::size_t>(a.size)),
-             dat_image(p, c, a.path, a.size)};
+             dat_image(p, c, a.path, a.size, a.format)};
   mem.read(a.addr, r.got.data(), r.got.size());
   return r;
 }

@@ -23,7 +23,11 @@ RegWrite parse_reg_write(const ArgReader& a) {
 }
 
 void play_reg_write(Player& p, const Command& /*c*/, const RegWrite& a) {
-  p.write_register(a.reg->addr, a.value);
+  if (a.timed) {
+    p.write_register(a.reg->addr, a.value);
+  } else {
+    p.device().csb_write(a.reg->addr, a.value);
+  }
 }
 
 RegRead parse_reg_read(const ArgReader& a) {
@@ -42,8 +46,10 @@ RegReadCheck parse_reg_read_check(const ArgReader& a) {
 }
 
 void play_reg_read_check(Player& p, const Command& c, const RegReadCheck& a) {
-  const std::uint32_t got = p.device().csb_read(a.reg->addr);
-  p.check(c, fmt::format("reg_read_check NVDLA_{}.{}_0", a.reg->unit, a.reg->name), got == a.value,
+  const std::uint32_t got = p.device().csb_read(a.reg->addr) & a.mask;
+  const std::string masked = a.mask == ~0u ? "" : fmt::format(" & 0x{:08x}", a.mask);
+  p.check(c, fmt::format("reg_read_check NVDLA_{}.{}_0{}", a.reg->unit, a.reg->name, masked),
+          got == a.value,
           got == a.value ? "" : fmt::format("got 0x{:08x}, want 0x{:08x}", got, a.value));
 }
 
@@ -115,14 +121,39 @@ const char* compare_name(Compare op) {
   return "?";
 }
 
+// The GLB S_INTR_STATUS fields a mask covers ("BDMA_DONE_STATUS0"), for messages.
+std::string fields_in(const regs::RegisterInfo& r, std::uint32_t mask) {
+  std::string names;
+  for (std::size_t i = 0; i < r.field_count; ++i) {
+    if ((r.fields[i].field.mask() & mask) == 0) continue;
+    names += fmt::format("{}{}", names.empty() ? "" : ", ", r.fields[i].name);
+  }
+  return names;
+}
+
 void play_poll(Player& p, const Command& c, const Poll& a) {
   Device& dev = p.device();
   const std::uint64_t timeout = p.options().timeout_cycles;
   const std::uint64_t start = dev.cycle();
-  for (;;) {
+  const std::uint64_t write_cycle = p.last_write_cycle();
+  for (std::uint64_t reads = 1;; ++reads) {
     const std::uint32_t reg = dev.csb_read(a.reg->addr);
-    const std::uint32_t got = a.field != nullptr ? a.field->field.get(reg) : reg;
-    if (holds(a.compare, got, a.value)) return;
+    const std::uint32_t got = (a.field != nullptr ? a.field->field.get(reg) : reg) & a.mask;
+    if (holds(a.compare, got, a.value)) {
+      if (a.interrupt_wait) {
+        p.result().compute_start_cycle = write_cycle;
+        p.result().end_cycle = dev.cycle();
+      }
+      return;
+    }
+    if (a.max_reads != 0 && reads >= a.max_reads) {
+      const std::string masked =
+          a.mask == ~0u ? "" : fmt::format(" & 0x{:08x} ({})", a.mask, fields_in(*a.reg, a.mask));
+      p.fail(c, fmt::format("poll of NVDLA_{}.{}_0{} {} 0x{:x} still false after {} reads over {} "
+                            "cycles (last value 0x{:08x})",
+                            a.reg->unit, a.reg->name, masked, compare_name(a.compare), a.value,
+                            reads, dev.cycle() - start, reg));
+    }
     if (dev.cycle() - start > timeout) {
       p.fail(c,
              fmt::format("poll of NVDLA_{}.{}_0{}{} {} 0x{:x} still false after {} cycles "
@@ -193,8 +224,10 @@ MemLoad parse_mem_load(const ArgReader& a) {
 
 // Writes the packets of the .dat file `path` at `addr` (mem_load, ppu_submit).
 void load_dat(Player& p, const Command& c, std::uint64_t addr, const std::string& path) {
+  const auto* load = std::get_if<MemLoad>(&c.args);
   MemoryImage& mem = p.device().memory();
-  for (const DatPacket& packet : read_dat_file(path)) {
+  for (const DatPacket& packet :
+       load != nullptr ? read_data_file(path, load->format, load->size) : read_dat_file(path)) {
     if (packet.offset > ~std::uint64_t{0} - addr) {
       p.fail(c, fmt::format("mem_load address 0x{:x} + packet offset 0x{:x} is past 2^64, "
                             "outside the address space [0, 0x{:x})",

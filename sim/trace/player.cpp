@@ -50,7 +50,7 @@ void Player::write_register(std::uint32_t addr, std::uint32_t value) {
 }
 
 void Player::require_notified(const Command& c, const std::string& sync_id) const {
-  if (notified_.count(sync_id) == 0) {
+  if (!sync_id.empty() && notified_.count(sync_id) == 0) {
     fail(c, fmt::format("{} waits for '{}', which no earlier intr_notify or sync_notify raised",
                         op_name(c.op), sync_id));
   }

@@ -52,7 +52,10 @@ struct PlayResult {
   std::uint64_t compute_start_cycle = 0;  // last register write before the last interrupt wait
   std::uint64_t end_cycle = 0;            // when the last awaited interrupt arrived
   [[nodiscard]] bool all_passed() const;
-  [[nodiscard]] std::uint64_t trace_cycles() const { return end_cycle - first_write_cycle; }
+  // 0 for a trace that awaited no interrupt (nothing ended it after its first write).
+  [[nodiscard]] std::uint64_t trace_cycles() const {
+    return end_cycle > first_write_cycle ? end_cycle - first_write_cycle : 0;
+  }
   [[nodiscard]] std::uint64_t compute_cycles() const { return end_cycle - compute_start_cycle; }
 };
 

@@ -54,6 +54,9 @@ struct Interrupt {
 struct RegWrite {  // reg_write(REG, value)
   const regs::RegisterInfo* reg = nullptr;
   std::uint32_t value = 0;
+  // Counts towards the trace's timing (first and last write cycles). The .txn reader clears it
+  // for its interrupt-status clears, which .cfg traces leave to intr_notify.
+  bool timed = true;
 };
 struct RegRead {  // reg_read(REG, name): reads and reports the value
   const regs::RegisterInfo* reg = nullptr;
@@ -62,12 +65,19 @@ struct RegRead {  // reg_read(REG, name): reads and reports the value
 struct RegReadCheck {  // reg_read_check / reg_read_expected(REG, value)
   const regs::RegisterInfo* reg = nullptr;
   std::uint32_t value = 0;
+  std::uint32_t mask = ~0u;  // compares (register & mask) with value (.txn read_reg)
 };
 struct Poll {  // poll_reg_<cmp>(REG, value) / poll_field_<cmp>(REG, FIELD, value)
   const regs::RegisterInfo* reg = nullptr;
   const regs::FieldInfo* field = nullptr;  // poll_field_* only
   Compare compare = Compare::kEqual;
   std::uint32_t value = 0;
+  std::uint32_t mask = ~0u;  // compares (register & mask) (.txn read_reg)
+  // At most this many reads (0: bounded by the player's timeout only).
+  std::uint64_t max_reads = 0;
+  // An interrupt wait (.txn read_reg of GLB S_INTR_STATUS expecting a bit set): its match ends
+  // the trace's timing as intr_notify's interrupt does.
+  bool interrupt_wait = false;
 };
 struct MemInit {  // mem_init(mem, addr, size, ALL_ZERO | ALL_ONE | RANDOM[, seed])
   std::uint64_t addr = 0;
@@ -75,9 +85,18 @@ struct MemInit {  // mem_init(mem, addr, size, ALL_ZERO | ALL_ONE | RANDOM[, see
   MemPattern pattern = MemPattern::kAllZero;
   std::uint32_t seed = 0;
 };
+// How a data file is written: NVDLA's packet .dat of .cfg traces, or the first release's
+// (.txn traces) plain byte lists (sim/trace/txn_data.cpp).
+enum class DataFormat : std::uint8_t {
+  kPackets,    // {offset:0x.., size:N, payload:0x.. ..}
+  kV1Surface,  // "Key = value" header lines, then whitespace-separated 0x.. bytes
+  kV1Dump,     // "dumped memory,start_address=0x.. size=0x..", decoration, 0x.. bytes
+};
 struct MemLoad {  // mem_load(mem, addr, "file.dat")
   std::uint64_t addr = 0;
   std::string path;
+  DataFormat format = DataFormat::kPackets;
+  std::uint64_t size = 0;  // kV1Surface: the bytes to load (the file holds at least as many)
 };
 struct IntrNotify {  // intr_notify(INTR, sync_id)
   Interrupt interrupt;
@@ -97,8 +116,9 @@ struct CheckCrc {  // check_crc(sync_id, mem, addr, size, crc)
   std::uint64_t size = 0;
   std::uint32_t crc = 0;
 };
-struct CheckFile {  // check_file(sync_id, mem, addr, size, "golden.dat"[, rule, ...])
-  std::string sync_id;
+struct CheckFile {      // check_file(sync_id, mem, addr, size, "golden.dat"[, rule, ...])
+  std::string sync_id;  // empty: no sync point (.txn output_feature_map.dat)
+  DataFormat format = DataFormat::kPackets;
   std::uint64_t addr = 0;
   std::uint64_t size = 0;
   std::string path;
@@ -170,6 +190,11 @@ struct DatPacket {
 };
 // Reads a .dat file; throws TraceError naming the file and line of a malformed packet.
 [[nodiscard]] std::vector<DatPacket> read_dat_file(const std::string& path);
+// Reads a data file of any format as packets (sim/trace/txn_data.cpp): kV1Surface as one
+// packet of its first `size` bytes (TraceError when it holds fewer), kV1Dump as one packet of
+// its bytes at offset 0.
+[[nodiscard]] std::vector<DatPacket> read_data_file(const std::string& path, DataFormat format,
+                                                    std::uint64_t size = 0);
 
 // The name the player's messages give a command (reg_read_check, poll, ...).
 [[nodiscard]] const char* op_name(Op op);

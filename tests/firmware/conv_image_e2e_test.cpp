@@ -90,7 +90,7 @@ Layer plan(const ImageCase& c, const HwConfig& hw) {
   l.surface.width = c.width;
   l.surface.height = c.height;
   l.surface.x_offset = c.x_offset;
-  l.surface.atom_elements = hw.memory_atomic_size;
+  l.surface.atom_elements = hw.dla.memory_atomic_size;
   l.surface.line_stride = ((c.x_offset + c.width) * info.bytes_per_pixel + 31) / 32 * 32;
   l.surface.uv_line_stride = ((c.x_offset + c.width) * info.uv_bytes_per_pixel + 31) / 32 * 32;
   l.convert.in_precision = info.in_precision;
@@ -109,16 +109,17 @@ Layer plan(const ImageCase& c, const HwConfig& hw) {
                                               c.stride_x);
   l.out_height = models::ops::conv_output_size(c.height, c.pad_top, c.pad_bottom, c.kernel_height,
                                                1, c.stride_y);
-  const unsigned atom = hw.memory_atomic_size;
+  const unsigned atom = hw.dla.memory_atomic_size;
   l.out_line_stride = l.out_width * atom;
   l.out_surface_stride = l.out_line_stride * l.out_height;
   l.out_bytes = l.out_surface_stride * ((c.kernels + atom - 1) / atom);
   l.weight_bytes = (c.kernels * c.kernel_height * l.kernel_channels + 127) / 128 * 128;
   const std::uint32_t line_bytes = (c.pad_left + c.width + c.pad_right) * info.channels;
-  const unsigned entry = hw.cbuf_bank_width;
+  const unsigned entry = hw.dla.cbuf_bank_width;
   l.entries_per_slice = (line_bytes + entry - 1) / entry;
-  l.data_banks = (l.entries_per_slice * c.height + hw.cbuf_bank_depth - 1) / hw.cbuf_bank_depth;
-  l.weight_banks = (l.weight_bytes / entry + hw.cbuf_bank_depth - 1) / hw.cbuf_bank_depth;
+  l.data_banks =
+      (l.entries_per_slice * c.height + hw.dla.cbuf_bank_depth - 1) / hw.dla.cbuf_bank_depth;
+  l.weight_banks = (l.weight_bytes / entry + hw.dla.cbuf_bank_depth - 1) / hw.dla.cbuf_bank_depth;
   return l;
 }
 
@@ -164,7 +165,7 @@ Golden build(const ImageCase& c, const HwConfig& hw, TraceWriter& t) {
   models::ops::write_image(l.surface, pixels, golden);
   ConvWeights w(c.kernels, c.kernel_height, c.kernel_width, l.channels);
   for (auto& v : w.data) v = static_cast<std::int32_t>(rng() % 255) - 127;
-  const models::ops::ConvWeightLayout layout{hw.mac_atomic_c, hw.mac_atomic_k,
+  const models::ops::ConvWeightLayout layout{hw.dla.mac_atomic_c, hw.dla.mac_atomic_k,
                                              ConvPrecision::kInt8};
   (void)models::ops::write_weights(models::ops::fold_image_weights(w), kWeights, layout, golden);
 
@@ -188,7 +189,7 @@ Golden build(const ImageCase& c, const HwConfig& hw, TraceWriter& t) {
   p.out_height = l.out_height;
   p.pad_value = static_cast<std::int8_t>(c.csc_pad_value & 0xff);
   p.clip_truncate = c.clip_truncate;
-  const unsigned atom = hw.memory_atomic_size;
+  const unsigned atom = hw.dla.memory_atomic_size;
   const models::ops::ConvResult conv =
       models::ops::run_conv_int(in, w, p, (c.kernels + atom - 1) / atom * atom);
   models::ops::SdpConfig sdp;

@@ -48,14 +48,14 @@ trace::PlayResult play(const std::string& cfg, std::vector<std::string>* engines
 DemoOptions nv_small_options() {
   const HwConfig hw = load_hw_config("nv_small");
   DemoOptions o;
-  o.hw.atom_bytes = hw.memory_atomic_size;
-  o.hw.mac_atomic_c = hw.mac_atomic_c;
-  o.hw.mac_atomic_k = hw.mac_atomic_k;
-  o.hw.cbuf_bank_number = hw.cbuf_bank_number;
-  o.hw.cbuf_bank_width = hw.cbuf_bank_width;
-  o.hw.cbuf_bank_depth = hw.cbuf_bank_depth;
-  o.hw.int8 = hw.feature_int8;
-  o.hw.int16 = hw.feature_int16;
+  o.hw.atom_bytes = hw.dla.memory_atomic_size;
+  o.hw.mac_atomic_c = hw.dla.mac_atomic_c;
+  o.hw.mac_atomic_k = hw.dla.mac_atomic_k;
+  o.hw.cbuf_bank_number = hw.dla.cbuf_bank_number;
+  o.hw.cbuf_bank_width = hw.dla.cbuf_bank_width;
+  o.hw.cbuf_bank_depth = hw.dla.cbuf_bank_depth;
+  o.hw.int8 = hw.dla.feature_int8;
+  o.hw.int16 = hw.dla.feature_int16;
   return o;
 }
 

@@ -243,7 +243,7 @@ TEST(CdpRegisters, RejectsWhatItCannotRun) {
   regs_map[CR::D_DATA_FORMAT::kAddr] = CR::D_DATA_FORMAT::INPUT_DATA_INT8;
   EXPECT_NE(error().find("differs between CDP"), std::string::npos);
   HwConfig no_cdp;
-  no_cdp.cdp = false;
+  no_cdp.dla.cdp = false;
   regs_map = cdp_registers();
   EXPECT_THROW((void)dla::run_cdp(no_cdp, read, lut, m), std::runtime_error);
 }

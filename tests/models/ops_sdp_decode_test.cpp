@@ -64,9 +64,9 @@ HwConfig nv_small() {
 HwConfig nv_small_256_full() {
   HwConfig hw;
   hw.name = "nv_small_256_full";
-  hw.sdp_ew = true;
-  hw.sdp_lut = true;
-  hw.mac_atomic_c = 32;
+  hw.dla.sdp_ew = true;
+  hw.dla.sdp_lut = true;
+  hw.dla.mac_atomic_c = 32;
   return hw;
 }
 
@@ -194,7 +194,7 @@ TEST(SdpDecode, FeaturesLeftOutOfTheConfiguration) {
   r.v[RD::D_ERDMA_CFG::kAddr] = 1;
   r.v[S::D_DP_EW_CFG::kAddr] = 1u << 1 | 1u << 4;  // EW and its LUT on
   HwConfig no_lut = nv_small_256_full();
-  no_lut.sdp_lut = false;
+  no_lut.dla.sdp_lut = false;
   EXPECT_EQ(error_of(no_lut, r),
             "SDP LUT is not present in this configuration (nv_small_256_full)");
   r.v[S::D_DP_EW_CFG::kAddr] = 1;

@@ -116,7 +116,7 @@ dla::OpResult run_and_check(const Program& p, const TypedTensor& t, HwConfig hw 
     test::write_feature(mem, kSrc, t, p.w, p.h, p.c, kAtom, line_stride(p), surface_stride(p));
   }
   const RegMap regs = registers(p);
-  hw.memory_atomic_size = kAtom;
+  hw.dla.memory_atomic_size = kAtom;
   const dla::OpResult r = run_octav(hw, regs.reader(), LutTables{}, mem);
 
   const std::vector<std::size_t> shape =
@@ -354,12 +354,12 @@ TEST(OctavFunctional, BufferedInputIsReadOnce) {
   p.length = 4096;
   const TypedTensor t = test::laplace_tensor(p.type, p.length, 10.0, 31);
   HwConfig hw;
-  hw.octav_buffer_bytes = 4096;
+  hw.octav.buffer_bytes = 4096;
   const dla::OpResult fits = run_and_check(p, t, hw);
   const std::uint32_t passes = status(fits, R::OCTAV::D_PERF_PASSES::kAddr);
   EXPECT_EQ(status(fits, R::OCTAV::D_PERF_READ_BYTES::kAddr), 4096u);
   EXPECT_EQ(status(fits, R::OCTAV::D_PERF_ELEMENTS::kAddr), 4096u * passes);
-  hw.octav_buffer_bytes = 4088;
+  hw.octav.buffer_bytes = 4088;
   const dla::OpResult spills = run_and_check(p, t, hw);
   EXPECT_EQ(status(spills, R::OCTAV::D_PERF_READ_BYTES::kAddr), 4096u * passes);
 }

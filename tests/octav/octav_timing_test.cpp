@@ -109,9 +109,9 @@ HwConfig nv_small() {
 TEST(OctavTiming, BandwidthBoundFirstPassThenBufferedPasses) {
   if (already_elaborated()) GTEST_SKIP() << "SystemC elaborates once per process; run alone";
   HwConfig hw = nv_small();
-  hw.octav_elements_per_cycle = 8;  // one 8-byte request per cycle: faster than DRAM's 2 cycles
-  hw.octav_buffer_bytes = 4096;     // the 4096-byte input fits
-  hw.octav_divide_latency = 24;
+  hw.octav.elements_per_cycle = 8;  // one 8-byte request per cycle: faster than DRAM's 2 cycles
+  hw.octav.buffer_bytes = 4096;     // the 4096-byte input fits
+  hw.octav.divide_latency = 24;
   const LayerRun r = run_octav_layer(hw, 4096);
   ASSERT_GT(r.iterations, 1u);
   ASSERT_EQ(r.passes, r.iterations + 1);
@@ -133,9 +133,9 @@ TEST(OctavTiming, BandwidthBoundFirstPassThenBufferedPasses) {
 TEST(OctavTiming, ComputeBoundPassesEachReadDram) {
   if (already_elaborated()) GTEST_SKIP() << "SystemC elaborates once per process; run alone";
   HwConfig hw = nv_small();
-  hw.octav_elements_per_cycle = 1;  // 8 cycles per 8-byte request: slower than DRAM
-  hw.octav_buffer_bytes = 1024;     // the 4096-byte input does not fit: every pass reads DRAM
-  hw.octav_divide_latency = 30;
+  hw.octav.elements_per_cycle = 1;  // 8 cycles per 8-byte request: slower than DRAM
+  hw.octav.buffer_bytes = 1024;     // the 4096-byte input does not fit: every pass reads DRAM
+  hw.octav.divide_latency = 30;
   const LayerRun r = run_octav_layer(hw, 4096);
   ASSERT_GT(r.iterations, 1u);
   // The first request arrives after 2 + 64 cycles; then the datapath is the bottleneck:
@@ -149,8 +149,8 @@ TEST(OctavTiming, ComputeBoundPassesEachReadDram) {
 TEST(OctavTiming, PerChannelDividesEveryGroupAndWritesResults) {
   if (already_elaborated()) GTEST_SKIP() << "SystemC elaborates once per process; run alone";
   HwConfig hw = nv_small();
-  hw.octav_elements_per_cycle = 8;
-  hw.octav_divide_latency = 24;
+  hw.octav.elements_per_cycle = 8;
+  hw.octav.divide_latency = 24;
   // 16 x 4 x 16 INT8: two surfaces of 4 lines of 16 atoms = 128 requests, 8 elements each.
   const LayerRun r = run_octav_layer(hw, 0, 16, 4, 16);
   ASSERT_GT(r.iterations, 1u);
@@ -165,7 +165,7 @@ TEST(OctavTiming, PerChannelDividesEveryGroupAndWritesResults) {
 TEST(OctavTiming, TimelineTracksAddUpToTheUnitsBusyCycles) {
   if (already_elaborated()) GTEST_SKIP() << "SystemC elaborates once per process; run alone";
   HwConfig hw = nv_small();
-  hw.octav_buffer_bytes = 1024;  // every pass from DRAM: DMA slices in every pass
+  hw.octav.buffer_bytes = 1024;  // every pass from DRAM: DMA slices in every pass
   stats::Timeline timeline(stats::Detail::kTile);
   const LayerRun r = run_octav_layer(hw, 2048, 0, 0, 0, &timeline);
   std::uint64_t dma = 0, datapath = 0, divider = 0;

@@ -37,7 +37,7 @@ TEST(QuantizedConvCycle, SocMatchesModels) {
   std::filesystem::remove_all(dir);
   ASSERT_EQ(r.checks.size(), 6u);
   for (const auto& c : r.checks) EXPECT_TRUE(c.pass) << c.description << ": " << c.detail;
-  EXPECT_EQ(read_int16_surface(device.memory(), q.layer.sdp_out, hw.memory_atomic_size),
+  EXPECT_EQ(read_int16_surface(device.memory(), q.layer.sdp_out, hw.dla.memory_atomic_size),
             q.octav_codes);
 
   ASSERT_EQ(device.soc().dla().layers().size(), 4u);
@@ -53,7 +53,7 @@ TEST(QuantizedConvCycle, SocMatchesModels) {
   for (std::size_t i = 1; i < core.last_pass_cycles().size(); ++i) {
     EXPECT_EQ(core.last_pass_cycles()[i], 120u * 2 + 24);
   }
-  std::uint64_t passes = hw.op_start_latency;
+  std::uint64_t passes = hw.dla.op_start_latency;
   for (std::uint64_t c : core.last_pass_cycles()) passes += c;
   EXPECT_EQ(l.end_cycle - l.start_cycle, passes);
 }

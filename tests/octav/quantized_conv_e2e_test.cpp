@@ -55,7 +55,7 @@ TEST(QuantizedConvE2e, FunctionalDeviceMatchesModelsAndBeatsMaxScaling) {
   ASSERT_EQ(r.checks.size(), 6u);
   for (const auto& c : r.checks) EXPECT_TRUE(c.pass) << c.description << ": " << c.detail;
 
-  const unsigned atom = hw.memory_atomic_size;
+  const unsigned atom = hw.dla.memory_atomic_size;
   const auto octav_codes = read_int16_surface(device.memory(), q.layer.sdp_out, atom);
   const auto max_codes = read_int16_surface(device.memory(), q.max_sdp.dst, atom);
   EXPECT_EQ(octav_codes, q.octav_codes);
@@ -80,7 +80,7 @@ TEST(QuantizedConvE2e, FunctionalDeviceMatchesModelsAndBeatsMaxScaling) {
 TEST(OctavSdpE2e, Int8TensorToThreeBitCodesOnNvSmall) {
   using namespace firmware;
   const HwConfig hw = load_hw_config("nv_small");
-  const unsigned atom = hw.memory_atomic_size;
+  const unsigned atom = hw.dla.memory_atomic_size;
   constexpr std::uint64_t kSrc = 0x80000000, kOut = 0x80100000;
   const FeatureSurface src = packed_surface(kSrc, 16, 8, 12, atom);
   const TypedTensor t = laplace_tensor(octav::DataType::kInt8, 16 * 8 * 12, 14.0, 5);

@@ -49,7 +49,7 @@ struct Scenario {
 
 // The SDP layer, the GEMM and both push buffers; `with_semaphore` false drops the acquire.
 Scenario make_scenario(const HwConfig& hw, bool with_semaphore) {
-  const unsigned atom = hw.memory_atomic_size;
+  const unsigned atom = hw.dla.memory_atomic_size;
   Scenario s;
   std::mt19937 rng(7);
   s.sdp.precision = firmware::Precision::kInt8;

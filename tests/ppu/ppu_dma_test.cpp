@@ -50,7 +50,7 @@ TEST(PpuDma, SmRequestsArePresentedAtTheirIssueTime) {
   if (already_elaborated()) GTEST_SKIP() << "SystemC elaborates once per process; run alone";
   const HwConfig hw = soc_small();
   const sc_core::sc_time period(1, sc_core::SC_NS);
-  MemoryImage image(hw.mem_address_width);
+  MemoryImage image(hw.dla.mem_address_width);
   TestHost host("host", period);
   RecordingTarget mem("mem", period * 200.0);
   Ppu ppu("ppu", hw, image, host, period);
@@ -94,8 +94,8 @@ TEST(PpuDma, SmRequestsArePresentedAtTheirIssueTime) {
   EXPECT_TRUE(got == want.d);
 
   // Port 0 is the front end (bound first); ports 1.. are the SMs.
-  const unsigned port_bytes = std::max(1u, hw.ppu_sm_bytes_per_cycle);
-  std::vector<sc_core::sc_time> last(hw.ppu_gpcs * hw.ppu_sms_per_gpc + 1, sc_core::SC_ZERO_TIME);
+  const unsigned port_bytes = std::max(1u, hw.ppu.sm_bytes_per_cycle);
+  std::vector<sc_core::sc_time> last(hw.ppu.gpcs * hw.ppu.sms_per_gpc + 1, sc_core::SC_ZERO_TIME);
   std::vector<sc_core::sc_time> port_free(last.size(), sc_core::SC_ZERO_TIME);
   std::size_t sm_requests = 0, reads = 0, writes = 0;
   for (const auto& e : mem.log) {

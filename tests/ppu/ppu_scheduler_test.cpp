@@ -70,7 +70,7 @@ TEST(CtaScheduler, ConfigurationAcceptsExactlyThePolicies) {
   std::string valid;
   for (const std::string& name : cta_scheduler_names()) {
     const std::string json = R"({"base": "soc_small", "ppu_cta_scheduler": ")" + name + "\"}";
-    EXPECT_EQ(parse_hw_config(json, "x").ppu_cta_scheduler, name);
+    EXPECT_EQ(parse_hw_config(json, "x").ppu.cta_scheduler, name);
     valid += (valid.empty() ? "\"" : ", \"") + name + "\"";
   }
   try {
@@ -85,7 +85,7 @@ TEST(CtaScheduler, ConfigurationAcceptsExactlyThePolicies) {
 TEST(CtaScheduler, PpuWithAnUnknownPolicyIsAnError) {
   if (already_elaborated()) GTEST_SKIP() << "SystemC elaborates once per process; run alone";
   HwConfig hw = soc_small();
-  hw.ppu_cta_scheduler = "Round_Robin";
+  hw.ppu.cta_scheduler = "Round_Robin";
   try {
     Bench bench(hw);
     ADD_FAILURE() << "expected std::runtime_error";
@@ -98,8 +98,8 @@ TEST(CtaScheduler, PpuWithAnUnknownPolicyIsAnError) {
 // ran (the SMs' "ctas" counters summed per GPC).
 Gpcs gemms_on_soc_large(const std::string& policy) {
   HwConfig hw = load_hw_config("soc_large");
-  EXPECT_EQ(hw.ppu_cta_scheduler, "round_robin");  // the default
-  hw.ppu_cta_scheduler = policy;
+  EXPECT_EQ(hw.ppu.cta_scheduler, "round_robin");  // the default
+  hw.ppu.cta_scheduler = policy;
   Bench bench(hw);
   std::mt19937 rng(77);
   struct Launch {
@@ -131,14 +131,14 @@ Gpcs gemms_on_soc_large(const std::string& policy) {
     EXPECT_TRUE(bench.get(l.d, want.d.size()) == want.d)
         << policy << " " << l.m << "x" << l.n << "x" << l.k << ": D differs from gemm_reference";
   }
-  Gpcs per_gpc(hw.ppu_gpcs, 0);
+  Gpcs per_gpc(hw.ppu.gpcs, 0);
   const auto groups = bench.ppu.statistics();  // frontend, then gpc<g>.sm<s> GPC-major
-  EXPECT_EQ(groups.size(), 1 + std::size_t{hw.ppu_gpcs} * hw.ppu_sms_per_gpc);
+  EXPECT_EQ(groups.size(), 1 + std::size_t{hw.ppu.gpcs} * hw.ppu.sms_per_gpc);
   for (std::size_t i = 1; i < groups.size(); ++i) {
     const stats::Group& g = *groups[i];
     for (std::size_t c = 0; c < g.size(); ++c) {
       if (g.full_name(c) == g.path() + ".ctas") {
-        per_gpc[(i - 1) / hw.ppu_sms_per_gpc] += static_cast<unsigned>(g.value(c));
+        per_gpc[(i - 1) / hw.ppu.sms_per_gpc] += static_cast<unsigned>(g.value(c));
       }
     }
   }

@@ -124,7 +124,7 @@ inline void print_groups(const std::vector<const stats::Group*>& groups) {
 struct Bench {
   explicit Bench(const HwConfig& config)
       : hw(config),
-        image(hw.mem_address_width),
+        image(hw.dla.mem_address_width),
         host("host", period),
         mem("mem", hw, image, period),
         ppu("ppu", hw, image, host, period) {

@@ -28,8 +28,8 @@ void gemm_peak(const char* config, unsigned m, unsigned n, unsigned k, double pe
   print_records(bench.ppu);
   const KernelRecord& r = bench.ppu.kernels().at(0);
   // Peak from the configuration, derived here: SMs x tensor cores x (4x4x4 MACs / step cycles).
-  const double peak = static_cast<double>(hw.ppu_gpcs) * hw.ppu_sms_per_gpc *
-                      hw.ppu_tensor_cores_per_sm * 64.0 / hw.ppu_tc_fp16_step_cycles;
+  const double peak = static_cast<double>(hw.ppu.gpcs) * hw.ppu.sms_per_gpc *
+                      hw.ppu.tensor_cores_per_sm * 64.0 / hw.ppu.tc_fp16_step_cycles;
   ASSERT_EQ(peak, peak_want);
   const double achieved = static_cast<double>(r.macs) / static_cast<double>(r.cycles());
   ::testing::Test::RecordProperty("macs_per_cycle", std::to_string(achieved));
@@ -83,7 +83,7 @@ TEST(PpuTiming, LargeElementwiseAddReachesDramBandwidth) {
   ASSERT_TRUE(bench.run());
   print_records(bench.ppu);
   const KernelRecord& r = bench.ppu.kernels().at(0);
-  const double bound = static_cast<double>(hw.mem_partitions) * hw.dram_bandwidth();
+  const double bound = static_cast<double>(hw.mem.partitions) * hw.dram_bandwidth();
   ASSERT_EQ(bound, 64.0);
   const double moved = static_cast<double>(r.bytes_read + r.bytes_written);
   EXPECT_EQ(moved, 12.0 * count);

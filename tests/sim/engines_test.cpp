@@ -44,7 +44,7 @@ TEST(EngineRegistry, EveryEntryIsComplete) {
     }
     // A roofline peak for a layer of this engine (a convolution's from its MAC array).
     OpResult op;
-    op.macs_per_cycle = hw.mac_atomic_c * hw.mac_atomic_k;
+    op.macs_per_cycle = hw.dla.mac_atomic_c * hw.dla.mac_atomic_k;
     EXPECT_GT(e.peak_ops_per_cycle(hw, op), 0.0);
   }
 }
@@ -64,11 +64,11 @@ TEST(EngineRegistry, PeaksAreTheConfiguredThroughputs) {
   conv.macs_per_cycle = 1024;
   EXPECT_EQ(engines()[engine_index("CONV")].peak_ops_per_cycle(hw, conv), 2048.0);
   const OpResult none;
-  EXPECT_EQ(engines()[engine_index("SDP")].peak_ops_per_cycle(hw, none), hw.sdp_bs_throughput);
-  EXPECT_EQ(engines()[engine_index("PDP")].peak_ops_per_cycle(hw, none), hw.pdp_throughput);
-  EXPECT_EQ(engines()[engine_index("CDP")].peak_ops_per_cycle(hw, none), hw.cdp_throughput);
+  EXPECT_EQ(engines()[engine_index("SDP")].peak_ops_per_cycle(hw, none), hw.dla.sdp_bs_throughput);
+  EXPECT_EQ(engines()[engine_index("PDP")].peak_ops_per_cycle(hw, none), hw.dla.pdp_throughput);
+  EXPECT_EQ(engines()[engine_index("CDP")].peak_ops_per_cycle(hw, none), hw.dla.cdp_throughput);
   EXPECT_EQ(engines()[engine_index("OCTAV")].peak_ops_per_cycle(hw, none),
-            hw.octav_elements_per_cycle);
+            hw.octav.elements_per_cycle);
 }
 
 TEST(EngineRegistry, AnUnknownEngineIsAnError) {

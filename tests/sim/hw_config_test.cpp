@@ -40,21 +40,21 @@ TEST(HwConfig, NvdlaConfigurationsHaveNoPpuAndAFlatMemory) {
   for (const char* name :
        {"nv_small", "nv_small_256", "nv_small_256_full", "nv_large", "nv_full"}) {
     const HwConfig c = load_hw_config(name);
-    EXPECT_EQ(c.ppu_gpcs, 0u) << name;
-    EXPECT_EQ(c.l2_slices_per_partition, 0u) << name;
-    EXPECT_EQ(c.mem_partitions, 1u) << name;
-    EXPECT_EQ(c.dram_trcd + c.dram_trp + c.dram_cl + c.dram_tras, 0u) << name;
+    EXPECT_EQ(c.ppu.gpcs, 0u) << name;
+    EXPECT_EQ(c.mem.l2_slices_per_partition, 0u) << name;
+    EXPECT_EQ(c.mem.partitions, 1u) << name;
+    EXPECT_EQ(c.mem.dram_trcd + c.mem.dram_trp + c.mem.dram_cl + c.mem.dram_tras, 0u) << name;
   }
 }
 
 TEST(HwConfig, SocConfigurationsStartFromNvdlaOnes) {
   const HwConfig small = load_hw_config("soc_small");
-  EXPECT_EQ(small.mac_atomic_c, 8u);  // nv_small's DLA
-  EXPECT_EQ(small.ppu_gpcs * small.ppu_sms_per_gpc, 2u);
-  EXPECT_EQ(small.mem_partitions * small.l2_slices_per_partition, 4u);
+  EXPECT_EQ(small.dla.mac_atomic_c, 8u);  // nv_small's DLA
+  EXPECT_EQ(small.ppu.gpcs * small.ppu.sms_per_gpc, 2u);
+  EXPECT_EQ(small.mem.partitions * small.mem.l2_slices_per_partition, 4u);
   const HwConfig large = load_hw_config("soc_large");
-  EXPECT_EQ(large.mac_atomic_c, 64u);  // nv_full's DLA
-  EXPECT_EQ(large.ppu_gpcs * large.ppu_sms_per_gpc, 16u);
+  EXPECT_EQ(large.dla.mac_atomic_c, 64u);  // nv_full's DLA
+  EXPECT_EQ(large.ppu.gpcs * large.ppu.sms_per_gpc, 16u);
 }
 
 TEST(HwConfig, RejectsAnImpossibleL2Geometry) {
@@ -67,85 +67,85 @@ TEST(HwConfig, RejectsAnImpossibleL2Geometry) {
 TEST(HwConfig, NvSmallMatchesNvdlaSpec) {
   const HwConfig c = load_hw_config("nv_small");
   EXPECT_EQ(c.name, "nv_small");
-  EXPECT_TRUE(c.feature_int8);
-  EXPECT_FALSE(c.feature_int16);
-  EXPECT_FALSE(c.feature_fp16);
-  EXPECT_FALSE(c.weight_compression);
-  EXPECT_FALSE(c.winograd);
-  EXPECT_FALSE(c.batch);
-  EXPECT_FALSE(c.secondary_memif);
-  EXPECT_FALSE(c.sdp_lut);
-  EXPECT_TRUE(c.sdp_bs);
-  EXPECT_TRUE(c.sdp_bn);
-  EXPECT_FALSE(c.sdp_ew);
-  EXPECT_FALSE(c.bdma);
-  EXPECT_FALSE(c.rubik);
-  EXPECT_TRUE(c.pdp);
-  EXPECT_TRUE(c.cdp);
-  EXPECT_EQ(c.mac_atomic_c, 8u);
-  EXPECT_EQ(c.mac_atomic_k, 8u);
-  EXPECT_EQ(c.memory_atomic_size, 8u);
-  EXPECT_EQ(c.cbuf_bank_number, 32u);
-  EXPECT_EQ(c.cbuf_bank_width, 8u);
-  EXPECT_EQ(c.cbuf_bank_depth, 512u);
-  EXPECT_EQ(c.sdp_bs_throughput, 1u);
-  EXPECT_EQ(c.sdp_bn_throughput, 1u);
-  EXPECT_EQ(c.pdp_throughput, 1u);
-  EXPECT_EQ(c.cdp_throughput, 1u);
-  EXPECT_EQ(c.primary_memif_latency, 64u);
-  EXPECT_EQ(c.primary_memif_max_burst, 1u);
-  EXPECT_EQ(c.primary_memif_width, 64u);
-  EXPECT_EQ(c.mem_address_width, 32u);
+  EXPECT_TRUE(c.dla.feature_int8);
+  EXPECT_FALSE(c.dla.feature_int16);
+  EXPECT_FALSE(c.dla.feature_fp16);
+  EXPECT_FALSE(c.dla.weight_compression);
+  EXPECT_FALSE(c.dla.winograd);
+  EXPECT_FALSE(c.dla.batch);
+  EXPECT_FALSE(c.dla.secondary_memif);
+  EXPECT_FALSE(c.dla.sdp_lut);
+  EXPECT_TRUE(c.dla.sdp_bs);
+  EXPECT_TRUE(c.dla.sdp_bn);
+  EXPECT_FALSE(c.dla.sdp_ew);
+  EXPECT_FALSE(c.dla.bdma);
+  EXPECT_FALSE(c.dla.rubik);
+  EXPECT_TRUE(c.dla.pdp);
+  EXPECT_TRUE(c.dla.cdp);
+  EXPECT_EQ(c.dla.mac_atomic_c, 8u);
+  EXPECT_EQ(c.dla.mac_atomic_k, 8u);
+  EXPECT_EQ(c.dla.memory_atomic_size, 8u);
+  EXPECT_EQ(c.dla.cbuf_bank_number, 32u);
+  EXPECT_EQ(c.dla.cbuf_bank_width, 8u);
+  EXPECT_EQ(c.dla.cbuf_bank_depth, 512u);
+  EXPECT_EQ(c.dla.sdp_bs_throughput, 1u);
+  EXPECT_EQ(c.dla.sdp_bn_throughput, 1u);
+  EXPECT_EQ(c.dla.pdp_throughput, 1u);
+  EXPECT_EQ(c.dla.cdp_throughput, 1u);
+  EXPECT_EQ(c.dla.primary_memif_latency, 64u);
+  EXPECT_EQ(c.dla.primary_memif_max_burst, 1u);
+  EXPECT_EQ(c.dla.primary_memif_width, 64u);
+  EXPECT_EQ(c.dla.mem_address_width, 32u);
 }
 
 TEST(HwConfig, NvSmall256FullMatchesNvdlaSpec) {
   const HwConfig c = load_hw_config("nv_small_256_full");
   EXPECT_EQ(c.name, "nv_small_256_full");
-  EXPECT_TRUE(c.secondary_memif);
-  EXPECT_TRUE(c.sdp_lut);
-  EXPECT_TRUE(c.sdp_ew);
-  EXPECT_EQ(c.mac_atomic_c, 32u);
-  EXPECT_EQ(c.mac_atomic_k, 8u);
-  EXPECT_EQ(c.memory_atomic_size, 8u);
-  EXPECT_EQ(c.cbuf_bank_width, 32u);
-  EXPECT_EQ(c.cbuf_bank_depth, 128u);
-  EXPECT_EQ(c.sdp_bs_throughput, 2u);
-  EXPECT_EQ(c.sdp_bn_throughput, 2u);
-  EXPECT_EQ(c.sdp_ew_throughput, 1u);
-  EXPECT_EQ(c.primary_memif_max_burst, 4u);
-  EXPECT_EQ(c.primary_memif_width, 64u);
-  EXPECT_EQ(c.mem_address_width, 32u);
+  EXPECT_TRUE(c.dla.secondary_memif);
+  EXPECT_TRUE(c.dla.sdp_lut);
+  EXPECT_TRUE(c.dla.sdp_ew);
+  EXPECT_EQ(c.dla.mac_atomic_c, 32u);
+  EXPECT_EQ(c.dla.mac_atomic_k, 8u);
+  EXPECT_EQ(c.dla.memory_atomic_size, 8u);
+  EXPECT_EQ(c.dla.cbuf_bank_width, 32u);
+  EXPECT_EQ(c.dla.cbuf_bank_depth, 128u);
+  EXPECT_EQ(c.dla.sdp_bs_throughput, 2u);
+  EXPECT_EQ(c.dla.sdp_bn_throughput, 2u);
+  EXPECT_EQ(c.dla.sdp_ew_throughput, 1u);
+  EXPECT_EQ(c.dla.primary_memif_max_burst, 4u);
+  EXPECT_EQ(c.dla.primary_memif_width, 64u);
+  EXPECT_EQ(c.dla.mem_address_width, 32u);
 }
 
 TEST(HwConfig, NvSmall256NvLargeNvFullMatchNvdlaSpec) {
   const HwConfig s = load_hw_config("nv_small_256");
-  EXPECT_EQ(s.mac_atomic_c, 32u);
-  EXPECT_EQ(s.cbuf_bank_depth, 128u);
-  EXPECT_FALSE(s.sdp_ew);
-  EXPECT_FALSE(s.sdp_lut);
+  EXPECT_EQ(s.dla.mac_atomic_c, 32u);
+  EXPECT_EQ(s.dla.cbuf_bank_depth, 128u);
+  EXPECT_FALSE(s.dla.sdp_ew);
+  EXPECT_FALSE(s.dla.sdp_lut);
 
   const HwConfig l = load_hw_config("nv_large");
-  EXPECT_EQ(l.mac_atomic_c, 64u);
-  EXPECT_EQ(l.mac_atomic_k, 32u);
-  EXPECT_EQ(l.memory_atomic_size, 32u);
-  EXPECT_EQ(l.cbuf_bank_number, 16u);
-  EXPECT_EQ(l.cbuf_bank_width, 64u);
-  EXPECT_EQ(l.sdp_bs_throughput, 16u);
-  EXPECT_EQ(l.sdp_ew_throughput, 4u);
-  EXPECT_EQ(l.pdp_throughput, 8u);
-  EXPECT_EQ(l.primary_memif_latency, 1024u);
-  EXPECT_EQ(l.primary_memif_width, 256u);
-  EXPECT_EQ(l.mem_address_width, 64u);
-  EXPECT_FALSE(l.bdma);
+  EXPECT_EQ(l.dla.mac_atomic_c, 64u);
+  EXPECT_EQ(l.dla.mac_atomic_k, 32u);
+  EXPECT_EQ(l.dla.memory_atomic_size, 32u);
+  EXPECT_EQ(l.dla.cbuf_bank_number, 16u);
+  EXPECT_EQ(l.dla.cbuf_bank_width, 64u);
+  EXPECT_EQ(l.dla.sdp_bs_throughput, 16u);
+  EXPECT_EQ(l.dla.sdp_ew_throughput, 4u);
+  EXPECT_EQ(l.dla.pdp_throughput, 8u);
+  EXPECT_EQ(l.dla.primary_memif_latency, 1024u);
+  EXPECT_EQ(l.dla.primary_memif_width, 256u);
+  EXPECT_EQ(l.dla.mem_address_width, 64u);
+  EXPECT_FALSE(l.dla.bdma);
 
   const HwConfig f = load_hw_config("nv_full");
-  EXPECT_TRUE(f.winograd);
-  EXPECT_TRUE(f.weight_compression);
-  EXPECT_TRUE(f.batch);
-  EXPECT_TRUE(f.bdma);
-  EXPECT_TRUE(f.rubik);
-  EXPECT_EQ(f.primary_memif_latency, 1200u);
-  EXPECT_EQ(f.primary_memif_width, 512u);
+  EXPECT_TRUE(f.dla.winograd);
+  EXPECT_TRUE(f.dla.weight_compression);
+  EXPECT_TRUE(f.dla.batch);
+  EXPECT_TRUE(f.dla.bdma);
+  EXPECT_TRUE(f.dla.rubik);
+  EXPECT_EQ(f.dla.primary_memif_latency, 1200u);
+  EXPECT_EQ(f.dla.primary_memif_width, 512u);
 }
 
 TEST(HwConfig, UserFileStartsFromBaseAndOverrides) {
@@ -154,21 +154,21 @@ TEST(HwConfig, UserFileStartsFromBaseAndOverrides) {
       "mine.json", R"({"base": "nv_small", "name": "mine", "sdp_lut": true, "cdp_throughput": 4})");
   const HwConfig c = load_hw_config(path);
   EXPECT_EQ(c.name, "mine");
-  EXPECT_TRUE(c.sdp_lut);
-  EXPECT_EQ(c.cdp_throughput, 4u);
-  EXPECT_EQ(c.mac_atomic_c, 8u);  // from nv_small
-  EXPECT_EQ(c.primary_memif_latency, 64u);
+  EXPECT_TRUE(c.dla.sdp_lut);
+  EXPECT_EQ(c.dla.cdp_throughput, 4u);
+  EXPECT_EQ(c.dla.mac_atomic_c, 8u);  // from nv_small
+  EXPECT_EQ(c.dla.primary_memif_latency, 64u);
 
   const HwConfig big = parse_hw_config(R"({"base": "nv_large", "pdp_throughput": 2})", "inline");
-  EXPECT_EQ(big.pdp_throughput, 2u);
-  EXPECT_EQ(big.mac_atomic_c, 64u);
-  EXPECT_EQ(big.mem_address_width, 64u);
+  EXPECT_EQ(big.dla.pdp_throughput, 2u);
+  EXPECT_EQ(big.dla.mac_atomic_c, 64u);
+  EXPECT_EQ(big.dla.mem_address_width, 64u);
 }
 
 TEST(HwConfig, EmptyObjectGivesDefaults) {
   const HwConfig c = parse_hw_config("{}", "empty.json");
-  EXPECT_EQ(c.mac_atomic_c, 8u);
-  EXPECT_EQ(c.mem_address_width, 32u);
+  EXPECT_EQ(c.dla.mac_atomic_c, 8u);
+  EXPECT_EQ(c.dla.mem_address_width, 32u);
 }
 
 // ppu_cta_scheduler is a string: round_robin unless set (every built-in omits it or says so);
@@ -176,10 +176,10 @@ TEST(HwConfig, EmptyObjectGivesDefaults) {
 // (tests/ppu/ppu_scheduler_test.cpp checks they are the PPU's policies).
 TEST(HwConfig, PpuCtaSchedulerIsAStringDefaultingToRoundRobin) {
   for (const auto& name : builtin_hw_configs()) {
-    EXPECT_EQ(load_hw_config(name).ppu_cta_scheduler, "round_robin") << name;
+    EXPECT_EQ(load_hw_config(name).ppu.cta_scheduler, "round_robin") << name;
   }
   EXPECT_EQ(parse_hw_config(R"({"base": "soc_large", "ppu_cta_scheduler": "locality"})", "x")
-                .ppu_cta_scheduler,
+                .ppu.cta_scheduler,
             "locality");
   expect_error([] { (void)parse_hw_config(R"({"ppu_cta_scheduler": 1})", "h.json"); },
                {"h.json", "ppu_cta_scheduler", "must be a string"});
@@ -238,8 +238,8 @@ TEST(HwConfig, ImpossibleValuesAreRejected) {
       [] { (void)parse_hw_config(R"({"sdp_ew": true, "sdp_ew_throughput": 0})", "v.json"); },
       {"sdp_ew"});
   // Boundaries that are valid.
-  EXPECT_EQ(parse_hw_config(R"({"mem_address_width": 16})", "v.json").mem_address_width, 16u);
-  EXPECT_EQ(parse_hw_config(R"({"mem_address_width": 64})", "v.json").mem_address_width, 64u);
+  EXPECT_EQ(parse_hw_config(R"({"mem_address_width": 16})", "v.json").dla.mem_address_width, 16u);
+  EXPECT_EQ(parse_hw_config(R"({"mem_address_width": 64})", "v.json").dla.mem_address_width, 64u);
 }
 
 TEST(HwConfig, UnknownBaseAndBadJsonAreErrors) {

@@ -78,26 +78,26 @@ std::uint64_t counter(const stats::Group& g, const std::string& name) {
 // way, no port limit; DRAM 32 B/cycle, 1 bank, tRCD = CL = tRP = 14, tRAS = 32, memif 40.
 HwConfig small_l2() {
   HwConfig hw;
-  hw.mem_partitions = 1;
-  hw.mem_interleave_bytes = 256;
-  hw.xbar_latency = 4;
-  hw.xbar_port_bytes_per_cycle = 0;
-  hw.l2_slices_per_partition = 1;
-  hw.l2_slice_bytes = 4096;
-  hw.l2_ways = 4;
-  hw.l2_line_bytes = 128;
-  hw.l2_hit_latency = 20;
-  hw.l2_bytes_per_cycle = 64;
-  hw.dram_bytes_per_cycle = 32;
-  hw.dram_banks = 1;
-  hw.dram_row_bytes = 2048;
-  hw.dram_burst_bytes = 64;
-  hw.dram_trcd = 14;
-  hw.dram_trp = 14;
-  hw.dram_cl = 14;
-  hw.dram_tras = 32;
-  hw.primary_memif_latency = 40;
-  hw.dram_write_latency = 24;
+  hw.mem.partitions = 1;
+  hw.mem.interleave_bytes = 256;
+  hw.mem.xbar_latency = 4;
+  hw.mem.xbar_port_bytes_per_cycle = 0;
+  hw.mem.l2_slices_per_partition = 1;
+  hw.mem.l2_slice_bytes = 4096;
+  hw.mem.l2_ways = 4;
+  hw.mem.l2_line_bytes = 128;
+  hw.mem.l2_hit_latency = 20;
+  hw.mem.l2_bytes_per_cycle = 64;
+  hw.mem.dram_bytes_per_cycle = 32;
+  hw.mem.dram_banks = 1;
+  hw.mem.dram_row_bytes = 2048;
+  hw.mem.dram_burst_bytes = 64;
+  hw.mem.dram_trcd = 14;
+  hw.mem.dram_trp = 14;
+  hw.mem.dram_cl = 14;
+  hw.mem.dram_tras = 32;
+  hw.dla.primary_memif_latency = 40;
+  hw.mem.dram_write_latency = 24;
   return hw;
 }
 
@@ -165,9 +165,9 @@ TEST(MemorySystem, PartialWriteMissAllocatesWithoutFetching) {
 
 TEST(MemorySystem, InterleaveSendsConsecutiveGranulesToDifferentSlicesAndPartitions) {
   HwConfig hw = load_hw_config("soc_small");  // 2 partitions x 2 slices, 256-byte granules
-  ASSERT_EQ(hw.mem_partitions, 2u);
-  ASSERT_EQ(hw.l2_slices_per_partition, 2u);
-  ASSERT_EQ(hw.mem_interleave_bytes, 256u);
+  ASSERT_EQ(hw.mem.partitions, 2u);
+  ASSERT_EQ(hw.mem.l2_slices_per_partition, 2u);
+  ASSERT_EQ(hw.mem.interleave_bytes, 256u);
   Rig rig(hw);
   const unsigned want_slice[] = {0, 1, 2, 3, 0, 1};
   const unsigned want_partition[] = {0, 0, 1, 1, 0, 0};
@@ -187,7 +187,7 @@ TEST(MemorySystem, InterleaveSendsConsecutiveGranulesToDifferentSlicesAndPartiti
 
 TEST(MemorySystem, InterleaveWithoutL2AlternatesPartitions) {
   HwConfig hw = load_hw_config("soc_small");
-  hw.l2_slices_per_partition = 0;
+  hw.mem.l2_slices_per_partition = 0;
   Rig rig(hw);
   EXPECT_EQ(rig.mem().route(0).partition, 0u);
   EXPECT_EQ(rig.mem().route(256).partition, 1u);
@@ -201,9 +201,9 @@ TEST(MemorySystem, InterleaveWithoutL2AlternatesPartitions) {
 // tRAS = 32, 32 B/cycle, memif 40.
 HwConfig banked_dram() {
   HwConfig hw = small_l2();
-  hw.l2_slices_per_partition = 0;
-  hw.xbar_latency = 0;
-  hw.dram_banks = 2;
+  hw.mem.l2_slices_per_partition = 0;
+  hw.mem.xbar_latency = 0;
+  hw.mem.dram_banks = 2;
   return hw;
 }
 
@@ -247,10 +247,10 @@ double stream_bandwidth(const HwConfig& hw, unsigned ports, std::uint64_t bytes,
 
 void expect_saturated(const char* name) {
   const HwConfig hw = load_hw_config(name);
-  const double peak = hw.mem_partitions * hw.dram_bandwidth();  // 2 x 32, 8 x 32
+  const double peak = hw.mem.partitions * hw.dram_bandwidth();  // 2 x 32, 8 x 32
   std::uint64_t dram_bytes = 0;
   const std::uint64_t bytes = 4u << 20;
-  const double bw = stream_bandwidth(hw, 8, bytes, hw.l2_line_bytes, &dram_bytes);
+  const double bw = stream_bandwidth(hw, 8, bytes, hw.mem.l2_line_bytes, &dram_bytes);
   EXPECT_EQ(dram_bytes, bytes);  // every line missed once
   EXPECT_LE(bw, peak);
   EXPECT_GE(bw, 0.97 * peak);
@@ -267,8 +267,8 @@ TEST(MemorySystem, StreamingReadsSaturateEightPartitionsOfSocLarge) {
 
 TEST(MemorySystem, StreamingReadsWithoutL2SaturateEveryPartition) {
   HwConfig hw = load_hw_config("soc_small");
-  hw.l2_slices_per_partition = 0;
-  const double peak = hw.mem_partitions * hw.dram_bandwidth();
+  hw.mem.l2_slices_per_partition = 0;
+  const double peak = hw.mem.partitions * hw.dram_bandwidth();
   std::uint64_t dram_bytes = 0;
   const double bw = stream_bandwidth(hw, 4, 1u << 20, 256, &dram_bytes);
   EXPECT_LE(bw, peak);
@@ -279,10 +279,11 @@ TEST(MemorySystem, StreamingReadsWithoutL2SaturateEveryPartition) {
 TEST(MemorySystem, OnePortIsLimitedByItsCrossbarPort) {
   HwConfig hw = load_hw_config("soc_large");  // 256 B/cycle of DRAM, 128 B/cycle per port
   std::uint64_t dram_bytes = 0;
-  const double bw = stream_bandwidth(hw, 1, 1u << 20, hw.l2_line_bytes, &dram_bytes);
-  EXPECT_LE(bw, hw.xbar_port_bytes_per_cycle);
-  EXPECT_GE(bw, 0.97 * hw.xbar_port_bytes_per_cycle);
-  std::printf("soc_large, one port: %.2f B/cycle (port %u)\n", bw, hw.xbar_port_bytes_per_cycle);
+  const double bw = stream_bandwidth(hw, 1, 1u << 20, hw.mem.l2_line_bytes, &dram_bytes);
+  EXPECT_LE(bw, hw.mem.xbar_port_bytes_per_cycle);
+  EXPECT_GE(bw, 0.97 * hw.mem.xbar_port_bytes_per_cycle);
+  std::printf("soc_large, one port: %.2f B/cycle (port %u)\n", bw,
+              hw.mem.xbar_port_bytes_per_cycle);
 }
 
 // nv_small: one partition, no L2, no crossbar, zero bank timing: the old single DRAM bus of 4

@@ -292,7 +292,7 @@ firmware::SdpLayer strided_sdp_layer() {
 
 void sdp_under_stalls(const char* config, unsigned max_extra) {
   const HwConfig hw = load_hw_config(config);
-  const unsigned atom = hw.memory_atomic_size;
+  const unsigned atom = hw.dla.memory_atomic_size;
   const firmware::SdpLayer layer = strided_sdp_layer();
   MemoryImage image, golden;
   const std::uint64_t in_span = firmware::surface_bytes(layer.src, layer.precision, atom);
@@ -322,7 +322,7 @@ TEST(StallInjection, SdpOnSocSmall) {
 
 void pdp_under_stalls(const char* config, unsigned max_extra) {
   const HwConfig hw = load_hw_config(config);
-  const unsigned atom = hw.memory_atomic_size;
+  const unsigned atom = hw.dla.memory_atomic_size;
   firmware::PdpLayer layer;
   layer.precision = firmware::Precision::kInt8;
   layer.method = firmware::PoolMethod::kAverage;
@@ -367,7 +367,7 @@ TEST(StallInjection, PdpOnSocLarge) {
 
 void conv_under_stalls(const char* config, unsigned max_extra) {
   const HwConfig hw = load_hw_config(config);
-  const unsigned atom = hw.memory_atomic_size;
+  const unsigned atom = hw.dla.memory_atomic_size;
   const firmware::ConvHardware chw = firmware::conv_hardware(hw);
   firmware::ConvLayer layer;
   layer.precision = firmware::Precision::kInt8;

@@ -76,13 +76,13 @@ Ranges surface_lines(const firmware::FeatureSurface& s, std::uint32_t surfaces,
 // slice g % slices), checked against MemorySystem::route() byte by byte.
 std::vector<std::uint64_t> bytes_per_slice(const Ranges& ranges, const HwConfig& hw,
                                            const MemorySystem& mem) {
-  const unsigned slices = hw.mem_partitions * hw.l2_slices_per_partition;
+  const unsigned slices = hw.mem.partitions * hw.mem.l2_slices_per_partition;
   std::vector<std::uint64_t> out(slices, 0);
   for (const auto& [addr, bytes] : ranges) {
     for (std::uint64_t a = addr; a < addr + bytes; ++a) {
-      const unsigned slice = static_cast<unsigned>((a / hw.mem_interleave_bytes) % slices);
+      const unsigned slice = static_cast<unsigned>((a / hw.mem.interleave_bytes) % slices);
       EXPECT_EQ(mem.route(a).slice, slice) << std::hex << a;
-      EXPECT_EQ(mem.route(a).partition, slice / hw.l2_slices_per_partition) << std::hex << a;
+      EXPECT_EQ(mem.route(a).partition, slice / hw.mem.l2_slices_per_partition) << std::hex << a;
       ++out[slice];
     }
   }
@@ -95,21 +95,21 @@ std::vector<std::uint64_t> fill_bytes_per_channel(const Ranges& ranges, const Hw
                                                   const MemorySystem& mem) {
   std::set<std::uint64_t> lines;
   for (const auto& [addr, bytes] : ranges) {
-    for (std::uint64_t a = addr; a < addr + bytes; ++a) lines.insert(a / hw.l2_line_bytes);
+    for (std::uint64_t a = addr; a < addr + bytes; ++a) lines.insert(a / hw.mem.l2_line_bytes);
   }
-  std::vector<std::uint64_t> out(hw.mem_partitions, 0);
+  std::vector<std::uint64_t> out(hw.mem.partitions, 0);
   for (std::uint64_t line : lines)
-    out[mem.route(line * hw.l2_line_bytes).partition] += hw.l2_line_bytes;
+    out[mem.route(line * hw.mem.l2_line_bytes).partition] += hw.mem.l2_line_bytes;
   return out;
 }
 
 TEST(StridedSurfaces, SdpLinesReachTheirL2SlicesAndDramChannels) {
   if (already_elaborated()) GTEST_SKIP() << "SystemC elaborates once per process; run alone";
   const HwConfig hw = load_hw_config("soc_small");
-  ASSERT_EQ(hw.mem_partitions, 2u);
-  ASSERT_EQ(hw.l2_slices_per_partition, 2u);
-  ASSERT_EQ(hw.mem_interleave_bytes, 256u);
-  const unsigned atom = hw.memory_atomic_size;  // 8
+  ASSERT_EQ(hw.mem.partitions, 2u);
+  ASSERT_EQ(hw.mem.l2_slices_per_partition, 2u);
+  ASSERT_EQ(hw.mem.interleave_bytes, 256u);
+  const unsigned atom = hw.dla.memory_atomic_size;  // 8
   ASSERT_EQ(atom, 8u);
 
   // 8 x 6 x 16 INT8: two C' = 8 surfaces of 6 lines of 64 bytes. Input lines 768 bytes (three

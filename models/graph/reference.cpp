@@ -1,0 +1,376 @@
+// The reference executor's dispatch, element-wise operators (with numpy broadcasting), Softmax
+// and the shape operators.
+#include "models/graph/reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <utility>
+
+#include "models/graph/reference_ops.hpp"
+
+namespace octasim::models::graph {
+namespace ops {
+
+const Tensor& input(const Node& n, const Inputs& in, std::size_t k) {
+  if (!has_input(in, k)) {
+    throw GraphError(n.label() + ": input " + std::to_string(k) + " is missing");
+  }
+  return *in[k];
+}
+
+bool has_input(const Inputs& in, std::size_t k) {
+  return k < in.size() && in[k] != nullptr && (!in[k]->shape.empty() || in[k]->elements() == 1) &&
+         (!in[k]->f.empty() || !in[k]->i.empty());
+}
+
+double round_half_even(double v) {
+  return std::nearbyint(v);
+}  // default FE_TONEAREST
+
+std::int64_t saturate(DType t, double v) {
+  double lo = -128, hi = 127;
+  if (t == DType::kUInt8) lo = 0, hi = 255;
+  if (t == DType::kInt32) lo = -2147483648.0, hi = 2147483647.0;
+  return static_cast<std::int64_t>(std::min(hi, std::max(lo, v)));
+}
+
+std::vector<std::int64_t> broadcast_shape(const Node& n, const std::vector<std::int64_t>& a,
+                                          const std::vector<std::int64_t>& b) {
+  const std::size_t rank = std::max(a.size(), b.size());
+  std::vector<std::int64_t> out(rank);
+  for (std::size_t k = 0; k < rank; ++k) {
+    const std::int64_t da = k < rank - a.size() ? 1 : a[k - (rank - a.size())];
+    const std::int64_t db = k < rank - b.size() ? 1 : b[k - (rank - b.size())];
+    if (da != db && da != 1 && db != 1) {
+      throw GraphError(n.label() + ": shapes " + shape_string(a) + " and " + shape_string(b) +
+                       " do not broadcast");
+    }
+    out[k] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+// The flat index into a tensor of `shape` for output coordinate `coord` of the broadcast shape.
+std::size_t broadcast_index(const std::vector<std::int64_t>& shape,
+                            const std::vector<std::int64_t>& coord) {
+  std::size_t idx = 0;
+  const std::size_t off = coord.size() - shape.size();
+  for (std::size_t k = 0; k < shape.size(); ++k) {
+    idx = idx * static_cast<std::size_t>(shape[k]) +
+          static_cast<std::size_t>(shape[k] == 1 ? 0 : coord[off + k]);
+  }
+  return idx;
+}
+
+std::vector<std::int64_t> for_each_matrix(
+    const Node& n, const Tensor& a, const Tensor& b, MatmulDims* dims,
+    const std::function<void(std::size_t, std::size_t, std::size_t)>& fn) {
+  if (a.shape.size() < 2 || b.shape.size() < 2) {
+    throw GraphError(n.label() + ": MatMul of a 1-D operand is not supported (A " +
+                     shape_string(a.shape) + ", B " + shape_string(b.shape) + ")");
+  }
+  const std::vector<std::int64_t> ab(a.shape.begin(), a.shape.end() - 2);
+  const std::vector<std::int64_t> bb(b.shape.begin(), b.shape.end() - 2);
+  dims->m = static_cast<std::size_t>(a.shape[a.shape.size() - 2]);
+  dims->k = static_cast<std::size_t>(a.shape.back());
+  dims->n = static_cast<std::size_t>(b.shape.back());
+  if (static_cast<std::size_t>(b.shape[b.shape.size() - 2]) != dims->k) {
+    throw GraphError(n.label() + ": A " + shape_string(a.shape) + " and B " +
+                     shape_string(b.shape) + " do not multiply");
+  }
+  std::vector<std::int64_t> batch = broadcast_shape(n, ab, bb);
+  std::size_t count = 1;
+  for (const std::int64_t d : batch) count *= static_cast<std::size_t>(d);
+  std::vector<std::int64_t> coord(batch.size(), 0);
+  for (std::size_t i = 0; i < count; ++i) {
+    fn(broadcast_index(ab, coord) * dims->m * dims->k,
+       broadcast_index(bb, coord) * dims->k * dims->n, i * dims->m * dims->n);
+    for (std::size_t d = coord.size(); d-- > 0;) {
+      if (++coord[d] < batch[d]) break;
+      coord[d] = 0;
+    }
+  }
+  batch.push_back(static_cast<std::int64_t>(dims->m));
+  batch.push_back(static_cast<std::int64_t>(dims->n));
+  return batch;
+}
+
+}  // namespace ops
+
+namespace {
+
+using ops::Inputs;
+
+Tensor binary(const Node& n, const Inputs& in, const std::function<double(double, double)>& fn) {
+  const Tensor& a = ops::input(n, in, 0);
+  const Tensor& b = ops::input(n, in, 1);
+  if (is_float(a.dtype) != is_float(b.dtype)) {
+    throw GraphError(n.label() + ": mixed " + dtype_name(a.dtype) + " and " + dtype_name(b.dtype));
+  }
+  Tensor out;
+  out.dtype = a.dtype;
+  out.shape = ops::broadcast_shape(n, a.shape, b.shape);
+  const std::size_t count = out.elements();
+  std::vector<std::int64_t> coord(out.shape.size(), 0);
+  if (is_float(out.dtype)) {
+    out.f.resize(count);
+  } else {
+    out.i.resize(count);
+  }
+  for (std::size_t k = 0; k < count; ++k) {
+    const double v =
+        fn(a.at(ops::broadcast_index(a.shape, coord)), b.at(ops::broadcast_index(b.shape, coord)));
+    if (is_float(out.dtype)) {
+      out.f[k] = static_cast<float>(v);
+    } else {
+      out.i[k] = static_cast<std::int64_t>(v);
+    }
+    for (std::size_t d = coord.size(); d-- > 0;) {
+      if (++coord[d] < out.shape[d]) break;
+      coord[d] = 0;
+    }
+  }
+  return out;
+}
+
+Tensor unary(const Node& n, const Inputs& in, const std::function<double(double)>& fn) {
+  Tensor out = ops::input(n, in, 0);
+  if (!is_float(out.dtype)) throw GraphError(n.label() + ": expects a float tensor");
+  for (float& v : out.f) v = static_cast<float>(fn(v));
+  return out;
+}
+
+Tensor clip(const Node& n, const Inputs& in, std::int64_t opset) {
+  double lo = -std::numeric_limits<double>::infinity();
+  double hi = std::numeric_limits<double>::infinity();
+  if (opset >= 11) {
+    if (ops::has_input(in, 1)) lo = in[1]->at(0);
+    if (ops::has_input(in, 2)) hi = in[2]->at(0);
+  } else {
+    lo = n.get_float("min", -std::numeric_limits<float>::max());
+    hi = n.get_float("max", std::numeric_limits<float>::max());
+  }
+  return unary(n, in, [&](double x) { return std::min(hi, std::max(lo, x)); });
+}
+
+Tensor softmax(const Node& n, const Inputs& in, std::int64_t opset) {
+  Tensor out = ops::input(n, in, 0);
+  const auto rank = static_cast<std::int64_t>(out.shape.size());
+  std::int64_t axis = n.get_int("axis", opset >= 13 ? -1 : 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) throw GraphError(n.label() + ": axis out of range");
+  // Opset 13 normalises along one axis; before, over everything from `axis` on.
+  std::size_t outer = 1, inner = 1, len = 1;
+  for (std::int64_t d = 0; d < rank; ++d) {
+    const auto dim = static_cast<std::size_t>(out.shape[static_cast<std::size_t>(d)]);
+    if (d < axis) {
+      outer *= dim;
+    } else if (d == axis || opset < 13) {
+      len *= dim;
+    } else {
+      inner *= dim;
+    }
+  }
+  for (std::size_t o = 0; o < outer; ++o) {
+    for (std::size_t k = 0; k < inner; ++k) {
+      const auto at = [&](std::size_t j) -> float& { return out.f[(o * len + j) * inner + k]; };
+      double top = -std::numeric_limits<double>::infinity();
+      for (std::size_t j = 0; j < len; ++j) top = std::max(top, double{at(j)});
+      double sum = 0;
+      for (std::size_t j = 0; j < len; ++j) sum += std::exp(double{at(j)} - top);
+      for (std::size_t j = 0; j < len; ++j) {
+        at(j) = static_cast<float>(std::exp(double{at(j)} - top) / sum);
+      }
+    }
+  }
+  return out;
+}
+
+Tensor flatten(const Node& n, const Inputs& in) {
+  Tensor out = ops::input(n, in, 0);
+  const auto rank = static_cast<std::int64_t>(out.shape.size());
+  std::int64_t axis = n.get_int("axis", 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis > rank) throw GraphError(n.label() + ": axis out of range");
+  std::int64_t outer = 1, inner = 1;
+  for (std::int64_t d = 0; d < rank; ++d) {
+    (d < axis ? outer : inner) *= out.shape[static_cast<std::size_t>(d)];
+  }
+  out.shape = {outer, inner};
+  return out;
+}
+
+Tensor reshape(const Node& n, const Inputs& in) {
+  Tensor out = ops::input(n, in, 0);
+  const Tensor& spec = ops::input(n, in, 1);
+  const bool allow_zero = n.get_int("allowzero", 0) != 0;
+  std::vector<std::int64_t> shape(spec.i.begin(), spec.i.end());
+  std::int64_t known = 1;
+  std::size_t infer = shape.size();
+  for (std::size_t k = 0; k < shape.size(); ++k) {
+    if (shape[k] == 0 && !allow_zero) {
+      if (k >= out.shape.size()) throw GraphError(n.label() + ": 0 copies a missing dimension");
+      shape[k] = out.shape[k];
+    }
+    if (shape[k] == -1) {
+      if (infer != shape.size()) throw GraphError(n.label() + ": more than one -1 in the shape");
+      infer = k;
+    } else {
+      known *= shape[k];
+    }
+  }
+  const auto count = static_cast<std::int64_t>(out.elements());
+  if (infer != shape.size()) {
+    if (known == 0 || count % known != 0) throw GraphError(n.label() + ": cannot infer -1");
+    shape[infer] = count / known;
+  }
+  std::int64_t total = 1;
+  for (const std::int64_t d : shape) total *= d;
+  if (total != count) {
+    throw GraphError(n.label() + ": cannot reshape " + shape_string(out.shape) + " to " +
+                     shape_string(shape));
+  }
+  out.shape = shape;
+  return out;
+}
+
+using Kernel = std::function<std::vector<Tensor>(const Node&, const Inputs&, std::int64_t)>;
+
+const std::map<std::string, Kernel>& kernels() {
+  const auto one = [](Tensor t) { return std::vector<Tensor>{std::move(t)}; };
+  static const std::map<std::string, Kernel> table = {
+      {"Add",
+       [=](const Node& n, const Inputs& in, std::int64_t) {
+         return one(binary(n, in, [](double a, double b) { return a + b; }));
+       }},
+      {"Sub",
+       [=](const Node& n, const Inputs& in, std::int64_t) {
+         return one(binary(n, in, [](double a, double b) { return a - b; }));
+       }},
+      {"Mul",
+       [=](const Node& n, const Inputs& in, std::int64_t) {
+         return one(binary(n, in, [](double a, double b) { return a * b; }));
+       }},
+      {"Div",
+       [=](const Node& n, const Inputs& in, std::int64_t) {
+         const bool ints = !is_float(ops::input(n, in, 0).dtype);
+         return one(binary(
+             n, in, [ints](double a, double b) { return ints ? std::trunc(a / b) : a / b; }));
+       }},
+      {"PRelu",
+       [=](const Node& n, const Inputs& in, std::int64_t) {
+         return one(binary(n, in, [](double x, double s) { return x < 0 ? x * s : x; }));
+       }},
+      {"Relu",
+       [=](const Node& n, const Inputs& in, std::int64_t) {
+         return one(unary(n, in, [](double x) { return std::max(0.0, x); }));
+       }},
+      {"LeakyRelu",
+       [=](const Node& n, const Inputs& in, std::int64_t) {
+         const double alpha = n.get_float("alpha", 0.01F);
+         return one(unary(n, in, [alpha](double x) { return x < 0 ? alpha * x : x; }));
+       }},
+      {"Sigmoid",
+       [=](const Node& n, const Inputs& in, std::int64_t) {
+         return one(unary(n, in, [](double x) { return 1.0 / (1.0 + std::exp(-x)); }));
+       }},
+      {"Tanh",
+       [=](const Node& n, const Inputs& in, std::int64_t) {
+         return one(unary(n, in, [](double x) { return std::tanh(x); }));
+       }},
+      {"Clip", [=](const Node& n, const Inputs& in,
+                   std::int64_t opset) { return one(clip(n, in, opset)); }},
+      {"Softmax", [=](const Node& n, const Inputs& in,
+                      std::int64_t opset) { return one(softmax(n, in, opset)); }},
+      {"Identity",
+       [=](const Node& n, const Inputs& in, std::int64_t) { return one(ops::input(n, in, 0)); }},
+      {"Dropout",
+       [=](const Node& n, const Inputs& in, std::int64_t) {
+         if (n.outputs.size() > 1 && !n.outputs[1].empty()) {
+           throw GraphError(n.label() + ": the mask output is not supported");
+         }
+         return one(ops::input(n, in, 0));  // inference: the identity
+       }},
+      {"Flatten",
+       [=](const Node& n, const Inputs& in, std::int64_t) { return one(flatten(n, in)); }},
+      {"Reshape",
+       [=](const Node& n, const Inputs& in, std::int64_t) { return one(reshape(n, in)); }},
+      {"Conv", [](const Node& n, const Inputs& in, std::int64_t) { return ops::conv(n, in); }},
+      {"ConvInteger",
+       [](const Node& n, const Inputs& in, std::int64_t) { return ops::conv_integer(n, in); }},
+      {"QLinearConv",
+       [](const Node& n, const Inputs& in, std::int64_t) { return ops::qlinear_conv(n, in); }},
+      {"MaxPool",
+       [](const Node& n, const Inputs& in, std::int64_t) { return ops::max_pool(n, in); }},
+      {"AveragePool",
+       [](const Node& n, const Inputs& in, std::int64_t) { return ops::average_pool(n, in); }},
+      {"GlobalAveragePool", [](const Node& n, const Inputs& in,
+                               std::int64_t) { return ops::global_pool(n, in, false); }},
+      {"GlobalMaxPool",
+       [](const Node& n, const Inputs& in, std::int64_t) { return ops::global_pool(n, in, true); }},
+      {"BatchNormalization",
+       [](const Node& n, const Inputs& in, std::int64_t) { return ops::batch_norm(n, in); }},
+      {"LRN", [](const Node& n, const Inputs& in, std::int64_t) { return ops::lrn(n, in); }},
+      {"Gemm", [](const Node& n, const Inputs& in, std::int64_t) { return ops::gemm(n, in); }},
+      {"MatMul", [](const Node& n, const Inputs& in, std::int64_t) { return ops::matmul(n, in); }},
+      {"MatMulInteger",
+       [](const Node& n, const Inputs& in, std::int64_t) { return ops::matmul_integer(n, in); }},
+      {"QLinearMatMul",
+       [](const Node& n, const Inputs& in, std::int64_t) { return ops::qlinear_matmul(n, in); }},
+      {"QuantizeLinear",
+       [](const Node& n, const Inputs& in, std::int64_t) { return ops::quantize_linear(n, in); }},
+      {"DequantizeLinear",
+       [](const Node& n, const Inputs& in, std::int64_t) { return ops::dequantize_linear(n, in); }},
+  };
+  return table;
+}
+
+}  // namespace
+
+bool reference_supports(const Node& node, std::string* why) {
+  if (kernels().count(node.op_type) != 0) return true;
+  if (why != nullptr) *why = "the reference executor has no " + node.op_type;
+  return false;
+}
+
+std::vector<Tensor> run_node(const Node& node, const std::vector<const Tensor*>& in,
+                             std::int64_t opset) {
+  const auto it = kernels().find(node.op_type);
+  if (it == kernels().end()) {
+    throw GraphError(node.label() + ": operator " + node.op_type + " is not supported");
+  }
+  return it->second(node, in, opset);
+}
+
+TensorMap run_reference(const Graph& g, const TensorMap& inputs) {
+  TensorMap values = g.initializers;
+  for (const ValueInfo& vi : g.inputs) {
+    const auto it = inputs.find(vi.name);
+    if (it == inputs.end()) throw GraphError("graph input '" + vi.name + "' is not given");
+    values[vi.name] = it->second;
+  }
+  const Tensor absent;
+  for (const Node& n : g.nodes) {
+    std::vector<const Tensor*> in;
+    for (const std::string& name : n.inputs) {
+      if (name.empty()) {
+        in.push_back(&absent);
+        continue;
+      }
+      const auto it = values.find(name);
+      if (it == values.end()) {
+        throw GraphError(n.label() + ": input '" + name + "' is not computed before it");
+      }
+      in.push_back(&it->second);
+    }
+    std::vector<Tensor> out = run_node(n, in, g.opset);
+    for (std::size_t k = 0; k < n.outputs.size() && k < out.size(); ++k) {
+      if (!n.outputs[k].empty()) values[n.outputs[k]] = std::move(out[k]);
+    }
+  }
+  return values;
+}
+
+}  // namespace octasim::models::graph
