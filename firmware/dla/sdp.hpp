@@ -6,8 +6,9 @@
 // Encoded: the INT8/INT16 pipelines (input, processing and output precision equal), memory
 // input and output, per-channel INT16 operands from memory; the same registers for the flying
 // SDP stage of a convolution (firmware/dla/conv.hpp). Not encoded (refused or simply not
-// expressible here): FP16, output to PDP, batches, Winograd, per-element operands, the EW stage
-// and the LUT.
+// expressible here): FP16, batches, Winograd, per-element operands, the EW stage and the LUT.
+// Output to PDP (SdpStage::output_to_pdp) is programmed for a convolution's SDP stage by
+// firmware/dla/conv_pool.hpp.
 #pragma once
 
 #include <cstdint>
