@@ -25,12 +25,13 @@
 // D_WEIGHT_FORMAT=COMPRESSED, D_WEIGHT_BYTES = the compressed data surface, D_WMB_BYTES; CDMA
 // the WGS and WMB addresses. The last CBUF bank is left to the WMB (programming guide).
 //
-// Winograd layers (ConvLayer::winograd): conv_winograd.hpp.
+// Winograd layers (ConvLayer::winograd): conv_winograd.hpp. Output to PDP on the fly:
+// conv_pool.hpp. Batches: ConvLayer::batches.
 //
-// Not encoded: image input, batches, data/weight reuse across layers, FP16, output to
-// PDP. NVDLA's firmware polls CDMA S_CBUF_FLUSH_STATUS before enabling;
-// Mmio has no poll a trace can record (TraceWriter::read32 returns 0), and every octasim device
-// reports the CBUF flushed from reset, so the poll is not issued.
+// Not encoded: image input, data/weight reuse across layers, FP16. NVDLA's firmware polls CDMA
+// S_CBUF_FLUSH_STATUS before enabling; Mmio has no poll a trace can record (TraceWriter::read32
+// returns 0), and every octasim device reports the CBUF flushed from reset, so the poll is not
+// issued.
 #pragma once
 
 #include <cstdint>

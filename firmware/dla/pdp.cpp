@@ -14,7 +14,7 @@ namespace PR = regs::PDP_RDMA;
 
 void check_layer(const PdpLayer& l, unsigned group, unsigned atom_bytes) {
   if (group > 1) throw FirmwareError(fmt::format("PDP: register group {} is not 0 or 1", group));
-  check_surface(l.src, l.precision, atom_bytes, "PDP input");
+  if (!l.on_the_fly) check_surface(l.src, l.precision, atom_bytes, "PDP input");
   check_surface(l.dst, l.precision, atom_bytes, "PDP output");
   if (l.method != PoolMethod::kAverage && l.method != PoolMethod::kMax &&
       l.method != PoolMethod::kMin) {
@@ -73,22 +73,10 @@ std::uint32_t pad_value(const PdpLayer& l, unsigned n) {
       0, static_cast<std::uint32_t>(static_cast<std::int32_t>(n) * l.pad_value));
 }
 
-}  // namespace
-
-std::uint32_t pdp_output_size(std::uint32_t in, unsigned kernel, unsigned stride,
-                              unsigned pad_before, unsigned pad_after) {
-  const std::uint64_t padded = std::uint64_t{in} + pad_before + pad_after;
-  if (stride == 0 || kernel == 0 || padded < kernel) return 0;
-  return static_cast<std::uint32_t>((padded - kernel) / stride + 1);
-}
-
-unsigned program_pdp(Mmio& mmio, const PdpLayer& l, unsigned group, unsigned atom_bytes) {
-  check_layer(l, group, atom_bytes);
+// PDP_RDMA's S_POINTER and D_ registers (pooling from memory).
+void write_pdp_rdma_registers(Mmio& mmio, const PdpLayer& l, unsigned group) {
   const auto p = static_cast<std::uint32_t>(l.precision);
-
-  mmio.write32(P::S_POINTER::kAddr, P::S_POINTER::PRODUCER.set(0, group));
   mmio.write32(PR::S_POINTER::kAddr, PR::S_POINTER::PRODUCER.set(0, group));
-
   mmio.write32(PR::D_DATA_CUBE_IN_WIDTH::kAddr, l.src.width - 1);
   mmio.write32(PR::D_DATA_CUBE_IN_HEIGHT::kAddr, l.src.height - 1);
   mmio.write32(PR::D_DATA_CUBE_IN_CHANNEL::kAddr, l.src.channels - 1);
@@ -108,6 +96,23 @@ unsigned program_pdp(Mmio& mmio, const PdpLayer& l, unsigned group, unsigned ato
                PR::D_POOLING_PADDING_CFG::PAD_WIDTH.set(0, l.pad_left));
   mmio.write32(PR::D_PARTIAL_WIDTH_IN::kAddr,
                PR::D_PARTIAL_WIDTH_IN::PARTIAL_WIDTH_IN_FIRST.set(0, l.src.width - 1));
+}
+
+}  // namespace
+
+std::uint32_t pdp_output_size(std::uint32_t in, unsigned kernel, unsigned stride,
+                              unsigned pad_before, unsigned pad_after) {
+  const std::uint64_t padded = std::uint64_t{in} + pad_before + pad_after;
+  if (stride == 0 || kernel == 0 || padded < kernel) return 0;
+  return static_cast<std::uint32_t>((padded - kernel) / stride + 1);
+}
+
+unsigned program_pdp(Mmio& mmio, const PdpLayer& l, unsigned group, unsigned atom_bytes) {
+  check_layer(l, group, atom_bytes);
+  const auto p = static_cast<std::uint32_t>(l.precision);
+
+  mmio.write32(P::S_POINTER::kAddr, P::S_POINTER::PRODUCER.set(0, group));
+  if (!l.on_the_fly) write_pdp_rdma_registers(mmio, l, group);
 
   mmio.write32(P::D_DATA_CUBE_IN_WIDTH::kAddr, l.src.width - 1);
   mmio.write32(P::D_DATA_CUBE_IN_HEIGHT::kAddr, l.src.height - 1);
@@ -118,7 +123,8 @@ unsigned program_pdp(Mmio& mmio, const PdpLayer& l, unsigned group, unsigned ato
   {
     using M = P::D_OPERATION_MODE_CFG;
     mmio.write32(M::kAddr, M::POOLING_METHOD.set(0, static_cast<std::uint32_t>(l.method)) |
-                               M::FLYING_MODE.set(0, M::FLYING_MODE_OFF_FLYING) |
+                               M::FLYING_MODE.set(0, l.on_the_fly ? M::FLYING_MODE_ON_FLYING
+                                                                  : M::FLYING_MODE_OFF_FLYING) |
                                M::SPLIT_NUM.set(0, 0));
   }
   mmio.write32(P::D_PARTIAL_WIDTH_IN::kAddr,
@@ -149,7 +155,7 @@ unsigned program_pdp(Mmio& mmio, const PdpLayer& l, unsigned group, unsigned ato
   mmio.write32(P::D_DST_RAM_CFG::kAddr, P::D_DST_RAM_CFG::DST_RAM_TYPE.set(0, ram_type(l.dst)));
   mmio.write32(P::D_DATA_FORMAT::kAddr, P::D_DATA_FORMAT::INPUT_DATA.set(0, p));
 
-  mmio.write32(PR::D_OP_ENABLE::kAddr, PR::D_OP_ENABLE::OP_EN_ENABLE);
+  if (!l.on_the_fly) mmio.write32(PR::D_OP_ENABLE::kAddr, PR::D_OP_ENABLE::OP_EN_ENABLE);
   mmio.write32(P::D_OP_ENABLE::kAddr, P::D_OP_ENABLE::OP_EN_ENABLE);
   return regs::GLB::S_INTR_STATUS::PDP_DONE_STATUS0.lsb + group;
 }

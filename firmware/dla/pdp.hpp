@@ -3,7 +3,8 @@
 //
 // Encoded: INT8/INT16 max, min and average pooling, kernels 1..8, strides 1..16, padding 0..7
 // on each side (smaller than the kernel) with a pad value for average pooling. Not encoded:
-// FP16, on-the-fly input from SDP, split-width mode (one pass over the whole width).
+// FP16, split-width mode (one pass over the whole width). On-the-fly input from SDP: `on_the_fly`
+// (programmed with its producer by firmware/dla/conv_pool.hpp).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,10 @@ struct PdpLayer {
   unsigned pad_left = 0, pad_right = 0, pad_top = 0, pad_bottom = 0;  // 0..7, below the kernel
   // The value padded positions contribute to an average (max and min ignore padding).
   std::int32_t pad_value = 0;
+  // FLYING_MODE=ON_FLYING: the input is SDP's output on the fly; `src` gives only its cube, and
+  // PDP_RDMA is neither programmed nor enabled (NVDLA's programming guide, "On-the-fly
+  // processing").
+  bool on_the_fly = false;
 };
 
 // Output width or height of pooling `in` positions: (in + pads - kernel) / stride + 1; 0 when

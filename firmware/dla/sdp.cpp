@@ -191,8 +191,9 @@ void write_sdp_core_registers(Mmio& mmio, const SdpLayer& l, SdpInput input) {
     mmio.write32(
         M::kAddr,
         M::FLYING_MODE.set(0, input == SdpInput::kFlying ? M::FLYING_MODE_ON : M::FLYING_MODE_OFF) |
-            M::OUTPUT_DST.set(0, M::OUTPUT_DST_MEM) | M::WINOGRAD.set(0, M::WINOGRAD_OFF) |
-            M::NAN_TO_ZERO.set(0, M::NAN_TO_ZERO_DISABLE) | M::BATCH_NUMBER.set(0, l.batches - 1));
+            M::OUTPUT_DST.set(0, l.output_to_pdp ? M::OUTPUT_DST_PDP : M::OUTPUT_DST_MEM) |
+            M::WINOGRAD.set(0, M::WINOGRAD_OFF) | M::NAN_TO_ZERO.set(0, M::NAN_TO_ZERO_DISABLE) |
+            M::BATCH_NUMBER.set(0, l.batches - 1));
   }
   if (l.batches > 1) mmio.write32(S::D_DST_BATCH_STRIDE::kAddr, l.dst_batch_stride);
   mmio.write32(S::D_DST_DMA_CFG::kAddr, S::D_DST_DMA_CFG::DST_RAM_TYPE.set(0, ram_type(l.dst)));

@@ -6,8 +6,9 @@
 // Encoded: the INT8/INT16 pipelines (input, processing and output precision equal), memory
 // input and output, per-channel INT16 operands from memory; the same registers for the flying
 // SDP stage of a convolution (firmware/dla/conv.hpp). Not encoded (refused or simply not
-// expressible here): FP16, output to PDP, batches, Winograd, per-element operands, the EW stage
-// and the LUT.
+// expressible here): FP16, batches, Winograd, per-element operands, the EW stage and the LUT.
+// Output to PDP (SdpStage::output_to_pdp) is programmed for a convolution's SDP stage by
+// firmware/dla/conv_pool.hpp.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +47,9 @@ struct SdpStage {
   SdpConvertor cvt;  // requantization to the output precision
   // D_PERF_ENABLE.PERF_SAT_EN: count output saturations into D_PERF_OUT_SATURATION.
   bool count_saturation = true;
+  // D_FEATURE_MODE_CFG.OUTPUT_DST=PDP: the output streams into a flying PDP (firmware/dla/
+  // conv_pool.hpp) instead of SDP's WDMA writing `dst`.
+  bool output_to_pdp = false;
 };
 
 // An SDP layer between two memory surfaces.

@@ -85,6 +85,9 @@ ConvCore::ConvCore(const sc_core::sc_module_name& name, const HwConfig& hw,
   perf_.sdp_write_stall = stats_.add("sdp_wdma_write_stall",
                                      "cycles SDP's WDMA waited to write (0: its writes are posted)",
                                      Unit::kCycles, "NVDLA_SDP.D_PERF_WDMA_WRITE_STALL_0");
+  perf_.sdp_bytes_to_pdp = stats_.add(
+      "sdp_bytes_on_the_fly",
+      "bytes SDP passed to PDP on the fly (OUTPUT_DST=PDP) instead of writing them", Unit::kBytes);
   const auto i = [](const stats::Counter& k) { return static_cast<int>(k.index()); };
   units_ = {
       {"CDMA_DAT", i(perf_.dat_busy), {i(perf_.dat_stall)}, i(perf_.dat_bytes), -1},
@@ -182,7 +185,9 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
                   : l.kernel_width * l.kernel_height *
                         ((l.input.channels + hw_.dla.mac_atomic_c - 1) / hw_.dla.mac_atomic_c);
   outputs_per_atomic_ = l.winograd ? wino.outputs_per_atomic : 1;
-  output_bytes_ = op.bytes_written;
+  output_bytes_ = op.bytes_written + op.bytes_on_the_fly;
+  link_ = op.to_pdp != nullptr ? next_link_ : nullptr;
+  next_link_ = nullptr;
   credits_ = std::max(2 * atomic_k_, upper * l.batches);  // CACC holds a stripe's output atoms
   if (drive_signals_) credits_signal_.write(credits_);
   data_walk_ = AddressGenerator(op.dma.input, l.input.base);
@@ -207,7 +212,7 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
   ++counters_.operations;
   counters_.elements += op.macs;
   counters_.bytes_read += data_bytes_ + (weight_reuse ? 0 : l.weight_bytes);
-  counters_.bytes_written += output_bytes_;
+  counters_.bytes_written += op.bytes_written;
   start_ev_.notify(cycles(hw_.dla.op_start_latency));
 }
 
@@ -412,7 +417,10 @@ void ConvCore::sdp_wdma_thread() {
     const Write w = to_wdma_.front();
     to_wdma_.pop();
     wait_until(w.ready);
-    if (w.bytes > 0) {
+    if (link_ != nullptr) {
+      link_->deliver(w.bytes);
+      perf_.sdp_bytes_to_pdp += w.bytes;
+    } else if (w.bytes > 0) {
       last_ack = std::max(last_ack, wdma_.transfer(tlm::TLM_WRITE_COMMAND, output_walk_, w.bytes));
     }
     if (++stripes_written_ == stripes_total_) {

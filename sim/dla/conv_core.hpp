@@ -39,6 +39,7 @@
 #include "sim/core/hw_config.hpp"
 #include "sim/dla/conv_functional.hpp"
 #include "sim/dla/engine_model.hpp"
+#include "sim/dla/flying_link.hpp"
 
 namespace octasim::dla {
 
@@ -53,6 +54,8 @@ class ConvCore final : public sc_core::sc_module, public EngineModel, private Cl
              std::function<void()> on_done) override;
   [[nodiscard]] bool busy() const override { return busy_; }
   [[nodiscard]] const stats::Group& statistics() const override { return stats_; }
+  // SDP's output to a flying PDP: handed to `link` stripe by stripe instead of written.
+  void set_flying_link(FlyingLink* link) override { next_link_ = link; }
   [[nodiscard]] const std::vector<UnitCounters>& units() const override { return units_; }
   void set_timeline(stats::Timeline* timeline) override;
   // CONV.cacc_credits: the CSC's CACC delivery credits.
@@ -68,7 +71,8 @@ class ConvCore final : public sc_core::sc_module, public EngineModel, private Cl
   // request-to-data latency; and the units' busy cycles and bytes.
   struct CdmaPerf {
     stats::Counter dat_stall, wt_stall, dat_latency, wt_latency;
-    stats::Counter dat_busy, wt_busy, dat_bytes, wt_bytes, cacc_busy, sdp_write_stall;
+    stats::Counter dat_busy, wt_busy, dat_bytes, wt_bytes, cacc_busy, sdp_write_stall,
+        sdp_bytes_to_pdp;
   };
 
   struct Stripe {
@@ -159,6 +163,9 @@ class ConvCore final : public sc_core::sc_module, public EngineModel, private Cl
   std::size_t stripes_delivered_ = 0;  // by CACC to SDP
   // Indices into the CONV engine's interrupts (engines.hpp): the stages that finish early.
   static constexpr std::size_t kCdmaDatInterrupt = 0, kCdmaWtInterrupt = 1, kCaccInterrupt = 2;
+
+  FlyingLink* next_link_ = nullptr;  // set for the next start()
+  FlyingLink* link_ = nullptr;       // the running layer's SDP -> PDP link (null: to memory)
 
   AddressGenerator data_walk_, output_walk_;
   DmaClient data_dma_, weight_dma_, wdma_;

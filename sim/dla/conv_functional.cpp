@@ -333,7 +333,10 @@ OpResult finish_conv(const HwConfig& hw, const ConvLayer& l, const models::ops::
         fmt::format("convolution: SDP BATCH_NUMBER + 1 is {} but the convolution runs {} batches",
                     sdp.batches, l.batches));
   }
-  OpResult r = sdp_result(sdp, models::ops::run_sdp_batches(sdp, mem, conv.batches), regs);
+  // SDP's output to PDP on the fly: one cube (run_sdp_op refuses more batches).
+  OpResult r = sdp.output_to_pdp
+                   ? run_sdp_op(sdp, mem, &conv.batches.front(), regs)
+                   : sdp_result(sdp, models::ops::run_sdp_batches(sdp, mem, conv.batches), regs);
   r.status.emplace_back(R::CACC::D_OUT_SATURATION::kAddr, conv.saturated);
   r.in = {l.input.width, l.input.height, l.input.channels};
   r.out = {l.params.out_width, l.params.out_height, l.kernels};

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +18,8 @@ class sc_trace_file;
 }
 
 namespace octasim::dla {
+
+class FlyingLink;
 
 // The counter handles every engine registers in its stats::Group, each with its own
 // description (the group is the one place their values are read: the report's unit totals,
@@ -51,6 +54,13 @@ class EngineModel {
   virtual void start(const Engine& engine, const OpResult& op, const RegRead& regs,
                      std::function<void()> on_done) = 0;
   [[nodiscard]] virtual bool busy() const = 0;
+  // SDP -> PDP on the fly (engines.hpp, feeds_pdp): the next start() hands its SDP output to
+  // `link` (its OpResult::to_pdp is set) or, for a flying PDP, takes its input from `link`,
+  // instead of a WDMA writing / an RDMA reading memory. Null: memory. Engines that hold neither
+  // SDP nor PDP have no such path.
+  virtual void set_flying_link(FlyingLink* link) {
+    if (link != nullptr) throw std::logic_error("this engine has no SDP -> PDP flying path");
+  }
   // The engine's statistics counters (group named after the module: dla.CONV), the one source of
   // its totals, of a layer's counts and of the perf registers.
   [[nodiscard]] virtual const stats::Group& statistics() const = 0;

@@ -76,6 +76,11 @@ bool sdp_alone(const RegRead& regs) {
   return !sdp_flying(regs);
 }
 
+bool pdp_from_memory(const RegRead& regs) {
+  using R = regs::PDP::D_OPERATION_MODE_CFG;
+  return R::FLYING_MODE.get(regs(R::kAddr)) == R::FLYING_MODE_OFF_FLYING;
+}
+
 OpResult pdp(const HwConfig& hw, const RegRead& regs, const LutTables& /*lut*/,
              models::ops::Memory& mem) {
   return run_pdp(hw, regs, mem);
@@ -181,6 +186,22 @@ RegRead group_reader(const RegisterFile& regs, const RegisterFile::Groups& group
   return [&regs, groups](std::uint32_t addr) { return regs.value(addr, groups); };
 }
 
+bool feeds_pdp(const Engine& engine, const RegRead& regs) {
+  using R = regs::SDP::D_FEATURE_MODE_CFG;
+  const UnitList units = engine.units(regs);
+  const bool has_sdp = std::find(units.begin(), units.end(), "SDP") != units.end();
+  return has_sdp && R::OUTPUT_DST.get(regs(R::kAddr)) == R::OUTPUT_DST_PDP;
+}
+
+const Engine& pdp_engine() {
+  return engines()[engine_index("PDP")];
+}
+
+bool flying_pdp_ready(const RegisterFile& regs, const RegisterFile::Groups& groups) {
+  return regs.op_enabled("PDP", regs.group_of("PDP", groups)) &&
+         !engine_parts::pdp_from_memory(group_reader(regs, groups));
+}
+
 bool ready_to_start(const Engine& engine, const RegisterFile& regs,
                     const RegisterFile::Groups& groups) {
   const RegRead read = group_reader(regs, groups);
@@ -188,7 +209,7 @@ bool ready_to_start(const Engine& engine, const RegisterFile& regs,
   for (std::string_view unit : engine.units(read)) {
     if (!regs.op_enabled(unit, regs.group_of(unit, groups))) return false;
   }
-  return true;
+  return !feeds_pdp(engine, read) || flying_pdp_ready(regs, groups);
 }
 
 void start_group(const Engine& engine, RegisterFile& regs, const RegisterFile::Groups& groups) {

@@ -85,6 +85,7 @@ UnitList bdma_units(const RegRead& regs);
 UnitList rubik_units(const RegRead& regs);
 bool sdp_flying(const RegRead& regs);
 bool sdp_alone(const RegRead& regs);
+bool pdp_from_memory(const RegRead& regs);
 bool always(const RegRead& regs);
 OpResult pdp(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
              models::ops::Memory& mem);
@@ -138,7 +139,7 @@ inline constexpr std::array kEngines{
     Engine{"PDP",
            "",
            engine_parts::pdp_units,
-           engine_parts::always,
+           engine_parts::pdp_from_memory,
            {{{"PDP", 4}}},
            1,
            engine_parts::pdp,
@@ -190,8 +191,21 @@ inline constexpr std::size_t kEngineCount = kEngines.size();
 // Reads registers as the hardware executing `groups` sees them.
 [[nodiscard]] RegRead group_reader(const RegisterFile& regs, const RegisterFile::Groups& groups);
 
-// True when `engine` owns the operation the units' next groups hold and every unit it needs has
-// that group enabled.
+// SDP -> PDP on the fly (NVDLA's flying mode). An operation whose SDP sends its output to PDP
+// (SDP D_FEATURE_MODE_CFG.OUTPUT_DST=PDP: the SDP engine, or the convolution with SDP) and a PDP
+// group programmed FLYING_MODE=ON_FLYING pair up: the producer starts only once PDP's next group
+// is enabled and in flying mode (whichever of the two is enabled first waits for the other),
+// and that PDP starts with it (a flying PDP never starts on its own). Each raises its own
+// interrupt: SDP's (and CACC's, CDMA's) when SDP has handed over its output, PDP's when the
+// pooled output is written.
+[[nodiscard]] bool feeds_pdp(const Engine& engine, const RegRead& regs);
+// The PDP engine in engines().
+[[nodiscard]] const Engine& pdp_engine();
+// Whether PDP's next group (in `groups`) is enabled and programmed ON_FLYING.
+[[nodiscard]] bool flying_pdp_ready(const RegisterFile& regs, const RegisterFile::Groups& groups);
+
+// True when `engine` owns the operation the units' next groups hold, every unit it needs has
+// that group enabled and, when its SDP output goes to PDP, a flying PDP is ready.
 [[nodiscard]] bool ready_to_start(const Engine& engine, const RegisterFile& regs,
                                   const RegisterFile::Groups& groups);
 

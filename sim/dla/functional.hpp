@@ -50,6 +50,16 @@ struct OperationDescriptor {
   virtual ~OperationDescriptor() = default;
 };
 
+// SDP's output cube on its way to PDP on the fly (SDP D_FEATURE_MODE_CFG.OUTPUT_DST=PDP): SDP's
+// WDMA writes nothing, the cube streams into PDP. Held as PDP reads a surface: atoms of
+// `atom_bytes`, a line's atoms packed, lines and then surfaces one after the other.
+struct FlyingCube {
+  std::uint32_t width = 0, height = 0, channels = 0;
+  unsigned element_bytes = 1;  // SDP OUT_PRECISION: 1 (INT8) or 2 (INT16, FP16)
+  unsigned atom_bytes = 8;     // memory_atomic_size
+  std::vector<std::uint8_t> data;
+};
+
 struct OpResult {
   // Status/statistics registers the operation sets when it completes (CSB address, value),
   // e.g. SDP D_PERF_OUT_SATURATION, D_PERF_LUT_*_HIT, D_STATUS_NAN_INPUT_NUM.
@@ -63,13 +73,19 @@ struct OpResult {
   std::uint32_t kernel_width = 1, kernel_height = 1;  // PDP pooling window
   std::uint32_t stride_width = 1, stride_height = 1;  // PDP strides
   std::uint32_t lrn_size = 1;                         // CDP local size (3, 5, 7 or 9)
-  std::uint64_t bytes_read = 0;      // every DMA read (feature, operands, LUT excluded)
-  std::uint64_t bytes_written = 0;   // output surface bytes
+  std::uint64_t bytes_read = 0;     // every DMA read (feature, operands, LUT excluded)
+  std::uint64_t bytes_written = 0;  // output surface bytes
+  // Bytes passed on the fly from SDP to PDP (OUTPUT_DST=PDP): what SDP handed over (SDP,
+  // convolution) or what a flying PDP took (PDP); neither is in bytes_read or bytes_written.
+  std::uint64_t bytes_on_the_fly = 0;
   std::uint64_t weight_bytes = 0;    // convolution: weight bytes CDMA fetched (in bytes_read)
   std::uint64_t macs = 0;            // convolution: multiply-accumulates of the layer
   std::uint32_t macs_per_cycle = 0;  // convolution: the MAC array's peak at the layer's precision
   DmaSurfaces dma;                   // where its DMAs read and write
   std::shared_ptr<const OperationDescriptor> descriptor;  // null for SDP, PDP, CDP
+  // SDP's output when it goes to PDP on the fly (null: to memory); the device hands it to the
+  // flying PDP it starts with this operation (run_pdp_on_the_fly).
+  std::shared_ptr<const FlyingCube> to_pdp;
 };
 
 // Each throws std::runtime_error with one clear line for programming octasim cannot execute:
@@ -98,6 +114,12 @@ OpResult run_conv(const HwConfig& hw, const RegRead& regs, const LutTables& sdp_
 OpResult run_sdp(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
                  models::ops::Memory& mem);
 OpResult run_pdp(const HwConfig& hw, const RegRead& regs, models::ops::Memory& mem);
+// A PDP in flying mode (D_OPERATION_MODE_CFG.FLYING_MODE=ON_FLYING) pooling SDP's output `in`
+// (PDP_RDMA takes no part and is not read); writes the pooled surface to `mem`. Throws for a
+// PDP input cube or precision that differs from SDP's output, or SPLIT_NUM != 0 (NVDLA splits
+// the width only when PDP reads from memory).
+OpResult run_pdp_on_the_fly(const HwConfig& hw, const RegRead& regs, const FlyingCube& in,
+                            models::ops::Memory& mem);
 OpResult run_cdp(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
                  models::ops::Memory& mem);
 

@@ -48,9 +48,20 @@ void FunctionalDevice::start_ready_engines() {
       start_group(e, regs_, groups);
       const RegRead read = group_reader(regs_, groups);
       OpResult r = e.run(hw_, read, lut_of(e, regs_), device_memory_);
+      // SDP's output goes to PDP on the fly: the paired flying PDP starts with it.
+      OpResult pooled;
+      if (r.to_pdp != nullptr) {
+        start_group(pdp_engine(), regs_, groups);
+        pooled = run_pdp_on_the_fly(hw_, read, *r.to_pdp, device_memory_);
+      }
+      const bool flying = r.to_pdp != nullptr;
       complete_group(e, regs_, groups, r);
       const unsigned group = regs_.group_of(e.units(read).names[0], groups);
       layers_.push_back({std::string(e.name), group, std::move(r)});
+      if (flying) {
+        complete_group(pdp_engine(), regs_, groups, pooled);
+        layers_.push_back({"PDP", regs_.group_of("PDP", groups), std::move(pooled)});
+      }
       progress = true;
     }
   }

@@ -1,4 +1,5 @@
 // PDP + PDP_RDMA register decode and the zero-time pooling layer (models/ops/pdp).
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -46,16 +47,16 @@ std::uint32_t field(const RegRead& regs, std::uint32_t addr, regs::Field f) {
   return f.get(regs(addr));
 }
 
-// Pooling from memory (OFF_FLYING in PDP and PDP_RDMA) and the D_OPERATION_MODE_CFG method.
+bool on_the_fly(std::uint32_t op_mode) {
+  return P::D_OPERATION_MODE_CFG::FLYING_MODE.get(op_mode) ==
+         P::D_OPERATION_MODE_CFG::FLYING_MODE_ON_FLYING;
+}
+
+// The D_OPERATION_MODE_CFG method. From memory (OFF_FLYING) PDP_RDMA must agree; on the fly
+// PDP_RDMA takes no part (NVDLA's programming guide: "PDP-RDMA is not necessary to config").
 PdpMethod decode_method(const RegRead& regs, std::uint32_t op_mode) {
-  if (P::D_OPERATION_MODE_CFG::FLYING_MODE.get(op_mode) ==
-      P::D_OPERATION_MODE_CFG::FLYING_MODE_ON_FLYING) {
-    fail(
-        "on-the-fly input from SDP (D_OPERATION_MODE_CFG.FLYING_MODE=ON_FLYING) is not "
-        "supported yet; program OFF_FLYING to pool a surface in memory");
-  }
-  if (PR::D_FLYING_MODE::FLYING_MODE.get(regs(PR::D_FLYING_MODE::kAddr)) !=
-      PR::D_FLYING_MODE::FLYING_MODE_OFF_FLYING) {
+  if (!on_the_fly(op_mode) && PR::D_FLYING_MODE::FLYING_MODE.get(regs(PR::D_FLYING_MODE::kAddr)) !=
+                                  PR::D_FLYING_MODE::FLYING_MODE_OFF_FLYING) {
     fail("PDP_RDMA D_FLYING_MODE is ON_FLYING while PDP reads from memory (OFF_FLYING)");
   }
   const std::uint32_t method = P::D_OPERATION_MODE_CFG::POOLING_METHOD.get(op_mode);
@@ -72,8 +73,8 @@ PdpMethod decode_method(const RegRead& regs, std::uint32_t op_mode) {
   }
 }
 
-// The input and output cubes; PDP_RDMA repeats the input cube.
-void decode_cubes(const RegRead& regs, models::ops::PdpLayerParams& layer) {
+// The input and output cubes; PDP_RDMA repeats the input cube when it reads it.
+void decode_cubes(const RegRead& regs, bool flying, models::ops::PdpLayerParams& layer) {
   layer.in_width =
       field(regs, P::D_DATA_CUBE_IN_WIDTH::kAddr, P::D_DATA_CUBE_IN_WIDTH::CUBE_IN_WIDTH) + 1;
   layer.in_height =
@@ -84,6 +85,7 @@ void decode_cubes(const RegRead& regs, models::ops::PdpLayerParams& layer) {
       field(regs, P::D_DATA_CUBE_OUT_WIDTH::kAddr, P::D_DATA_CUBE_OUT_WIDTH::CUBE_OUT_WIDTH) + 1;
   layer.out_height =
       field(regs, P::D_DATA_CUBE_OUT_HEIGHT::kAddr, P::D_DATA_CUBE_OUT_HEIGHT::CUBE_OUT_HEIGHT) + 1;
+  if (flying) return;
   require_equal(
       "input cube width", layer.in_width,
       field(regs, PR::D_DATA_CUBE_IN_WIDTH::kAddr, PR::D_DATA_CUBE_IN_WIDTH::CUBE_IN_WIDTH) + 1);
@@ -138,6 +140,15 @@ void decode_kernel(const RegRead& regs, models::ops::PdpConfig& cfg) {
 void decode_splits(const RegRead& regs, std::uint32_t op_mode, models::ops::PdpLayerParams& layer) {
   const models::ops::PdpConfig& cfg = layer.cfg;
   layer.split_num = P::D_OPERATION_MODE_CFG::SPLIT_NUM.get(op_mode);
+  if (on_the_fly(op_mode)) {
+    // NVDLA's mode 0 (input from SDP) has no split width; D_PARTIAL_WIDTH_* are not used.
+    if (layer.split_num != 0) {
+      fail("SPLIT_NUM " + std::to_string(layer.split_num) +
+           " with FLYING_MODE=ON_FLYING: PDP pools SDP's output in one pass (split width only "
+           "when reading from memory, OFF_FLYING)");
+    }
+    return;
+  }
   require_equal("SPLIT_NUM", layer.split_num,
                 field(regs, PR::D_OPERATION_MODE_CFG::kAddr, PR::D_OPERATION_MODE_CFG::SPLIT_NUM));
   if (layer.split_num == 0) return;
@@ -159,8 +170,10 @@ void decode_splits(const RegRead& regs, std::uint32_t op_mode, models::ops::PdpL
 }
 
 // The source (PDP_RDMA) and destination (PDP) surfaces and the RAMs they are in.
-void decode_surfaces(const HwConfig& hw, const RegRead& regs, models::ops::PdpLayerParams& layer) {
-  if (PR::D_SRC_RAM_CFG::SRC_RAM_TYPE.get(regs(PR::D_SRC_RAM_CFG::kAddr)) ==
+void decode_surfaces(const HwConfig& hw, const RegRead& regs, bool flying,
+                     models::ops::PdpLayerParams& layer) {
+  if (!flying &&
+      PR::D_SRC_RAM_CFG::SRC_RAM_TYPE.get(regs(PR::D_SRC_RAM_CFG::kAddr)) ==
           PR::D_SRC_RAM_CFG::SRC_RAM_TYPE_CV &&
       !hw.dla.secondary_memif) {
     throw_not_present(hw, "PDP_RDMA CV-SRAM source (D_SRC_RAM_CFG.SRC_RAM_TYPE=CV)");
@@ -188,17 +201,20 @@ void decode_surfaces(const HwConfig& hw, const RegRead& regs, models::ops::PdpLa
 models::ops::PdpLayerParams decode_pdp(const HwConfig& hw, const RegRead& regs) {
   if (!hw.dla.pdp) throw_not_present(hw, "PDP");
   const std::uint32_t op_mode = regs(P::D_OPERATION_MODE_CFG::kAddr);
+  const bool flying = on_the_fly(op_mode);
   models::ops::PdpLayerParams layer;
   models::ops::PdpConfig& cfg = layer.cfg;
   cfg.method = decode_method(regs, op_mode);
   const std::uint32_t format = P::D_DATA_FORMAT::INPUT_DATA.get(regs(P::D_DATA_FORMAT::kAddr));
-  require_equal("D_DATA_FORMAT", format,
-                PR::D_DATA_FORMAT::INPUT_DATA.get(regs(PR::D_DATA_FORMAT::kAddr)));
+  if (!flying) {
+    require_equal("D_DATA_FORMAT", format,
+                  PR::D_DATA_FORMAT::INPUT_DATA.get(regs(PR::D_DATA_FORMAT::kAddr)));
+  }
   cfg.precision = decode_precision(hw, format);
-  decode_cubes(regs, layer);
+  decode_cubes(regs, flying, layer);
   decode_kernel(regs, cfg);
   decode_splits(regs, op_mode, layer);
-  decode_surfaces(hw, regs, layer);
+  decode_surfaces(hw, regs, flying, layer);
   return layer;
 }
 
@@ -235,11 +251,66 @@ OpResult pdp_result(const models::ops::PdpLayerParams& layer,
   return result;
 }
 
+// A flying PDP's view of memory: reads come from SDP's output cube, writes go to memory.
+class FlyingInput final : public models::ops::Memory {
+ public:
+  FlyingInput(const FlyingCube& in, models::ops::Memory& mem) : in_(in), mem_(mem) {}
+  void read(std::uint64_t addr, std::uint8_t* dst, std::size_t size) const override {
+    if (addr > in_.data.size() || size > in_.data.size() - addr) {
+      throw std::logic_error("PDP read outside SDP's flying output cube");
+    }
+    std::copy_n(in_.data.begin() + static_cast<std::ptrdiff_t>(addr), size, dst);
+  }
+  void write(std::uint64_t addr, const std::uint8_t* src, std::size_t size) override {
+    mem_.write(addr, src, size);
+  }
+
+ private:
+  const FlyingCube& in_;
+  models::ops::Memory& mem_;
+};
+
 }  // namespace
 
 OpResult run_pdp(const HwConfig& hw, const RegRead& regs, models::ops::Memory& mem) {
+  if (on_the_fly(regs(P::D_OPERATION_MODE_CFG::kAddr))) {
+    fail(
+        "FLYING_MODE=ON_FLYING: a flying PDP pools SDP's output and starts with the SDP or "
+        "convolution operation whose D_FEATURE_MODE_CFG.OUTPUT_DST is PDP");
+  }
   const models::ops::PdpLayerParams layer = decode_pdp(hw, regs);
   return pdp_result(layer, models::ops::run_pdp_layer(layer, mem));
+}
+
+OpResult run_pdp_on_the_fly(const HwConfig& hw, const RegRead& regs, const FlyingCube& in,
+                            models::ops::Memory& mem) {
+  if (!on_the_fly(regs(P::D_OPERATION_MODE_CFG::kAddr))) {
+    fail(
+        "SDP sends its output to PDP (D_FEATURE_MODE_CFG.OUTPUT_DST=PDP) but PDP's "
+        "D_OPERATION_MODE_CFG.FLYING_MODE is OFF_FLYING");
+  }
+  models::ops::PdpLayerParams layer = decode_pdp(hw, regs);
+  const unsigned bytes = models::ops::pdp_element_bytes(layer.cfg.precision);
+  if (bytes != in.element_bytes) {
+    fail("D_DATA_FORMAT takes " + std::to_string(bytes) + "-byte elements but SDP's OUT_PRECISION" +
+         " sends " + std::to_string(in.element_bytes) + "-byte elements");
+  }
+  if (layer.in_width != in.width || layer.in_height != in.height || layer.channels != in.channels) {
+    fail("input cube " + std::to_string(layer.in_width) + "x" + std::to_string(layer.in_height) +
+         "x" + std::to_string(layer.channels) + " differs from SDP's output cube " +
+         std::to_string(in.width) + "x" + std::to_string(in.height) + "x" +
+         std::to_string(in.channels) + " it pools on the fly");
+  }
+  // PDP reads the flying cube as a packed surface at address 0 of FlyingInput.
+  layer.src = 0;
+  layer.src_line_stride = std::uint64_t{in.width} * in.atom_bytes;
+  layer.src_surface_stride = layer.src_line_stride * in.height;
+  FlyingInput source(in, mem);
+  OpResult r = pdp_result(layer, models::ops::run_pdp_layer(layer, source));
+  r.bytes_on_the_fly = in.data.size();
+  r.bytes_read = 0;
+  r.dma.input.clear();
+  return r;
 }
 
 }  // namespace octasim::dla

@@ -1,7 +1,10 @@
 #include "sim/dla/sdp_functional.hpp"
 
+#include <algorithm>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "octasim/regs/nvdla.hpp"
 
@@ -389,7 +392,7 @@ DmaSurfaces sdp_surfaces(const SdpConfig& cfg) {
                                               cfg.height, surfaces, s->line_stride,
                                               s->surface_stride));
   }
-  if (!cfg.ew.eql_mode()) {
+  if (!cfg.ew.eql_mode() && !cfg.output_to_pdp) {
     d.output.push_back(packed_1x1 ? SurfaceRegion::linear(cfg.dst_base, out_line * surfaces)
                                   : feature_region(cfg.dst_base, out_line, cfg.height, surfaces,
                                                    cfg.dst_line_stride, cfg.dst_surface_stride));
@@ -397,10 +400,76 @@ DmaSurfaces sdp_surfaces(const SdpConfig& cfg) {
   return d;
 }
 
+namespace {
+
+// SDP's view of memory when its output goes to PDP: operands (and input) are read from memory,
+// the output lands in the flying cube (addresses are offsets into it).
+class FlyingOutput final : public models::ops::Memory {
+ public:
+  FlyingOutput(const models::ops::Memory& mem, std::vector<std::uint8_t>& out)
+      : mem_(mem), out_(out) {}
+  void read(std::uint64_t addr, std::uint8_t* dst, std::size_t size) const override {
+    mem_.read(addr, dst, size);
+  }
+  void write(std::uint64_t addr, const std::uint8_t* src, std::size_t size) override {
+    if (addr > out_.size() || size > out_.size() - addr) {
+      throw std::logic_error("SDP wrote outside its flying output cube");
+    }
+    std::copy(src, src + size, out_.begin() + static_cast<std::ptrdiff_t>(addr));
+  }
+
+ private:
+  const models::ops::Memory& mem_;
+  std::vector<std::uint8_t>& out_;
+};
+
+}  // namespace
+
+OpResult run_sdp_op(const SdpConfig& cfg, models::ops::Memory& mem,
+                    const models::ops::ConvCube* flying, const RegRead& regs) {
+  if (!cfg.output_to_pdp) {
+    return sdp_result(cfg, models::ops::run_sdp_layer(cfg, mem, flying), regs);
+  }
+  if (cfg.batches != 1) {
+    throw std::runtime_error("SDP OUTPUT_DST=PDP with " + std::to_string(cfg.batches) +
+                             " batches: PDP pools one cube on the fly (BATCH_NUMBER must be 0)");
+  }
+  if (cfg.ew.eql_mode()) {
+    throw std::runtime_error(
+        "SDP OUTPUT_DST=PDP with EW in EQL mode: an EQL comparison has no output to pool");
+  }
+  const unsigned out_bytes = cfg.out_precision == SdpPrecision::kInt8 ? 1 : 2;
+  const unsigned epa = cfg.elements_per_atom(cfg.proc_precision);
+  if (epa * out_bytes != cfg.atom_bytes) {
+    throw std::runtime_error(
+        "SDP OUTPUT_DST=PDP needs PROC_PRECISION and OUT_PRECISION of one element size (PDP "
+        "pools whole memory atoms; an INT16/FP16 -> INT8 output fills half an atom)");
+  }
+  auto cube = std::make_shared<FlyingCube>();
+  cube->width = cfg.width;
+  cube->height = cfg.height;
+  cube->channels = cfg.channels;
+  cube->element_bytes = out_bytes;
+  cube->atom_bytes = cfg.atom_bytes;
+  const std::uint64_t line = std::uint64_t{cfg.width} * cfg.atom_bytes;
+  cube->data.assign(line * cfg.height * cfg.surfaces(), 0);
+  SdpConfig to_cube = cfg;
+  to_cube.output_to_pdp = false;
+  to_cube.dst_base = 0;
+  to_cube.dst_line_stride = static_cast<std::uint32_t>(line);
+  to_cube.dst_surface_stride = static_cast<std::uint32_t>(line * cfg.height);
+  FlyingOutput out(mem, cube->data);
+  OpResult r = sdp_result(cfg, models::ops::run_sdp_layer(to_cube, out, flying), regs);
+  r.bytes_on_the_fly = r.bytes_written;
+  r.bytes_written = 0;
+  r.to_pdp = std::move(cube);
+  return r;
+}
+
 OpResult run_sdp(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
                  models::ops::Memory& mem) {
   const SdpConfig cfg = decode_sdp(hw, regs, lut);
-  OpResult r = sdp_result(cfg, models::ops::run_sdp_layer(cfg, mem), regs);
+  OpResult r = run_sdp_op(cfg, mem, nullptr, regs);
   r.dma = sdp_surfaces(cfg);
   return r;
 }

@@ -23,8 +23,15 @@ namespace octasim::dla {
 [[nodiscard]] OpResult sdp_result(const models::ops::SdpConfig& cfg,
                                   const models::ops::SdpLayerResult& layer, const RegRead& regs);
 
+// Runs the SDP layer `cfg` (input: `flying`, the convolution's output, or memory when null) and
+// makes its OpResult (no DMA surfaces). With OUTPUT_DST=PDP the WDMA writes nothing: the output
+// cube goes into OpResult::to_pdp and its size into bytes_on_the_fly. Throws for an output PDP
+// cannot take on the fly (EQL mode, an output atom narrower than a memory atom).
+[[nodiscard]] OpResult run_sdp_op(const models::ops::SdpConfig& cfg, models::ops::Memory& mem,
+                                  const models::ops::ConvCube* flying, const RegRead& regs);
+
 // The surfaces the layer's DMAs move (MRDMA input unless flying, the enabled operand streams,
-// the WDMA output unless EW is in EQL mode), on real addresses.
+// the WDMA output unless EW is in EQL mode or the output goes to PDP), on real addresses.
 [[nodiscard]] DmaSurfaces sdp_surfaces(const models::ops::SdpConfig& cfg);
 
 }  // namespace octasim::dla

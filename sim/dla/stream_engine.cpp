@@ -44,7 +44,8 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> StreamEngine::perf_register
     const Engine& /*engine*/, const RegRead& regs) const {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> out;
   const StreamSpec& sr = spec_;
-  if (sr.rdma_enable_field.get(regs(sr.rdma_enable)) != 0) {
+  // A flying PDP's RDMA takes no part in the operation: its registers are left alone.
+  if (!fly_in_ && sr.rdma_enable_field.get(regs(sr.rdma_enable)) != 0) {
     out.emplace_back(sr.read_stall, saturate32(stats_.since_layer(counters_.read_stall_cycles)));
   }
   if (sr.core_enable_field.get(regs(sr.core_enable)) != 0) {
@@ -104,6 +105,10 @@ StreamEngine::StreamEngine(const sc_core::sc_module_name& name, const HwConfig& 
                            Unit::kCycles);
   wdma_busy_ =
       stats_.add("wdma_busy_cycles", "cycles the WDMA spent issuing write requests", Unit::kCycles);
+  bytes_on_the_fly_ = stats_.add("bytes_on_the_fly",
+                                 "bytes passed from SDP to PDP on the fly (SDP: handed over "
+                                 "instead of written; PDP: taken instead of read)",
+                                 Unit::kBytes);
   const auto i = [](const stats::Counter& k) { return static_cast<int>(k.index()); };
   units_ = {
       {"RDMA", i(rdma_busy_), {i(rdma_stall_)}, i(c.bytes_read), -1},
@@ -125,6 +130,10 @@ void StreamEngine::start(const Engine& /*engine*/, const OpResult& op, const Reg
   read_walk_ = AddressGenerator(std::move(reads));
   write_walk_ = AddressGenerator(op.dma.output);
   rdma_.reset();
+  link_ = next_link_;
+  next_link_ = nullptr;
+  fly_out_ = link_ != nullptr && op.to_pdp != nullptr;
+  fly_in_ = link_ != nullptr && op.to_pdp == nullptr;
   on_done_ = std::move(on_done);
   busy_ = true;
   stats_.begin_layer();  // NVDLA clears the D_PERF counters when an operation starts
@@ -138,8 +147,16 @@ void StreamEngine::start(const Engine& /*engine*/, const OpResult& op, const Reg
 void StreamEngine::rdma_thread() {
   for (;;) {
     sc_core::wait(start_ev_);
+    std::uint64_t taken = 0;  // flying input: bytes of SDP's output the steps so far need
     for (std::size_t i = 0; i < plan_.steps.size(); ++i) {
       const Step& s = plan_.steps[i];
+      if (fly_in_) {
+        taken += s.read_bytes;
+        link_->wait_for(taken);
+        bytes_on_the_fly_ += s.read_bytes;
+        to_core_.push({i, sc_core::sc_time_stamp()});
+        continue;
+      }
       const sc_core::sc_time held = sc_core::sc_time_stamp();
       if (s.new_pass) {
         while (steps_written_ < i) sc_core::wait(written_ev_);
@@ -163,8 +180,18 @@ void StreamEngine::rdma_thread() {
 
 void StreamEngine::core_thread() {
   for (;;) {
+    const sc_core::sc_time idle_from = sc_core::sc_time_stamp();
     const InFlight in = to_core_.front();
     to_core_.pop();
+    if (fly_in_) {
+      // A flying PDP waits for SDP's stream, not for its own reads: that wait is its read stall
+      // (from the operation's first possible input on).
+      const sc_core::sc_time from =
+          std::max(idle_from, started_at_ + cycles(hw_.dla.op_start_latency));
+      if (sc_core::sc_time_stamp() > from) {
+        counters_.read_stall_cycles += to_cycles(sc_core::sc_time_stamp() - from);
+      }
+    }
     const Step& s = plan_.steps[in.step];
     if (in.ready > sc_core::sc_time_stamp()) {
       counters_.read_stall_cycles += to_cycles(in.ready - sc_core::sc_time_stamp());
@@ -176,7 +203,7 @@ void StreamEngine::core_thread() {
                        "step " + std::to_string(in.step));
     }
     counters_.busy_cycles += s.compute_cycles;
-    rdma_.release(rdma_.atoms(s.read_bytes));
+    if (!fly_in_) rdma_.release(rdma_.atoms(s.read_bytes));
     const sc_core::sc_time blocked_at = sc_core::sc_time_stamp();
     to_wdma_.wait_for_room();
     counters_.write_stall_cycles += to_cycles(sc_core::sc_time_stamp() - blocked_at);
@@ -190,12 +217,15 @@ void StreamEngine::wdma_thread() {
     const InFlight out = to_wdma_.front();
     const Step& s = plan_.steps[out.step];
     wait_until(out.ready);
-    if (s.write_bytes > 0) {
+    if (fly_out_) {
+      link_->deliver(s.write_bytes);
+      bytes_on_the_fly_ += s.write_bytes;
+    } else if (s.write_bytes > 0) {
       last_ack =
           std::max(last_ack, wdma_.transfer(tlm::TLM_WRITE_COMMAND, write_walk_, s.write_bytes));
     }
-    counters_.bytes_written += s.write_bytes;
-    const std::uint64_t requests = wdma_.pace(s.write_bytes);
+    if (!fly_out_) counters_.bytes_written += s.write_bytes;
+    const std::uint64_t requests = fly_out_ ? 0 : wdma_.pace(s.write_bytes);
     wdma_busy_ += requests;
     if (tiles()) {
       timeline_->slice(wdma_track_, stats::Detail::kTile, now() - requests, now(),

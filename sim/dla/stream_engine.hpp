@@ -23,6 +23,7 @@
 #include "sim/core/dma_client.hpp"
 #include "sim/core/hw_config.hpp"
 #include "sim/dla/engine_model.hpp"
+#include "sim/dla/flying_link.hpp"
 #include "sim/dla/timing_plan.hpp"
 
 namespace octasim::dla {
@@ -58,6 +59,9 @@ class StreamEngine final : public sc_core::sc_module, public EngineModel, privat
   void start(const Engine& engine, const OpResult& op, const RegRead& regs,
              std::function<void()> on_done) override;
   [[nodiscard]] bool busy() const override { return busy_; }
+  // SDP producing for a flying PDP: its WDMA hands each output step to the link (no writes);
+  // a flying PDP: its RDMA side waits on the link for each input step (no reads).
+  void set_flying_link(FlyingLink* link) override { next_link_ = link; }
   [[nodiscard]] const stats::Group& statistics() const override { return stats_; }
   [[nodiscard]] const std::vector<UnitCounters>& units() const override { return units_; }
   void set_timeline(stats::Timeline* timeline) override;
@@ -82,6 +86,10 @@ class StreamEngine final : public sc_core::sc_module, public EngineModel, privat
   DmaClient rdma_, wdma_;
   std::function<void()> on_done_;
   bool busy_ = false;
+  FlyingLink* next_link_ = nullptr;  // set for the next start()
+  FlyingLink* link_ = nullptr;       // the running operation's, when on the fly
+  bool fly_out_ = false;             // SDP output -> link_ (no WDMA writes)
+  bool fly_in_ = false;              // PDP input <- link_ (no RDMA reads)
   sc_core::sc_time started_at_;
 
   sc_core::sc_event start_ev_;
@@ -91,7 +99,7 @@ class StreamEngine final : public sc_core::sc_module, public EngineModel, privat
   sc_core::sc_event written_ev_;
   stats::Group stats_;
   EngineCounters counters_;
-  stats::Counter rdma_busy_, rdma_stall_, wdma_busy_;
+  stats::Counter rdma_busy_, rdma_stall_, wdma_busy_, bytes_on_the_fly_;
   std::vector<UnitCounters> units_;
   stats::Timeline* timeline_ = nullptr;  // only when a timeline was asked for
   std::uint32_t rdma_track_ = 0, core_track_ = 0, wdma_track_ = 0;

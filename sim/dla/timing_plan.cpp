@@ -52,7 +52,8 @@ TimingPlan plan_line_stream(const OpResult& op, const HwConfig& hw, unsigned thr
     }
   }
   distribute(p.steps, op.bytes_read, &Step::read_bytes, weights);
-  distribute(p.steps, op.bytes_written, &Step::write_bytes, weights);
+  // SDP sending its output to PDP on the fly hands those bytes over instead of writing them.
+  distribute(p.steps, op.bytes_written + op.bytes_on_the_fly, &Step::write_bytes, weights);
   p.elements = std::uint64_t{width} * lines * elems_per_atom;
   return p;
 }
@@ -87,7 +88,8 @@ TimingPlan plan_pdp(const OpResult& op, const HwConfig& hw, const RegRead& regs)
       write_w.push_back(split_out);
     }
   }
-  distribute(p.steps, op.bytes_read, &Step::read_bytes, read_w);
+  // A flying PDP takes its input from SDP's stream instead of reading it.
+  distribute(p.steps, op.bytes_read + op.bytes_on_the_fly, &Step::read_bytes, read_w);
   distribute(p.steps, op.bytes_written, &Step::write_bytes, write_w);
   p.elements = std::uint64_t{in_w} * height * surfaces * elems_per_atom;
   return p;

@@ -12,6 +12,8 @@
 
 namespace octasim::dla {
 
+// On the fly (SDP -> PDP) a step's read bytes come from SDP's stream (PDP) and its write bytes
+// go to PDP (SDP) rather than through memory.
 struct Step {
   std::uint32_t read_bytes = 0;
   std::uint32_t compute_cycles = 0;

@@ -86,6 +86,11 @@ void Dla::start_ready_engines() {
     if (!dla::ready_to_start(engines()[i], regs_, groups)) continue;
     const dla::UnitList units = engines()[i].units(dla::group_reader(regs_, groups));
     if (!units_free(units)) continue;  // a shared unit (SDP) is busy in another engine
+    if (dla::feeds_pdp(engines()[i], dla::group_reader(regs_, groups))) {
+      const std::size_t pdp = dla::engine_index("PDP");
+      const dla::UnitList pdp_units = dla::pdp_engine().units(dla::group_reader(regs_, groups));
+      if (models_[pdp]->busy() || !units_free(pdp_units)) continue;
+    }
     start(i, std::move(groups), units);
   }
 }
@@ -97,6 +102,26 @@ void Dla::start(std::size_t engine_index, RegisterFile::Groups groups, const dla
   overlays_[i] = std::make_unique<OverlayMemory>(memory_);
   dla::OpResult r = e.run(hw_, read, dla::lut_of(e, regs_), *overlays_[i]);
   dla::start_group(e, regs_, groups);
+  if (r.to_pdp == nullptr) {
+    launch(i, groups, units, std::move(r), nullptr);
+    return;
+  }
+  // The flying PDP starts with its producer; it writes the pooled output (its own overlay).
+  const std::size_t p = dla::engine_index("PDP");
+  const Engine& pdp = dla::pdp_engine();
+  overlays_[p] = std::make_unique<OverlayMemory>(memory_);
+  dla::OpResult pooled = dla::run_pdp_on_the_fly(hw_, read, *r.to_pdp, *overlays_[p]);
+  dla::start_group(pdp, regs_, groups);
+  flying_link_.reset();
+  const dla::UnitList pdp_units = pdp.units(read);
+  launch(i, groups, units, std::move(r), &flying_link_);
+  launch(p, groups, pdp_units, std::move(pooled), &flying_link_);
+}
+
+void Dla::launch(std::size_t i, const RegisterFile::Groups& groups, const dla::UnitList& units,
+                 dla::OpResult r, dla::FlyingLink* link) {
+  const Engine& e = engines()[i];
+  const dla::RegRead read = dla::group_reader(regs_, groups);
   const std::size_t layer = layers_.size();
   LayerTiming timing;
   timing.engine = std::string(e.name);
@@ -107,8 +132,9 @@ void Dla::start(std::size_t engine_index, RegisterFile::Groups groups, const dla
   timing.engine_index = i;
   timing.counters_at_start = models_[i]->statistics().snapshot();
   layers_.push_back(std::move(timing));
+  models_[i]->set_flying_link(link);
   models_[i]->start(e, layers_.back().result, read, [this, i, layer] { finish(i, layer); });
-  running_[i] = {std::move(groups), units};
+  running_[i] = {groups, units};
 }
 
 void Dla::stage_done(std::size_t engine_index, std::size_t index) {

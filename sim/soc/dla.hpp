@@ -3,7 +3,9 @@
 // and what sequences them: an engine starts when the register writes complete its programming
 // and the units it needs are free; its functional result is computed at start (into an
 // overlay) and becomes visible in memory, with its status and perf registers and interrupts,
-// when its last write is acknowledged. Each operation is recorded as a LayerTiming.
+// when its last write is acknowledged. Each operation is recorded as a LayerTiming. An operation
+// whose SDP output goes to PDP starts together with the flying PDP it pairs with
+// (dla::feeds_pdp): two layers, joined by a FlyingLink.
 #pragma once
 
 #include <array>
@@ -24,6 +26,7 @@
 #include "sim/core/register_file.hpp"
 #include "sim/dla/engine_model.hpp"
 #include "sim/dla/engines.hpp"
+#include "sim/dla/flying_link.hpp"
 #include "sim/mem/memory_system.hpp"
 #include "sim/soc/interrupt_controller.hpp"
 
@@ -87,6 +90,10 @@ class Dla {
   [[nodiscard]] bool units_free(const dla::UnitList& units) const;
   [[nodiscard]] std::uint64_t cycle() const;
   void start(std::size_t engine_index, RegisterFile::Groups groups, const dla::UnitList& units);
+  // Records operation `r` of engine `i` as a layer and starts its model; `link` set for an
+  // SDP -> PDP pair (dla::feeds_pdp).
+  void launch(std::size_t i, const RegisterFile::Groups& groups, const dla::UnitList& units,
+              dla::OpResult r, dla::FlyingLink* link);
   void finish(std::size_t engine_index, std::size_t layer);
   // A stage of a running engine finished: its interrupt `index` is raised now.
   void stage_done(std::size_t engine_index, std::size_t index);
@@ -99,6 +106,7 @@ class Dla {
   std::array<std::unique_ptr<dla::EngineModel>, dla::kEngineCount> models_;
   std::array<std::unique_ptr<OverlayMemory>, dla::kEngineCount> overlays_;
   std::array<Running, dla::kEngineCount> running_;
+  dla::FlyingLink flying_link_;  // SDP -> PDP on the fly (one pair runs at a time: one PDP)
   std::vector<LayerTiming> layers_;
   stats::Timeline* timeline_ = nullptr;
   std::vector<std::uint32_t> layer_tracks_;

@@ -157,10 +157,37 @@ TEST(Engines, PdpNeedsItsRdmaOnlyOffFlying) {
   rf.csb_write(kPdpRdmaOpEnable, 1);
   EXPECT_TRUE(ready_to_start(pdp, rf, rf.consumers()));
 
+  // ON_FLYING: input from SDP, no PDP_RDMA. A flying PDP never starts on its own: it starts
+  // with the SDP operation that sends it its output (engines.hpp, feeds_pdp).
   RegisterFile on_flying;
-  on_flying.csb_write(kPdpOperationModeCfg, 0);  // ON_FLYING: input from SDP
+  on_flying.csb_write(kPdpOperationModeCfg, 0);
   on_flying.csb_write(kPdpOpEnable, 1);
-  EXPECT_TRUE(ready_to_start(pdp, on_flying, on_flying.consumers()));
+  EXPECT_FALSE(ready_to_start(pdp, on_flying, on_flying.consumers()));
+  EXPECT_TRUE(flying_pdp_ready(on_flying, on_flying.consumers()));
+}
+
+// SDP with OUTPUT_DST=PDP (bit 1) waits for a flying PDP, whichever is enabled first.
+TEST(Engines, SdpToPdpWaitsForAFlyingPdp) {
+  const Engine& sdp = engine("SDP");
+  for (const bool pdp_first : {true, false}) {
+    RegisterFile rf;
+    rf.csb_write(kSdpFeatureModeCfg, 1u << 1);  // OFF flying input, output to PDP
+    rf.csb_write(kPdpOperationModeCfg, 0);      // ON_FLYING
+    if (pdp_first) rf.csb_write(kPdpOpEnable, 1);
+    rf.csb_write(kSdpOpEnable, 1);
+    rf.csb_write(kSdpRdmaOpEnable, 1);
+    EXPECT_EQ(ready_to_start(sdp, rf, rf.consumers()), pdp_first);
+    if (!pdp_first) rf.csb_write(kPdpOpEnable, 1);
+    EXPECT_TRUE(ready_to_start(sdp, rf, rf.consumers()));
+  }
+  // A PDP reading memory (OFF_FLYING) does not pair with it.
+  RegisterFile off;
+  off.csb_write(kSdpFeatureModeCfg, 1u << 1);
+  off.csb_write(kPdpOperationModeCfg, 1u << 4);
+  off.csb_write(kPdpOpEnable, 1);
+  off.csb_write(kSdpOpEnable, 1);
+  off.csb_write(kSdpRdmaOpEnable, 1);
+  EXPECT_FALSE(ready_to_start(sdp, off, off.consumers()));
 }
 
 TEST(Engines, CdpAlwaysNeedsItsRdma) {
