@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include "octasim/regs/nvdla.hpp"
+#include "sim/core/device_memory.hpp"
 
 namespace octasim::dla {
 
@@ -33,6 +34,12 @@ BdmaOperation decode_bdma(const HwConfig& hw, const RegRead& regs) {
           aligned(regs, B::CFG_SRC_ADDR_LOW::kAddr);
   c.dst = (std::uint64_t{regs(B::CFG_DST_ADDR_HIGH::kAddr)} << 32) |
           aligned(regs, B::CFG_DST_ADDR_LOW::kAddr);
+  // CFG_CMD's RAM types pick DRAM or the CV-SRAM (DMA addresses, sim/core/device_memory.hpp);
+  // without a secondary memory interface every copy is DRAM's, as for the other DMAs.
+  if (hw.dla.secondary_memif) {
+    c.src = dma_address(ram_type_space(B::CFG_CMD::SRC_RAM_TYPE.get(cmd)), c.src);
+    c.dst = dma_address(ram_type_space(B::CFG_CMD::DST_RAM_TYPE.get(cmd)), c.dst);
+  }
   // CFG_LINE: line size in 32-byte units minus one; the repeats are counts minus one.
   c.line_bytes = (std::uint64_t{B::CFG_LINE::SIZE.get(regs(B::CFG_LINE::kAddr))} + 1) * 32;
   c.lines = B::CFG_LINE_REPEAT::NUMBER.get(regs(B::CFG_LINE_REPEAT::kAddr)) + 1;
@@ -56,22 +63,11 @@ BdmaOperation decode_bdma(const HwConfig& hw, const RegRead& regs) {
   return op;
 }
 
-models::ops::Memory& bdma_memory(BdmaRam ram, models::ops::Memory& dram) {
-  if (ram == BdmaRam::kCvSram) {
-    throw std::runtime_error(
-        "BDMA: CV-SRAM (RAM type CVSRAM in CFG_CMD) is not modelled yet; only DRAM (MC) to DRAM "
-        "copies run");
-  }
-  return dram;
-}
-
 OpResult run_bdma(const HwConfig& hw, const RegRead& regs, const LutTables& /*lut*/,
                   models::ops::Memory& mem) {
   const BdmaOperation op = decode_bdma(hw, regs);
   const models::ops::BdmaCopy& c = op.copy;
-  models::ops::Memory& src = bdma_memory(op.src_ram, mem);
-  models::ops::Memory& dst = bdma_memory(op.dst_ram, mem);
-  models::ops::run_bdma_copy(c, src, dst);
+  models::ops::run_bdma_copy(c, mem, mem);  // `mem` routes DMA addresses to their memory
   OpResult r;
   // The copied cube: width in 32-byte units (CFG_LINE + 1), lines, surfaces.
   r.in = {static_cast<std::uint32_t>(c.line_bytes / 32), c.lines, c.surfaces};

@@ -28,10 +28,6 @@ struct BdmaDescriptor final : OperationDescriptor {
 // from `hw` (throw_not_present) or a copy octasim cannot execute.
 [[nodiscard]] BdmaOperation decode_bdma(const HwConfig& hw, const RegRead& regs);
 
-// The memory a BDMA RAM type names: DRAM is `dram`. The one place the CV-SRAM is chosen: until
-// octasim models it, naming it throws.
-[[nodiscard]] models::ops::Memory& bdma_memory(BdmaRam ram, models::ops::Memory& dram);
-
 // The engine's functional operation: decode, copy, and the surfaces its DMAs move.
 OpResult run_bdma(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
                   models::ops::Memory& mem);

@@ -117,8 +117,8 @@ std::unique_ptr<EngineModel> octav_model(const ModelSite& site) {
   return octav_unit;
 }
 
-// Both BDMA DMAs reach DRAM through the memory system; a copy naming the CV-SRAM is refused by
-// bdma_memory() (bdma_functional.cpp) before it gets here. With a CV-SRAM, its side binds here.
+// Both BDMA DMAs go through the memory system's socket, which routes each request by its DMA
+// address: DRAM through the crossbar/L2/DRAM, the CV-SRAM through its own interface.
 std::unique_ptr<EngineModel> bdma_model(const ModelSite& site) {
   auto bdma = std::make_unique<BdmaEngine>(site.name, site.hw, site.clock_period);
   bdma->read_socket.bind(site.memory.socket);

@@ -150,6 +150,15 @@ extern const std::array<CommandSpec, std::variant_size_v<Args>> kCommands;
 
 // check_file (check_file.cpp): its arguments and its comparisons.
 [[nodiscard]] CheckFile parse_check_file(const ArgReader& a);
+// The memory of an access in a .txn trace, which names none: NVDLA's first-release test bench
+// has one address map with the CV-SRAM at its own addresses, so an access inside the CV-SRAM's
+// range (on a configuration with one; hw.mem.cvsram_base) is the CV-SRAM's, any other DRAM's.
+[[nodiscard]] MemorySpace memory_space_at(Device& device, std::uint64_t addr, std::uint64_t size);
+// `declared`, or memory_space_at when `by_address`.
+[[nodiscard]] inline MemorySpace access_space(Device& device, MemorySpace declared, bool by_address,
+                                              std::uint64_t addr, std::uint64_t size) {
+  return by_address ? memory_space_at(device, addr, size) : declared;
+}
 void play_check_file(Player& p, const Command& c, const CheckFile& a);
 
 }  // namespace octasim::trace

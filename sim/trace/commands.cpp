@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include <fmt/core.h>
@@ -228,6 +229,9 @@ MemLoad parse_mem_load(const ArgReader& a) {
 void load_dat(Player& p, const Command& c, MemorySpace space, std::uint64_t addr,
               const std::string& path) {
   const auto* load = std::get_if<MemLoad>(&c.args);
+  if (load != nullptr) {
+    space = access_space(p.device(), space, load->space_by_address, addr, load->size);
+  }
   MemoryImage& mem = p.device().memory_of(space);
   for (const DatPacket& packet :
        load != nullptr ? read_data_file(path, load->format, load->size) : read_dat_file(path)) {
@@ -398,5 +402,16 @@ constexpr bool rows_in_op_order() {
 static_assert(rows_in_op_order(),
               "kCommands: row i must be the command whose arguments are Args #i");
 }  // namespace
+
+MemorySpace memory_space_at(Device& device, std::uint64_t addr, std::uint64_t size) {
+  try {
+    if (device.memory_of(MemorySpace::kCvSram).contains(addr, std::max<std::uint64_t>(size, 1))) {
+      return MemorySpace::kCvSram;
+    }
+  } catch (const std::out_of_range&) {
+    // No CV-SRAM in this configuration: everything is DRAM.
+  }
+  return MemorySpace::kDram;
+}
 
 }  // namespace octasim::trace

@@ -101,6 +101,7 @@ struct MemLoad {  // mem_load(mem, addr, "file.dat")
   DataFormat format = DataFormat::kPackets;
   std::uint64_t size = 0;  // kV1Surface: the bytes to load (the file holds at least as many)
   MemorySpace space = MemorySpace::kDram;  // pri_mem or sec_mem
+  bool space_by_address = false;  // .txn: the memory whose range holds addr (memory_space_at)
 };
 struct IntrNotify {  // intr_notify(INTR, sync_id)
   Interrupt interrupt;
@@ -137,6 +138,7 @@ struct CheckFile {      // check_file(sync_id, mem, addr, size, "golden.dat"[, r
   double abs_tol = 0.0;  // FP32_TOL / FP16_TOL
   double rel_tol = 0.0;
   MemorySpace space = MemorySpace::kDram;  // pri_mem or sec_mem
+  bool space_by_address = false;  // .txn: the memory whose range holds addr (memory_space_at)
 };
 struct CheckNothing {  // check_nothing(sync_id)
   std::string sync_id;

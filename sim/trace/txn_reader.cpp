@@ -176,6 +176,7 @@ Command load_mem(const TxnLine& l, const std::string& dir) {
   m.size = l.number(2, "size");
   m.path = l.data_file(3, dir);
   m.format = DataFormat::kV1Surface;
+  m.space_by_address = true;
   try {
     (void)read_data_file(m.path, m.format, m.size);
   } catch (const TraceError& e) {
@@ -199,6 +200,7 @@ Command dump_check(const TxnLine& l, const std::string& path, std::uint64_t addr
   }
   CheckFile c;
   c.format = DataFormat::kV1Dump;
+  c.space_by_address = true;
   c.addr = addr;
   c.size = size;
   c.path = path;

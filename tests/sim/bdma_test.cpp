@@ -60,9 +60,10 @@ const std::string kSanity1Dat =
 // reg_write + reg_read_check (the read masks cover every writable bit), the final poll of
 // GLB S_INTR_STATUS & 0x40 (BDMA_DONE_STATUS0) an intr_notify. `cmd` is CFG_CMD (3: DRAM to
 // DRAM as sanity1; 0: CV-SRAM to CV-SRAM as sanity1_cvsram).
-std::string sanity1_cfg(std::uint32_t cmd = 3) {
+std::string sanity1_cfg(std::uint32_t cmd = 3, std::uint32_t src = 0x80000000,
+                        std::uint32_t dst = 0x81000000, const char* mem = "pri_mem") {
   std::ostringstream t;
-  t << "mem_load(pri_mem, 0x80000000, \"sample_surf.dat\");\n";
+  t << "mem_load(" << mem << ", 0x" << std::hex << src << std::dec << ", \"sample_surf.dat\");\n";
   const auto w = [&t](const char* reg, std::uint32_t v) {
     t << "reg_write(NVDLA_BDMA." << reg << "_0, 0x" << std::hex << v << ");\n";
     t << "reg_read_check(NVDLA_BDMA." << reg << "_0, 0x" << v << std::dec << ");\n";
@@ -76,9 +77,9 @@ std::string sanity1_cfg(std::uint32_t cmd = 3) {
   w("CFG_LINE", 0x7);
   w("CFG_CMD", cmd);
   w("CFG_SRC_ADDR_HIGH", 0x0);
-  w("CFG_SRC_ADDR_LOW", 0x80000000);
+  w("CFG_SRC_ADDR_LOW", src);
   w("CFG_DST_ADDR_HIGH", 0x0);
-  w("CFG_DST_ADDR_LOW", 0x81000000);
+  w("CFG_DST_ADDR_LOW", dst);
   w("CFG_OP", 0x1);
   w("CFG_LAUNCH0", 0x1);
   t << "intr_notify(BDMA_0, bdma_done);\n";
@@ -86,21 +87,22 @@ std::string sanity1_cfg(std::uint32_t cmd = 3) {
 }
 
 trace::PlayResult play_sanity1(trace::Device& dev, const test::TempDir& dir,
-                               std::uint32_t cmd = 3) {
+                               const std::string& text = sanity1_cfg()) {
   dir.write("sample_surf.dat", firmware::format_dat(read_v1_dat(kSanity1Dat, 0x1000)));
-  const std::string path = dir.write("sanity1.cfg", sanity1_cfg(cmd));
+  const std::string path = dir.write("sanity1.cfg", text);
   trace::PlayerOptions options;
-  return trace::play(trace::parse_trace(sanity1_cfg(cmd), path), dev, options);
+  return trace::play(trace::parse_trace(text, path), dev, options);
 }
 
 // sanity1 copies surface 0 of the sample (8 lines of 8 x 32 bytes, line stride 0x100): every
 // destination line equals its source line; SURF_REPEAT 0 is one surface, so the second surface
 // (0x800 bytes on) is never written.
-void expect_sanity1_copied(trace::Device& dev) {
+void expect_sanity1_copied(trace::Device& dev, MemorySpace space = MemorySpace::kDram,
+                           std::uint64_t at = 0x81000000) {
   const std::vector<std::uint8_t> src = read_v1_dat(kSanity1Dat, 0x1000);
   ASSERT_EQ(src.size(), 0x1000u);
   std::vector<std::uint8_t> dst(0x1000);
-  dev.memory().read(0x81000000, dst.data(), dst.size());
+  dev.memory_of(space).read(at, dst.data(), dst.size());
   for (std::size_t line = 0; line < 8; ++line) {
     for (std::size_t b = 0; b < 256; ++b) {
       ASSERT_EQ(dst[line * 0x100 + b], src[line * 0x100 + b]) << "line " << line << " byte " << b;
@@ -208,15 +210,18 @@ TEST(BdmaSanity1, RefusedWithoutBdma) {
   }
 }
 
-TEST(BdmaSanity1, CvSramIsRefusedClearly) {
+// sanity1_cvsram: CFG_CMD 0 copies within the CV-SRAM (0x50000000 -> 0x51000000); DRAM at the
+// same addresses is never touched.
+TEST(BdmaSanity1, CvSramToCvSram) {
   test::TempDir dir;
   dla::FunctionalDevice dev(load_hw_config("nv_full"));
-  try {
-    (void)play_sanity1(dev, dir, 0);
-    ADD_FAILURE() << "a copy to the CV-SRAM ran";
-  } catch (const trace::TraceError& e) {
-    EXPECT_NE(std::string(e.what()).find("CV-SRAM"), std::string::npos) << e.what();
-  }
+  const trace::PlayResult r =
+      play_sanity1(dev, dir, sanity1_cfg(0, 0x50000000, 0x51000000, "sec_mem"));
+  for (const auto& c : r.checks) EXPECT_TRUE(c.pass) << c.description << ": " << c.detail;
+  expect_sanity1_copied(dev, MemorySpace::kCvSram, 0x51000000);
+  std::vector<std::uint8_t> dram(0x1000, 0xee);
+  dev.memory().read(0x51000000, dram.data(), dram.size());
+  for (std::size_t i = 0; i < dram.size(); ++i) ASSERT_EQ(dram[i], 0) << "DRAM byte " << i;
 }
 
 // A copy refused while the kernel runs (the second of a group, started when the first finishes)
@@ -236,7 +241,11 @@ TEST(BdmaSanity1, CycleLevelRefusalOfAQueuedCopyIsOneLine) {
     ADD_FAILURE() << "a copy from the CV-SRAM ran";
   } catch (const trace::TraceError& e) {
     const std::string msg = e.what();
-    EXPECT_NE(msg.find("intr_notify: BDMA: CV-SRAM"), std::string::npos) << msg;
+    // CFG_CMD 1: DRAM to the CV-SRAM, but 0x81000000 lies outside the CV-SRAM.
+    EXPECT_NE(msg.find("intr_notify: memory range [0x81000000, 0x81000100) is outside the "
+                       "CV-SRAM (sec_mem)"),
+              std::string::npos)
+        << msg;
     EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
   }
   expect_sanity1_copied(dev);  // the first copy completed
