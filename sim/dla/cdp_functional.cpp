@@ -1,11 +1,14 @@
 // CDP + CDP_RDMA register decode and the zero-time LRN layer (models/ops/cdp).
+#include "sim/dla/cdp_functional.hpp"
+
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "models/ops/cdp.hpp"
 #include "models/precision/int_width.hpp"
 #include "octasim/regs/nvdla.hpp"
-#include "sim/dla/functional.hpp"
 
 namespace octasim::dla {
 
@@ -90,20 +93,9 @@ models::LutConfig decode_lut(const RegRead& regs, CdpPrecision precision) {
   return lut;
 }
 
-}  // namespace
-
-OpResult run_cdp(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
-                 models::ops::Memory& mem) {
+// CDP + CDP_RDMA registers -> the LRN layer, checked.
+models::ops::CdpLayerParams decode_cdp(const HwConfig& hw, const RegRead& regs) {
   if (!hw.dla.cdp) throw_not_present(hw, "CDP");
-  // The LUT RAM holds raw 16-bit entries; CDP's integer pipelines read them as INT16.
-  models::LutTables tables;
-  for (std::size_t i = 0; i < tables.le.size(); ++i) {
-    tables.le[i] = static_cast<std::int16_t>(lut.le[i]);
-  }
-  for (std::size_t i = 0; i < tables.lo.size(); ++i) {
-    tables.lo[i] = static_cast<std::int16_t>(lut.lo[i]);
-  }
-
   const auto field = [&](std::uint32_t addr, regs::Field f) { return f.get(regs(addr)); };
   const std::uint32_t format = field(C::D_DATA_FORMAT::kAddr, C::D_DATA_FORMAT::INPUT_DATA_TYPE);
   const std::uint32_t rdma_format = field(CR::D_DATA_FORMAT::kAddr, CR::D_DATA_FORMAT::INPUT_DATA);
@@ -161,12 +153,30 @@ OpResult run_cdp(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
                            field(C::D_DST_DMA_CFG::kAddr, C::D_DST_DMA_CFG::DST_RAM_TYPE));
   layer.dst_line_stride = regs(C::D_DST_LINE_STRIDE::kAddr);
   layer.dst_surface_stride = regs(C::D_DST_SURFACE_STRIDE::kAddr);
+  return layer;
+}
+
+}  // namespace
+
+OpResult run_cdp(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
+                 models::ops::Memory& mem) {
+  auto decoded = std::make_shared<const CdpDescriptor>(decode_cdp(hw, regs));
+  const models::ops::CdpLayerParams& layer = decoded->layer;
+  const models::ops::CdpConfig& cfg = layer.cfg;
+  // The LUT RAM holds raw 16-bit entries; CDP's integer pipelines read them as INT16.
+  models::LutTables tables;
+  for (std::size_t i = 0; i < tables.le.size(); ++i) {
+    tables.le[i] = static_cast<std::int16_t>(lut.le[i]);
+  }
+  for (std::size_t i = 0; i < tables.lo.size(); ++i) {
+    tables.lo[i] = static_cast<std::int16_t>(lut.lo[i]);
+  }
 
   const models::ops::CdpLayerResult run = models::ops::run_cdp_layer(layer, tables, mem);
   const models::ops::CdpStats& st = run.stats;
 
   // The LUT statistics count while D_PERF_ENABLE.LUT_EN is set; the saturation counter always.
-  const bool lut_en = field(C::D_PERF_ENABLE::kAddr, C::D_PERF_ENABLE::LUT_EN) != 0;
+  const bool lut_en = C::D_PERF_ENABLE::LUT_EN.get(regs(C::D_PERF_ENABLE::kAddr)) != 0;
   const auto lut_stat = [&](const models::SaturationCounter& c) { return lut_en ? c.value() : 0u; };
   OpResult result;
   result.status = {
@@ -196,6 +206,7 @@ OpResult run_cdp(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
     result.dma.output.push_back(feature_region(layer.dst + h * layer.dst_line_stride, line_bytes,
                                                surfaces, 1, layer.dst_surface_stride, 0));
   }
+  result.descriptor = std::move(decoded);
   return result;
 }
 

@@ -41,8 +41,11 @@ struct DmaSurfaces {
   return SurfaceRegion{base, line_bytes, lines, surfaces, line_stride, surface_stride};
 }
 
-// The registers of an operation decoded once (conv_functional.hpp's ConvDescriptor, the OCTAV
-// unit's OctavDescriptor): the functional op computed with it and the timing model reads it.
+// The registers of an operation decoded once: the functional op computed with it and the timing
+// model reads it instead of the registers. One per unit: ConvDescriptor (conv_functional.hpp),
+// SdpDescriptor (sdp_functional.hpp), PdpDescriptor (pdp_functional.hpp), CdpDescriptor
+// (cdp_functional.hpp), BdmaDescriptor (bdma_functional.hpp), RubikDescriptor
+// (rubik_functional.hpp) and the OCTAV unit's OctavDescriptor.
 struct OperationDescriptor {
   OperationDescriptor() = default;
   OperationDescriptor(const OperationDescriptor&) = default;
@@ -82,7 +85,9 @@ struct OpResult {
   std::uint64_t macs = 0;            // convolution: multiply-accumulates of the layer
   std::uint32_t macs_per_cycle = 0;  // convolution: the MAC array's peak at the layer's precision
   DmaSurfaces dma;                   // where its DMAs read and write
-  std::shared_ptr<const OperationDescriptor> descriptor;  // null for SDP, PDP, CDP
+  // The operation's decoded registers (OperationDescriptor): set by every DLA engine's run_*
+  // (a convolution with SDP on the fly: its ConvDescriptor) and by the OCTAV unit's.
+  std::shared_ptr<const OperationDescriptor> descriptor;
   // SDP's output when it goes to PDP on the fly (null: to memory); the device hands it to the
   // flying PDP it starts with this operation (run_pdp_on_the_fly).
   std::shared_ptr<const FlyingCube> to_pdp;

@@ -1,11 +1,14 @@
 // PDP + PDP_RDMA register decode and the zero-time pooling layer (models/ops/pdp).
+#include "sim/dla/pdp_functional.hpp"
+
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "models/ops/pdp.hpp"
 #include "octasim/regs/nvdla.hpp"
-#include "sim/dla/functional.hpp"
 
 namespace octasim::dla {
 
@@ -198,7 +201,7 @@ void decode_surfaces(const HwConfig& hw, const RegRead& regs, bool flying,
 
 // PDP + PDP_RDMA registers -> the pooling layer, checked (in this order, which fixes which error
 // a badly programmed layer reports first).
-models::ops::PdpLayerParams decode_pdp(const HwConfig& hw, const RegRead& regs) {
+std::shared_ptr<const PdpDescriptor> decode_pdp(const HwConfig& hw, const RegRead& regs) {
   if (!hw.dla.pdp) throw_not_present(hw, "PDP");
   const std::uint32_t op_mode = regs(P::D_OPERATION_MODE_CFG::kAddr);
   const bool flying = on_the_fly(op_mode);
@@ -215,7 +218,7 @@ models::ops::PdpLayerParams decode_pdp(const HwConfig& hw, const RegRead& regs) 
   decode_kernel(regs, cfg);
   decode_splits(regs, op_mode, layer);
   decode_surfaces(hw, regs, flying, layer);
-  return layer;
+  return std::make_shared<const PdpDescriptor>(layer, flying);
 }
 
 // The OpResult of a run: status, cubes, kernel, bytes and the DMA surfaces.
@@ -278,8 +281,11 @@ OpResult run_pdp(const HwConfig& hw, const RegRead& regs, models::ops::Memory& m
         "FLYING_MODE=ON_FLYING: a flying PDP pools SDP's output and starts with the SDP or "
         "convolution operation whose D_FEATURE_MODE_CFG.OUTPUT_DST is PDP");
   }
-  const models::ops::PdpLayerParams layer = decode_pdp(hw, regs);
-  return pdp_result(layer, models::ops::run_pdp_layer(layer, mem));
+  std::shared_ptr<const PdpDescriptor> decoded = decode_pdp(hw, regs);
+  const models::ops::PdpLayerParams& layer = decoded->layer;
+  OpResult r = pdp_result(layer, models::ops::run_pdp_layer(layer, mem));
+  r.descriptor = std::move(decoded);
+  return r;
 }
 
 OpResult run_pdp_on_the_fly(const HwConfig& hw, const RegRead& regs, const FlyingCube& in,
@@ -289,7 +295,8 @@ OpResult run_pdp_on_the_fly(const HwConfig& hw, const RegRead& regs, const Flyin
         "SDP sends its output to PDP (D_FEATURE_MODE_CFG.OUTPUT_DST=PDP) but PDP's "
         "D_OPERATION_MODE_CFG.FLYING_MODE is OFF_FLYING");
   }
-  models::ops::PdpLayerParams layer = decode_pdp(hw, regs);
+  std::shared_ptr<const PdpDescriptor> decoded = decode_pdp(hw, regs);
+  models::ops::PdpLayerParams layer = decoded->layer;
   const unsigned bytes = models::ops::pdp_element_bytes(layer.cfg.precision);
   if (bytes != in.element_bytes) {
     fail("D_DATA_FORMAT takes " + std::to_string(bytes) + "-byte elements but SDP's OUT_PRECISION" +
@@ -310,6 +317,7 @@ OpResult run_pdp_on_the_fly(const HwConfig& hw, const RegRead& regs, const Flyin
   r.bytes_on_the_fly = in.data.size();
   r.bytes_read = 0;
   r.dma.input.clear();
+  r.descriptor = std::move(decoded);
   return r;
 }
 

@@ -468,9 +468,11 @@ OpResult run_sdp_op(const SdpConfig& cfg, models::ops::Memory& mem,
 
 OpResult run_sdp(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
                  models::ops::Memory& mem) {
-  const SdpConfig cfg = decode_sdp(hw, regs, lut);
+  auto decoded = std::make_shared<const SdpDescriptor>(decode_sdp(hw, regs, lut));
+  const SdpConfig& cfg = decoded->config;
   OpResult r = run_sdp_op(cfg, mem, nullptr, regs);
   r.dma = sdp_surfaces(cfg);
+  r.descriptor = std::move(decoded);
   return r;
 }
 

@@ -3,10 +3,19 @@
 // cycle-level SDP decodes the same way and feeds models::ops::SdpDatapath as data streams in.
 #pragma once
 
+#include <utility>
+
 #include "models/ops/sdp.hpp"
 #include "sim/dla/functional.hpp"
 
 namespace octasim::dla {
+
+// An SDP operation's registers decoded once (OpResult::descriptor of an SDP operation run by
+// run_sdp): the functional layer ran with `config` and the timing plan (plan_sdp) reads it.
+struct SdpDescriptor final : OperationDescriptor {
+  explicit SdpDescriptor(models::ops::SdpConfig decoded) : config(std::move(decoded)) {}
+  models::ops::SdpConfig config;
+};
 
 // Throws std::runtime_error for programming the configuration cannot execute: a feature `hw`
 // leaves out ("SDP EW is not present in this configuration (nv_small)"), a reserved encoding,

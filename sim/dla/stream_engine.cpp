@@ -121,10 +121,10 @@ StreamEngine::StreamEngine(const sc_core::sc_module_name& name, const HwConfig& 
   SC_THREAD(wdma_thread);
 }
 
-void StreamEngine::start(const Engine& /*engine*/, const OpResult& op, const RegRead& regs,
+void StreamEngine::start(const Engine& /*engine*/, const OpResult& op, const RegRead& /*regs*/,
                          std::function<void()> on_done) {
   if (busy_) throw std::logic_error(std::string(name()) + " started while busy");
-  plan_ = spec_.plan(op, hw_, regs);
+  plan_ = spec_.plan(op, hw_);
   std::vector<SurfaceRegion> reads = op.dma.input;
   reads.insert(reads.end(), op.dma.operands.begin(), op.dma.operands.end());
   read_walk_ = AddressGenerator(std::move(reads));

@@ -28,11 +28,12 @@
 
 namespace octasim::dla {
 
-// What distinguishes SDP, PDP and CDP to the stream engine: how an operation becomes a plan, and
-// which perf registers hold its DMA stall counters (RDMA perf enable and its DMA_EN field, the
-// read-stall register; the core's perf enable, its field, the write-stall register).
+// What distinguishes SDP, PDP and CDP to the stream engine: how an operation becomes a plan (from
+// its OpResult and descriptor, timing_plan.hpp), and which perf registers hold its DMA stall
+// counters (RDMA perf enable and its DMA_EN field, the read-stall register; the core's perf
+// enable, its field, the write-stall register).
 struct StreamSpec {
-  TimingPlan (*plan)(const OpResult& op, const HwConfig& hw, const RegRead& regs);
+  TimingPlan (*plan)(const OpResult& op, const HwConfig& hw);
   std::uint32_t rdma_enable;
   regs::Field rdma_enable_field;
   std::uint32_t read_stall;
@@ -54,8 +55,9 @@ class StreamEngine final : public sc_core::sc_module, public EngineModel, privat
   StreamEngine(const StreamEngine&) = delete;
   StreamEngine& operator=(const StreamEngine&) = delete;
 
-  // EngineModel: plans the operation (the spec's planner) and starts it; the RDMA walks the input
-  // and operand surfaces, the WDMA the output surface (OpResult::dma), on real addresses.
+  // EngineModel: plans the operation (the spec's planner, from op and op.descriptor; the
+  // registers are not read) and starts it; the RDMA walks the input and operand surfaces, the
+  // WDMA the output surface (OpResult::dma), on real addresses.
   void start(const Engine& engine, const OpResult& op, const RegRead& regs,
              std::function<void()> on_done) override;
   [[nodiscard]] bool busy() const override { return busy_; }

@@ -1,14 +1,25 @@
 #include "sim/dla/timing_plan.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
-#include "octasim/regs/nvdla.hpp"
+#include "sim/dla/cdp_functional.hpp"
+#include "sim/dla/pdp_functional.hpp"
+#include "sim/dla/sdp_functional.hpp"
 
 namespace octasim::dla {
 namespace {
 
-unsigned bytes_per_element(std::uint32_t precision_field) {
-  return precision_field == 0 ? 1 : 2;
+// The operation's descriptor as the unit's decode made it.
+template <typename Descriptor>
+const Descriptor& descriptor_of(const OpResult& op, const char* unit) {
+  const auto* d = dynamic_cast<const Descriptor*>(op.descriptor.get());
+  if (d == nullptr) {
+    throw std::logic_error(std::string("the ") + unit + " timing plan needs the operation's " +
+                           unit + " descriptor (OpResult::descriptor)");
+  }
+  return *d;
 }
 
 std::uint32_t ceil_div(std::uint64_t a, std::uint64_t b) {
@@ -63,17 +74,16 @@ TimingPlan plan_line_stream(const OpResult& op, const HwConfig& hw, unsigned thr
 // PDP: per input line of each surface the datapath both consumes the input atoms and produces
 // the width-pooled atoms, one atom per cycles_per_atom each way; split widths run as separate
 // passes (the pipeline drains and refills between them).
-TimingPlan plan_pdp(const OpResult& op, const HwConfig& hw, const RegRead& regs) {
-  using Mode = regs::PDP::D_OPERATION_MODE_CFG;
-  using Fmt = regs::PDP::D_DATA_FORMAT;
+TimingPlan plan_pdp(const OpResult& op, const HwConfig& hw) {
+  const PdpDescriptor& pdp = descriptor_of<PdpDescriptor>(op, "PDP");
   TimingPlan p;
   p.pipeline_latency = hw.dla.pdp_pipeline_latency;
-  const unsigned bpe = bytes_per_element(Fmt::INPUT_DATA.get(regs(Fmt::kAddr)));
+  const unsigned bpe = pdp.input_bytes_per_element();
   const unsigned elems_per_atom = hw.dla.memory_atomic_size / bpe;
   const std::uint32_t cycles_per_atom = ceil_div(elems_per_atom, hw.dla.pdp_throughput);
   const std::uint32_t surfaces =
       std::max<std::uint32_t>(1, ceil_div(op.in.channels, elems_per_atom));
-  const std::uint32_t splits = Mode::SPLIT_NUM.get(regs(Mode::kAddr)) + 1;
+  const std::uint32_t splits = pdp.splits();
   const std::uint32_t in_w = std::max<std::uint32_t>(1, op.in.width);
   const std::uint32_t out_w = std::max<std::uint32_t>(1, op.out.width);
   const std::uint32_t height = std::max<std::uint32_t>(1, op.in.height);
@@ -95,18 +105,17 @@ TimingPlan plan_pdp(const OpResult& op, const HwConfig& hw, const RegRead& regs)
   return p;
 }
 
-TimingPlan plan_cdp(const OpResult& op, const HwConfig& hw, const RegRead& regs) {
-  using Fmt = regs::CDP::D_DATA_FORMAT;
-  return plan_line_stream(op, hw, hw.dla.cdp_throughput,
-                          bytes_per_element(Fmt::INPUT_DATA_TYPE.get(regs(Fmt::kAddr))),
+TimingPlan plan_cdp(const OpResult& op, const HwConfig& hw) {
+  const CdpDescriptor& cdp = descriptor_of<CdpDescriptor>(op, "CDP");
+  return plan_line_stream(op, hw, hw.dla.cdp_throughput, cdp.input_bytes_per_element(),
                           hw.dla.cdp_pipeline_latency);
 }
 
-TimingPlan plan_sdp(const OpResult& op, const HwConfig& hw, const RegRead& regs) {
-  using Fmt = regs::SDP::D_DATA_FORMAT;
-  return plan_line_stream(op, hw, hw.dla.sdp_bs_throughput,
-                          bytes_per_element(Fmt::PROC_PRECISION.get(regs(Fmt::kAddr))),
-                          hw.dla.sdp_pipeline_latency);
+TimingPlan plan_sdp(const OpResult& op, const HwConfig& hw) {
+  const SdpDescriptor& sdp = descriptor_of<SdpDescriptor>(op, "SDP");
+  // The datapath processes elements at PROC_PRECISION (INT8 1 byte, INT16/FP16 2).
+  const unsigned bpe = sdp.config.proc_precision == models::ops::SdpPrecision::kInt8 ? 1 : 2;
+  return plan_line_stream(op, hw, hw.dla.sdp_bs_throughput, bpe, hw.dla.sdp_pipeline_latency);
 }
 
 }  // namespace octasim::dla

@@ -27,10 +27,12 @@ struct TimingPlan {
   std::uint64_t elements = 0;          // input elements the datapath processed
 };
 
-// The plans of SDP, PDP and CDP for an operation whose functional result is `op`, programmed as
-// `regs` reads (the engine registry hands each StreamEngine its planner).
-[[nodiscard]] TimingPlan plan_sdp(const OpResult& op, const HwConfig& hw, const RegRead& regs);
-[[nodiscard]] TimingPlan plan_pdp(const OpResult& op, const HwConfig& hw, const RegRead& regs);
-[[nodiscard]] TimingPlan plan_cdp(const OpResult& op, const HwConfig& hw, const RegRead& regs);
+// The plans of SDP, PDP and CDP for an operation whose functional result is `op`: the cubes and
+// bytes it moved, and its registers as the functional op decoded them (op.descriptor: an
+// SdpDescriptor, PdpDescriptor or CdpDescriptor; the engine registry hands each StreamEngine its
+// planner). Throw std::logic_error when op.descriptor is not the unit's.
+[[nodiscard]] TimingPlan plan_sdp(const OpResult& op, const HwConfig& hw);
+[[nodiscard]] TimingPlan plan_pdp(const OpResult& op, const HwConfig& hw);
+[[nodiscard]] TimingPlan plan_cdp(const OpResult& op, const HwConfig& hw);
 
 }  // namespace octasim::dla

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "octasim/regs/nvdla.hpp"
-#include "sim/dla/functional.hpp"
+#include "sim/dla/cdp_functional.hpp"
 #include "tests/models/vec_memory.hpp"
 
 namespace octasim::models::ops {
@@ -214,6 +214,17 @@ TEST(CdpRegisters, DecodeRunAndStatistics) {
   EXPECT_EQ(status.at(C::D_PERF_LUT_LO_HIT::kAddr), 4u);
   EXPECT_EQ(status.at(C::D_PERF_LUT_UFLOW::kAddr), 12u);
   EXPECT_EQ(status.at(C::D_OUT_SATURATION::kAddr), 0u);
+
+  // The decode the functional op ran with is the operation's descriptor (the timing plan's).
+  const auto* d = dynamic_cast<const dla::CdpDescriptor*>(r.descriptor.get());
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->input_bytes_per_element(), 1u);
+  EXPECT_EQ(d->layer.width, 2u);
+  EXPECT_EQ(d->layer.channels, 3u);
+  EXPECT_EQ(d->layer.cfg.local_size, 3u);
+  EXPECT_EQ(d->layer.cfg.datout_shifter, 2u);
+  EXPECT_EQ(d->layer.src, 0x100u);
+  EXPECT_EQ(d->layer.dst, 0x200u);
 
   regs_map[C::D_PERF_ENABLE::kAddr] = 0;  // LUT statistics off
   const dla::OpResult off = dla::run_cdp(HwConfig{}, read, lut, m);

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "octasim/regs/nvdla.hpp"
-#include "sim/dla/functional.hpp"
+#include "sim/dla/pdp_functional.hpp"
 #include "tests/models/vec_memory.hpp"
 
 namespace octasim::models::ops {
@@ -283,6 +283,77 @@ TEST(PdpRegisters, DecodeAndRun) {
   bool nan_reported = false;
   for (const auto& s : r.status) nan_reported |= s.first == P::D_NAN_INPUT_NUM::kAddr;
   EXPECT_TRUE(nan_reported);
+}
+
+// The decode the functional op ran with is the operation's descriptor (the timing plan reads it).
+TEST(PdpRegisters, DescriptorHoldsTheDecodedLayer) {
+  VecMemory m(0x1000);
+  fill_4x4(m);
+  const dla::OpResult r = run(pdp_registers(), m);
+  const auto* d = dynamic_cast<const dla::PdpDescriptor*>(r.descriptor.get());
+  ASSERT_NE(d, nullptr);
+  EXPECT_FALSE(d->flying);
+  EXPECT_EQ(d->splits(), 1u);
+  EXPECT_EQ(d->input_bytes_per_element(), 1u);
+  EXPECT_EQ(d->layer.in_width, 4u);
+  EXPECT_EQ(d->layer.out_width, 2u);
+  EXPECT_EQ(d->layer.cfg.method, PdpMethod::kMax);
+  EXPECT_EQ(d->layer.cfg.kernel_height, 2u);
+  EXPECT_EQ(d->layer.src, kSrc);
+  EXPECT_EQ(d->layer.dst, kDst);
+}
+
+// The 4x4 max pool in two width splits of 2 input / 1 output columns: the same output, and the
+// descriptor carries SPLIT_NUM.
+TEST(PdpRegisters, SplitWidthIsInTheDescriptor) {
+  VecMemory m(0x1000);
+  fill_4x4(m);
+  auto regs_map = pdp_registers();
+  regs_map[P::D_OPERATION_MODE_CFG::kAddr] = 0x11 | 1u << 8;  // MAX, OFF_FLYING, SPLIT_NUM 1
+  regs_map[PR::D_OPERATION_MODE_CFG::kAddr] = 1;              // SPLIT_NUM 1
+  regs_map[P::D_PARTIAL_WIDTH_IN::kAddr] = 1 | 1u << 10;      // first 2, last 2
+  regs_map[PR::D_PARTIAL_WIDTH_IN::kAddr] = 1 | 1u << 10;
+  regs_map[P::D_PARTIAL_WIDTH_OUT::kAddr] = 0;       // first 1, last 1
+  regs_map[PR::D_POOLING_KERNEL_CFG::kAddr] = 0x11;  // kernel width 2, stride 2
+  const dla::OpResult r = run(regs_map, m);
+  EXPECT_EQ(m.at(kDst + 0), 6);
+  EXPECT_EQ(m.at(kDst + 8), 8);
+  EXPECT_EQ(m.at(kDst + 24), 16);
+  const auto* d = dynamic_cast<const dla::PdpDescriptor*>(r.descriptor.get());
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->splits(), 2u);
+  EXPECT_EQ(d->layer.partial_in_first, 2u);
+  EXPECT_EQ(d->layer.partial_out_last, 1u);
+  EXPECT_EQ(r.dma.input.size(), 2u);  // one region per split
+}
+
+// A flying PDP pools SDP's cube (here: the bytes run_pdp reads, packed as SDP hands them over)
+// to the same output; its descriptor says it is on the fly and it reads nothing from memory.
+TEST(PdpRegisters, OnTheFlyPoolsTheFlyingCube) {
+  VecMemory m(0x1000);
+  fill_4x4(m);
+  dla::FlyingCube cube;
+  cube.width = cube.height = 4;
+  cube.channels = 1;
+  cube.element_bytes = 1;
+  cube.atom_bytes = 8;
+  cube.data.resize(4 * 4 * 8);
+  m.read(kSrc, cube.data.data(), cube.data.size());
+  auto regs_map = pdp_registers();
+  regs_map[P::D_OPERATION_MODE_CFG::kAddr] = 0x01;  // MAX, ON_FLYING
+  const dla::RegRead read = [&regs_map](std::uint32_t a) {
+    const auto it = regs_map.find(a);
+    return it == regs_map.end() ? 0u : it->second;
+  };
+  const dla::OpResult r = dla::run_pdp_on_the_fly(HwConfig{}, read, cube, m);
+  EXPECT_EQ(m.at(kDst + 0), 6);
+  EXPECT_EQ(m.at(kDst + 24), 16);
+  EXPECT_EQ(r.bytes_read, 0u);
+  EXPECT_EQ(r.bytes_on_the_fly, 128u);
+  const auto* d = dynamic_cast<const dla::PdpDescriptor*>(r.descriptor.get());
+  ASSERT_NE(d, nullptr);
+  EXPECT_TRUE(d->flying);
+  EXPECT_EQ(d->splits(), 1u);
 }
 
 TEST(PdpRegisters, RejectsWhatItCannotRun) {

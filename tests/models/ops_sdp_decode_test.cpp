@@ -258,6 +258,22 @@ TEST(RunSdp, StatusRegistersFollowTheirEnables) {
   EXPECT_EQ(st[S::D_PERF_LUT_OFLOW::kAddr], 0u);
 }
 
+// The decode the functional op ran with is the operation's descriptor (the timing plan's).
+TEST(RunSdp, DescriptorHoldsTheDecodedLayer) {
+  Regs r;
+  NullMemory mem;
+  r.v[S::D_DST_BASE_ADDR_LOW::kAddr] = 0x400;
+  const OpResult res = run_sdp(nv_small(), r.reader(), LutTables{}, mem);
+  const auto* d = dynamic_cast<const SdpDescriptor*>(res.descriptor.get());
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->config.width, 3u);
+  EXPECT_EQ(d->config.height, 2u);
+  EXPECT_EQ(d->config.channels, 20u);
+  EXPECT_EQ(d->config.proc_precision, SdpPrecision::kInt8);
+  EXPECT_FALSE(d->config.flying);
+  EXPECT_EQ(d->config.dst_base, 0x400u);
+}
+
 TEST(RunSdp, EqlModeSetsStatusUnequal) {
   Regs r;
   NullMemory mem;
