@@ -232,18 +232,18 @@ TEST(BdmaSanity1, CycleLevelRefusalOfAQueuedCopyIsOneLine) {
   soc::HostAdapter dev(chip);
   std::string text = sanity1_cfg();
   const std::string launch = "reg_write(NVDLA_BDMA.CFG_LAUNCH0_0";
-  text.insert(text.find(launch),
-              "reg_write(NVDLA_BDMA.CFG_CMD_0, 0x1);\nreg_write(NVDLA_BDMA.CFG_OP_0, 0x1);\n");
+  text.insert(
+      text.find(launch),
+      "reg_write(NVDLA_BDMA.CFG_DST_LINE_0, 0x20);\nreg_write(NVDLA_BDMA.CFG_OP_0, 0x1);\n");
   dir.write("sample_surf.dat", firmware::format_dat(read_v1_dat(kSanity1Dat, 0x1000)));
   const std::string path = dir.write("queued.cfg", text);
   try {
     (void)trace::play(trace::parse_trace(text, path), dev, trace::PlayerOptions{});
-    ADD_FAILURE() << "a copy from the CV-SRAM ran";
+    ADD_FAILURE() << "a copy with overlapping lines ran";
   } catch (const trace::TraceError& e) {
     const std::string msg = e.what();
-    // CFG_CMD 1: DRAM to the CV-SRAM, but 0x81000000 lies outside the CV-SRAM.
-    EXPECT_NE(msg.find("intr_notify: memory range [0x81000000, 0x81000100) is outside the "
-                       "CV-SRAM (sec_mem)"),
+    // The second copy's destination lines (stride 32) overlap its 256-byte lines.
+    EXPECT_NE(msg.find("intr_notify: BDMA: CFG_DST_LINE stride 32 is shorter than the line"),
               std::string::npos)
         << msg;
     EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
