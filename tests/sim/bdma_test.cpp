@@ -227,6 +227,12 @@ TEST(BdmaSanity1, CvSramToCvSram) {
 // A copy refused while the kernel runs (the second of a group, started when the first finishes)
 // reaches the user as one line naming the trace line that was waiting, not a SystemC report.
 TEST(BdmaSanity1, CycleLevelRefusalOfAQueuedCopyIsOneLine) {
+#if defined(__SANITIZE_ADDRESS__)
+  // The refusal is thrown inside a SystemC process and unwinds across its coroutine stack,
+  // which AddressSanitizer reports as a false stack-use-after-scope (google/sanitizers#189);
+  // the release pass runs this test.
+  GTEST_SKIP() << "exception across SystemC's coroutine stack under AddressSanitizer";
+#endif
   test::TempDir dir;
   soc::Soc chip("dla", load_hw_config("nv_full"));
   soc::HostAdapter dev(chip);
