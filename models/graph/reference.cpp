@@ -21,8 +21,8 @@ const Tensor& input(const Node& n, const Inputs& in, std::size_t k) {
 }
 
 bool has_input(const Inputs& in, std::size_t k) {
-  return k < in.size() && in[k] != nullptr && (!in[k]->shape.empty() || in[k]->elements() == 1) &&
-         (!in[k]->f.empty() || !in[k]->i.empty());
+  // An omitted optional input is the executor's empty Tensor: no data at all.
+  return k < in.size() && in[k] != nullptr && (!in[k]->f.empty() || !in[k]->i.empty());
 }
 
 double round_half_even(double v) {
