@@ -36,8 +36,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "firmware/demo/host_memory.hpp"
 #include "firmware/dla/conv.hpp"
+#include "firmware/driver/host_memory.hpp"
 #include "firmware/driver/trace_writer.hpp"
 #include "models/numerics/crc32.hpp"
 #include "sim/core/hw_config.hpp"
