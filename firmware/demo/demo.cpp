@@ -9,7 +9,7 @@
 
 #include <fmt/core.h>
 
-#include "firmware/demo/host_memory.hpp"
+#include "firmware/driver/host_memory.hpp"
 #include "firmware/dla/cdp.hpp"
 #include "firmware/dla/octav.hpp"
 #include "firmware/dla/sdp.hpp"

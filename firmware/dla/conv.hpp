@@ -122,8 +122,10 @@ struct ConvPlan {
 // SDP (and SDP_RDMA when SDP reads a bias or scale table) and enables it. Returns the GLB
 // S_INTR_STATUS bit that signals completion (SDP_DONE_STATUS<group>), for Mmio::wait_interrupt.
 // Throws FirmwareError, before any register is written, for a layer it cannot program.
+// `sdp_group` (0 or 1), when given, is SDP's and SDP_RDMA's group where it differs from the
+// convolution units' (after memory-to-memory SDP layers); it then names the interrupt.
 [[nodiscard]] unsigned program_conv(Mmio& mmio, const ConvLayer& layer, unsigned group,
-                                    const ConvHardware& hw);
+                                    const ConvHardware& hw, int sdp_group = -1);
 
 // The same layer as models/ describes it.
 struct ConvModel {

@@ -200,17 +200,20 @@ void program_cdma(Mmio& mmio, const ConvLayer& l, const ConvPlan& plan, unsigned
 
 }  // namespace
 
-unsigned program_conv(Mmio& mmio, const ConvLayer& l, unsigned group, const ConvHardware& hw) {
-  if (group > 1) {
-    throw FirmwareError(fmt::format("convolution: register group {} is not 0 or 1", group));
+unsigned program_conv(Mmio& mmio, const ConvLayer& l, unsigned group, const ConvHardware& hw,
+                      int sdp_group) {
+  const unsigned sg = sdp_group < 0 ? group : static_cast<unsigned>(sdp_group);
+  if (group > 1 || sg > 1) {
+    throw FirmwareError(
+        fmt::format("convolution: register group {} is not 0 or 1", group > 1 ? group : sg));
   }
   const ConvPlan plan = plan_conv(l, hw);
   const SdpLayer sdp = conv_sdp_layer(l);
   const bool sdp_rdma = sdp_rdma_used(sdp, SdpInput::kFlying);
 
   // Producer pointers, from the end of the pipeline to its start.
-  mmio.write32(S::S_POINTER::kAddr, S::S_POINTER::PRODUCER.set(0, group));
-  if (sdp_rdma) mmio.write32(RD::S_POINTER::kAddr, RD::S_POINTER::PRODUCER.set(0, group));
+  mmio.write32(S::S_POINTER::kAddr, S::S_POINTER::PRODUCER.set(0, sg));
+  if (sdp_rdma) mmio.write32(RD::S_POINTER::kAddr, RD::S_POINTER::PRODUCER.set(0, sg));
   mmio.write32(CA::S_POINTER::kAddr, CA::S_POINTER::PRODUCER.set(0, group));
   mmio.write32(MA::S_POINTER::kAddr, MA::S_POINTER::PRODUCER.set(0, group));
   mmio.write32(MB::S_POINTER::kAddr, MB::S_POINTER::PRODUCER.set(0, group));
@@ -232,7 +235,7 @@ unsigned program_conv(Mmio& mmio, const ConvLayer& l, unsigned group, const Conv
   mmio.write32(MB::D_OP_ENABLE::kAddr, MB::D_OP_ENABLE::OP_EN_ENABLE);
   mmio.write32(CS::D_OP_ENABLE::kAddr, CS::D_OP_ENABLE::OP_EN_ENABLE);
   mmio.write32(CD::D_OP_ENABLE::kAddr, CD::D_OP_ENABLE::OP_EN_ENABLE);
-  return regs::GLB::S_INTR_STATUS::SDP_DONE_STATUS0.lsb + group;
+  return regs::GLB::S_INTR_STATUS::SDP_DONE_STATUS0.lsb + sg;
 }
 
 }  // namespace octasim::firmware

@@ -53,21 +53,46 @@ std::uint32_t x_cfg(bool used, bool alu_sum, bool mul, bool relu) {
   return C::BS_RELU_BYPASS.set(v, relu ? C::BS_RELU_BYPASS_NO : C::BS_RELU_BYPASS_YES);
 }
 
-// Which stage does what: bias in BS, the multiplier in BN, ReLU in the last stage used (BS
-// alone when the layer has neither bias nor multiplier).
+// Which stage does what: bias (and with bias_scale the multiplier) in BS, the multiplier or the
+// clamp in BN, ReLU in the last stage with a multiplier (BS when BN only clamps, BS alone when
+// the layer has neither bias nor multiplier).
 struct Stages {
-  bool bs_used, bs_relu, bn_used, bn_relu;
+  bool bs_used, bs_alu, bs_mul, bs_relu, bn_used, bn_relu;
 };
 Stages stages(const SdpLayer& l) {
   Stages s{};
-  s.bn_used = l.scale.has_value();
-  s.bn_relu = s.bn_used && l.relu;
-  s.bs_used = l.bias.has_value() || (l.relu && !s.bn_used);
-  s.bs_relu = l.relu && !s.bn_used;
+  s.bn_used = l.scale.has_value() || l.clamp_max.has_value();
+  s.bn_relu = l.scale.has_value() && l.relu;
+  s.bs_alu = l.bias.has_value() || l.bias_scale.has_value();
+  s.bs_mul = l.bias_scale.has_value();
+  s.bs_relu = l.relu && !l.scale.has_value();
+  s.bs_used = s.bs_alu || s.bs_relu;
   return s;
 }
 
+// BRDMA's stream: the bias alone (ALU) or bias and multiplier (BOTH).
+bool brdma_used(const SdpLayer& l) { return l.bias.has_value() || l.bias_scale.has_value(); }
+
 }  // namespace
+
+std::vector<std::uint8_t> sdp_bias_scale_table(const std::vector<std::int16_t>& alu,
+                                               const std::vector<std::int16_t>& mul,
+                                               Precision precision, unsigned atom_bytes) {
+  if (alu.size() != mul.size()) {
+    throw FirmwareError(fmt::format("SDP: {} bias operands for {} multipliers", alu.size(),
+                                    mul.size()));
+  }
+  std::vector<std::int16_t> both(alu.size() * 2);
+  for (std::size_t c = 0; c < alu.size(); ++c) {
+    both[2 * c] = alu[c];
+    both[2 * c + 1] = mul[c];
+  }
+  // Two INT16 components per channel: the table of 2C values padded to 2C' per surface.
+  std::vector<std::uint8_t> bytes = sdp_per_channel_table(both, precision, atom_bytes);
+  const unsigned cpa = channels_per_atom(precision, atom_bytes);
+  if (cpa != 0) bytes.resize((alu.size() + cpa - 1) / cpa * cpa * 4, 0);
+  return bytes;
+}
 
 std::vector<std::uint8_t> sdp_per_channel_table(const std::vector<std::int16_t>& values,
                                                 Precision precision, unsigned atom_bytes) {
@@ -96,6 +121,17 @@ void check_sdp_stage(const SdpLayer& l, unsigned atom_bytes, const char* who) {
   };
   operand(l.bias, "bias");
   operand(l.scale, "scale");
+  if (l.bias_scale) {
+    if (l.bias) throw FirmwareError(fmt::format("{} bias and bias_scale both given", who));
+    operand(SdpPerChannel{l.bias_scale->address, l.bias_scale->alu_shift}, "bias/scale");
+    if (l.bias_scale->mul_shift > 63) {
+      throw FirmwareError(fmt::format("{} bias/scale multiplier shift {} is outside 0..63", who,
+                                      l.bias_scale->mul_shift));
+    }
+  }
+  if (l.clamp_max && l.scale) {
+    throw FirmwareError(fmt::format("{} clamp_max and scale both need the BN stage", who));
+  }
   if (l.cvt.shift > 63) {
     throw FirmwareError(
         fmt::format("{} output convertor shift {} is outside 0..63", who, l.cvt.shift));
@@ -103,7 +139,7 @@ void check_sdp_stage(const SdpLayer& l, unsigned atom_bytes, const char* who) {
 }
 
 bool sdp_rdma_used(const SdpLayer& l, SdpInput input) {
-  return input == SdpInput::kMemory || l.bias.has_value() || l.scale.has_value();
+  return input == SdpInput::kMemory || brdma_used(l) || l.scale.has_value();
 }
 
 namespace {
@@ -124,12 +160,15 @@ void write_sdp_rdma_registers(Mmio& mmio, const SdpLayer& l, SdpInput input, uns
     mmio.write32(RD::D_SRC_DMA_CFG::kAddr, RD::D_SRC_DMA_CFG::SRC_RAM_TYPE.set(0, ram_type(l.src)));
   }
   mmio.write32(RD::D_BRDMA_CFG::kAddr,
-               rdma_cfg(l.bias.has_value(), RD::D_BRDMA_CFG::BRDMA_DATA_USE_ALU));
-  if (l.bias) {
-    mmio.write32(RD::D_BS_BASE_ADDR_LOW::kAddr, low32(l.bias->address));
-    mmio.write32(RD::D_BS_BASE_ADDR_HIGH::kAddr, high32(l.bias->address));
-    mmio.write32(RD::D_BS_LINE_STRIDE::kAddr, op_stride);
-    mmio.write32(RD::D_BS_SURFACE_STRIDE::kAddr, op_stride);
+               rdma_cfg(brdma_used(l), l.bias_scale ? RD::D_BRDMA_CFG::BRDMA_DATA_USE_BOTH
+                                                    : RD::D_BRDMA_CFG::BRDMA_DATA_USE_ALU));
+  if (brdma_used(l)) {
+    const std::uint64_t base = l.bias ? l.bias->address : l.bias_scale->address;
+    const std::uint32_t stride = l.bias_scale ? 2 * op_stride : op_stride;
+    mmio.write32(RD::D_BS_BASE_ADDR_LOW::kAddr, low32(base));
+    mmio.write32(RD::D_BS_BASE_ADDR_HIGH::kAddr, high32(base));
+    mmio.write32(RD::D_BS_LINE_STRIDE::kAddr, stride);
+    mmio.write32(RD::D_BS_SURFACE_STRIDE::kAddr, stride);
   }
   mmio.write32(RD::D_NRDMA_CFG::kAddr,
                rdma_cfg(l.scale.has_value(), RD::D_NRDMA_CFG::NRDMA_DATA_USE_MUL));
@@ -148,6 +187,17 @@ void write_sdp_rdma_registers(Mmio& mmio, const SdpLayer& l, SdpInput input, uns
   mmio.write32(M::kAddr, M::OUT_PRECISION.set(v, p));
 }
 
+// BN: the multiplier (with the ReLU after it), or the clamp (ALU MIN, register operand).
+std::uint32_t bn_cfg(const SdpLayer& l, const Stages& st) {
+  std::uint32_t v = x_cfg(st.bn_used, false, l.scale.has_value(), st.bn_relu);
+  if (l.clamp_max) {
+    using C = S::D_DP_BN_CFG;
+    v = C::BN_ALU_BYPASS.set(v, C::BN_ALU_BYPASS_NO);
+    v = C::BN_ALU_ALGO.set(v, C::BN_ALU_ALGO_MIN);
+  }
+  return v;
+}
+
 // SDP's D_ registers: the cube, the output surface, the BS and BN stages (EW bypassed), the
 // mode and the output convertor.
 void write_sdp_core_registers(Mmio& mmio, const SdpLayer& l, SdpInput input) {
@@ -161,18 +211,23 @@ void write_sdp_core_registers(Mmio& mmio, const SdpLayer& l, SdpInput input) {
   mmio.write32(S::D_DST_LINE_STRIDE::kAddr, l.dst.line_stride);
   mmio.write32(S::D_DST_SURFACE_STRIDE::kAddr, l.dst.surface_stride);
 
-  mmio.write32(S::D_DP_BS_CFG::kAddr, x_cfg(st.bs_used, l.bias.has_value(), false, st.bs_relu));
+  const unsigned alu_shift = l.bias ? l.bias->shift : l.bias_scale ? l.bias_scale->alu_shift : 0;
+  mmio.write32(S::D_DP_BS_CFG::kAddr, x_cfg(st.bs_used, st.bs_alu, st.bs_mul, st.bs_relu));
   mmio.write32(S::D_DP_BS_ALU_CFG::kAddr,
-               l.bias ? S::D_DP_BS_ALU_CFG::BS_ALU_SRC.set(0, S::D_DP_BS_ALU_CFG::BS_ALU_SRC_MEM) |
-                            S::D_DP_BS_ALU_CFG::BS_ALU_SHIFT_VALUE.set(0, l.bias->shift)
-                      : 0u);
+               st.bs_alu ? S::D_DP_BS_ALU_CFG::BS_ALU_SRC.set(0, S::D_DP_BS_ALU_CFG::BS_ALU_SRC_MEM) |
+                               S::D_DP_BS_ALU_CFG::BS_ALU_SHIFT_VALUE.set(0, alu_shift)
+                         : 0u);
   mmio.write32(S::D_DP_BS_ALU_SRC_VALUE::kAddr, 0);
-  mmio.write32(S::D_DP_BS_MUL_CFG::kAddr, 0);
+  mmio.write32(S::D_DP_BS_MUL_CFG::kAddr,
+               st.bs_mul ? S::D_DP_BS_MUL_CFG::BS_MUL_SRC.set(0, S::D_DP_BS_MUL_CFG::BS_MUL_SRC_MEM) |
+                               S::D_DP_BS_MUL_CFG::BS_MUL_SHIFT_VALUE.set(0, l.bias_scale->mul_shift)
+                         : 0u);
   mmio.write32(S::D_DP_BS_MUL_SRC_VALUE::kAddr, 0);
 
-  mmio.write32(S::D_DP_BN_CFG::kAddr, x_cfg(st.bn_used, false, st.bn_used, st.bn_relu));
-  mmio.write32(S::D_DP_BN_ALU_CFG::kAddr, 0);
-  mmio.write32(S::D_DP_BN_ALU_SRC_VALUE::kAddr, 0);
+  mmio.write32(S::D_DP_BN_CFG::kAddr, bn_cfg(l, st));
+  mmio.write32(S::D_DP_BN_ALU_CFG::kAddr, 0);  // register operand, no shift
+  mmio.write32(S::D_DP_BN_ALU_SRC_VALUE::kAddr,
+               l.clamp_max ? static_cast<std::uint16_t>(*l.clamp_max) : 0u);
   mmio.write32(S::D_DP_BN_MUL_CFG::kAddr,
                l.scale ? S::D_DP_BN_MUL_CFG::BN_MUL_SRC.set(0, S::D_DP_BN_MUL_CFG::BN_MUL_SRC_MEM) |
                              S::D_DP_BN_MUL_CFG::BN_MUL_SHIFT_VALUE.set(0, l.scale->shift)
@@ -269,8 +324,25 @@ models::ops::SdpConfig sdp_model_config(const SdpLayer& l, unsigned atom_bytes) 
     c.bs.alu_src = SdpOperandSource::kMemory;
     c.bs.alu_shift = static_cast<std::uint8_t>(l.bias->shift);
   }
+  if (l.bias_scale) {
+    c.brdma = operand(SdpPerChannel{l.bias_scale->address, 0}, SdpDataUse::kBoth);
+    c.brdma.line_stride = c.brdma.surface_stride = 2 * op_stride;
+    c.bs.alu_bypass = false;
+    c.bs.alu_algo = models::SdpAluAlgo::kSum;
+    c.bs.alu_src = SdpOperandSource::kMemory;
+    c.bs.alu_shift = static_cast<std::uint8_t>(l.bias_scale->alu_shift);
+    c.bs.mul_bypass = false;
+    c.bs.mul_src = SdpOperandSource::kMemory;
+    c.bs.mul_shift = static_cast<std::uint8_t>(l.bias_scale->mul_shift);
+  }
   c.bn.bypass = !st.bn_used;
   c.bn.relu_bypass = !st.bn_relu;
+  if (l.clamp_max) {
+    c.bn.alu_bypass = false;
+    c.bn.alu_algo = models::SdpAluAlgo::kMin;
+    c.bn.alu_src = SdpOperandSource::kRegister;
+    c.bn.alu_operand = *l.clamp_max;
+  }
   if (l.scale) {
     c.nrdma = operand(*l.scale, SdpDataUse::kMul);
     c.bn.mul_bypass = false;

@@ -28,6 +28,17 @@ struct SdpPerChannel {
   unsigned shift = 0;  // 0..63
 };
 
+// Bias and multiplier per channel both in the BS stage, from one BRDMA stream with
+// DATA_USE=BOTH (each channel's element holds the ALU operand, then the multiplier), as NVDLA's
+// programming guide programs batch normalization:
+//   ((x + (alu[c] << alu_shift)) * mul[c]) >> mul_shift   (the multiplier's truncation rounds)
+// The table is built by sdp_bias_scale_table().
+struct SdpBiasScale {
+  std::uint64_t address = 0;
+  unsigned alu_shift = 0;  // 0..63
+  unsigned mul_shift = 0;  // 0..63
+};
+
 // The output convertor: y = saturate(round_half_away(((x - offset) * scale) >> shift)).
 struct SdpConvertor {
   std::int32_t offset = 0;
@@ -42,8 +53,13 @@ struct SdpStage {
   std::optional<SdpPerChannel> bias;
   // round((x * scale[c]) >> scale->shift): the BN multiplier, INT16 operands through NRDMA.
   std::optional<SdpPerChannel> scale;
+  // Bias and multiplier in BS (instead of `bias` and `scale`).
+  std::optional<SdpBiasScale> bias_scale;
   // max(x, 0) after the bias and the multiplier (the ReLU of the last stage used).
   bool relu = false;
+  // min(x, clamp_max) in the BN stage's ALU (register operand) after BS and its ReLU: the upper
+  // bound of codes narrower than the output precision (4-bit codes in INT8). Not with `scale`.
+  std::optional<std::int16_t> clamp_max;
   SdpConvertor cvt;  // requantization to the output precision
   // D_PERF_ENABLE.PERF_SAT_EN: count output saturations into D_PERF_OUT_SATURATION.
   bool count_saturation = true;
@@ -68,6 +84,13 @@ struct SdpLayer : SdpStage {
 // lane of an atom).
 [[nodiscard]] std::vector<std::uint8_t> sdp_per_channel_table(
     const std::vector<std::int16_t>& values, Precision precision, unsigned atom_bytes);
+
+// The BRDMA table of SdpBiasScale for channels = alu.size() = mul.size(): per channel the INT16
+// ALU operand then the INT16 multiplier (little-endian), zero-padded to whole C' surfaces.
+[[nodiscard]] std::vector<std::uint8_t> sdp_bias_scale_table(const std::vector<std::int16_t>& alu,
+                                                             const std::vector<std::int16_t>& mul,
+                                                             Precision precision,
+                                                             unsigned atom_bytes);
 
 // Where SDP's input comes from: SDP_RDMA reading `src` from memory, or CACC in flying mode (a
 // convolution's SDP stage; `src` then only gives the cube, which equals `dst`'s).

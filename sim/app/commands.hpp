@@ -85,4 +85,43 @@ struct ReportOptions {
 void add_report_command(CLI::App& app, ReportOptions& opts);
 int run_report(const ReportOptions& opts);
 
+// What `octasim net` and `octasim compile` share: the model and how it is quantized.
+struct NetCommonOptions {
+  std::string model;
+  std::string config = "nv_small";
+  std::string precision = "int8";
+  std::string calibration = "max";
+  double percentile = 99.99;
+  std::string weights = "max";
+  std::string calib_data;
+  std::size_t calib_images = 100;
+  std::string calibration_table;
+  std::string save_calibration;
+};
+
+// `octasim net MODEL.onnx [--input X] [--labels L] [--output Y.npy] [--functional] ...`.
+struct NetOptions {
+  NetCommonOptions common;
+  std::string input;
+  std::size_t limit = 0;
+  std::string output;
+  std::string labels;
+  bool functional = false;
+  std::uint64_t timeout_cycles = 50'000'000;
+  bool progress = true;
+};
+void add_net_command(CLI::App& app, NetOptions& opts);
+// Exit status: 0 when every image's outputs equal the quantized reference executor's.
+int run_net(const NetOptions& opts);
+
+// `octasim compile MODEL.onnx --out DIR`.
+struct CompileOptions {
+  NetCommonOptions common;
+  std::string out;
+  std::string input;
+  std::size_t image = 0;
+};
+void add_compile_command(CLI::App& app, CompileOptions& opts);
+int run_compile(const CompileOptions& opts);
+
 }  // namespace octasim::app

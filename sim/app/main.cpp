@@ -39,6 +39,10 @@ int sc_main(int argc, char** argv) {
   ReportOptions report;
   add_report_command(app, report);
   add_numerics_command(app);
+  NetOptions net;
+  add_net_command(app, net);
+  CompileOptions compile;
+  add_compile_command(app, compile);
 
   try {
     app.parse(argc, argv);
@@ -59,6 +63,8 @@ int sc_main(int argc, char** argv) {
     if (app.got_subcommand("run")) return run_trace(run);
     if (app.got_subcommand("report")) return run_report(report);
     if (app.got_subcommand("numerics")) return run_numerics();
+    if (app.got_subcommand("net")) return run_net(net);
+    if (app.got_subcommand("compile")) return run_compile(compile);
     return run_demo(demo);
   } catch (const UsageError& e) {
     fmt::print(stderr, "octasim: error: {}\n", e.what());

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -126,6 +127,32 @@ class ProgressDevice final : public trace::Device {
   bool shown_ = false;
 };
 
+// The layer map `octasim compile` writes beside its trace (layer_map.json): hardware layer i ->
+// its ONNX nodes, in execution order. Empty when there is none or it does not parse.
+std::vector<std::string> read_layer_map(const std::string& trace_path) {
+  const std::filesystem::path map = std::filesystem::path(trace_path).parent_path() / "layer_map.json";
+  std::ifstream in(map);
+  std::vector<std::string> nodes;
+  if (!in) return nodes;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(in);
+    for (const nlohmann::json& l : j.at("layers")) nodes.push_back(l.at("onnx_nodes").get<std::string>());
+  } catch (const nlohmann::json::exception&) {
+    fmt::print("note: {} is not a layer map octasim can read; layers are shown without ONNX nodes\n",
+               map.string());
+    nodes.clear();
+  }
+  return nodes;
+}
+
+// Adds each layer's ONNX nodes (when the trace has a layer map) to the report's layers: program
+// layer i is the i-th operation run, repeated when the trace runs the program again.
+void annotate_layers(nlohmann::json& summary, const std::vector<std::string>& nodes) {
+  if (nodes.empty()) return;
+  std::size_t i = 0;
+  for (nlohmann::json& l : summary.at("layers")) l["onnx_nodes"] = nodes[i++ % nodes.size()];
+}
+
 report::RunInfo run_info(const RunOptions& opts, const trace::PlayResult& result) {
   report::RunInfo info;
   info.generator = fmt::format("octasim {}", kVersion);
@@ -170,7 +197,8 @@ trace::PlayResult play_cycle_level(const trace::Trace& t, const HwConfig& hw,
   }
   if (vcd != nullptr) sc_core::sc_close_vcd_trace_file(vcd);
   const report::RunInfo info = run_info(opts, result);
-  const nlohmann::json summary = report::build(soc, info);
+  nlohmann::json summary = report::build(soc, info);
+  annotate_layers(summary, read_layer_map(opts.trace));
   report::print_summary(summary);
   try {
     if (!opts.report.empty()) report::write(summary, opts.report);
@@ -182,12 +210,15 @@ trace::PlayResult play_cycle_level(const trace::Trace& t, const HwConfig& hw,
 }
 
 trace::PlayResult play_functional(const trace::Trace& t, const HwConfig& hw,
-                                  const trace::PlayerOptions& po) {
+                                  const trace::PlayerOptions& po, const std::string& trace_path) {
   dla::FunctionalDevice device(hw);
   trace::PlayResult result = trace::play(t, device, po);
   fmt::print("\nlayers (functional, {}):\n", hw.name);
+  const std::vector<std::string> nodes = read_layer_map(trace_path);
+  std::size_t i = 0;
   for (const auto& l : device.layers()) {
     print_layer(l.engine, l.group, l.result);
+    if (!nodes.empty()) fmt::print("    ONNX: {}\n", nodes[i++ % nodes.size()]);
     print_counters(l.result);
   }
   return result;
@@ -275,7 +306,7 @@ int run_trace(const RunOptions& opts) {
 
   trace::PlayResult result;
   try {
-    result = opts.functional ? play_functional(t, hw, po) : play_cycle_level(t, hw, po, opts);
+    result = opts.functional ? play_functional(t, hw, po, opts.trace) : play_cycle_level(t, hw, po, opts);
   } catch (const trace::TraceError& e) {
     throw UsageError(e.what());
   }

@@ -43,6 +43,8 @@ auto& octav_field(HwConfig& c) {
   return c.octav.*F;
 }
 
+unsigned& clock_field(HwConfig& c) { return c.clock_mhz; }
+
 struct Param {
   const char* key;
   const char* description;
@@ -52,6 +54,8 @@ struct Param {
 
 // Every configuration key, with what it means (NVDLA's spec define in parentheses).
 const Param kParams[] = {
+    {"clock_mhz", "clock frequency in MHz: inferences per second are cycles at this clock",
+     &clock_field},
     {"feature_int8", "INT8 feature data (FEATURE_DATA_TYPE_INT8)",
      &dla_field<&DlaConfig::feature_int8>},
     {"feature_int16", "INT16 feature data", &dla_field<&DlaConfig::feature_int16>},

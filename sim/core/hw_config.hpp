@@ -133,6 +133,10 @@ struct HwConfig {
   MemoryConfig mem;
   PpuConfig ppu;
   OctavConfig octav;
+  // The clock frequency: throughput in inferences per second (`octasim net`'s fps) is
+  // cycles at this clock. The simulation counts cycles; its time base is 1 ns per cycle whatever
+  // this says.
+  unsigned clock_mhz = 1000;
 
   // Sustained DRAM bytes per cycle the memory system delivers.
   [[nodiscard]] unsigned dram_bandwidth() const {

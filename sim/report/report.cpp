@@ -171,6 +171,9 @@ void print_layer(const json& l) {
              in.at("width").get<unsigned>(), in.at("height").get<unsigned>(),
              in.at("channels").get<unsigned>(), to, l.at("bytes_read").get<std::uint64_t>(),
              l.at("bytes_written").get<std::uint64_t>());
+  if (l.contains("onnx_nodes")) {
+    fmt::print("    ONNX: {}\n", l.at("onnx_nodes").get<std::string>());
+  }
   if (l.contains("kernel")) {
     const json& k = l.at("kernel");
     fmt::print("    kernel {}x{}, stride {}x{}, weights {} B, {} MACs\n",

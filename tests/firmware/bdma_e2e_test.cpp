@@ -15,7 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "firmware/demo/host_memory.hpp"
+#include "firmware/driver/host_memory.hpp"
 #include "firmware/dla/bdma.hpp"
 #include "firmware/driver/trace_writer.hpp"
 #include "models/ops/bdma.hpp"

@@ -20,7 +20,7 @@
 
 #include <gtest/gtest.h>
 
-#include "firmware/demo/host_memory.hpp"
+#include "firmware/driver/host_memory.hpp"
 #include "firmware/dla/conv.hpp"
 #include "firmware/dla/conv_winograd.hpp"
 #include "firmware/driver/trace_writer.hpp"

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "firmware/demo/host_memory.hpp"
+#include "firmware/driver/host_memory.hpp"
 #include "firmware/dla/conv.hpp"
 #include "firmware/dla/octav.hpp"
 #include "firmware/driver/trace_writer.hpp"

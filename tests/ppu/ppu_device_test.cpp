@@ -17,7 +17,7 @@
 
 #include <systemc>
 
-#include "firmware/demo/host_memory.hpp"
+#include "firmware/driver/host_memory.hpp"
 #include "firmware/dla/sdp.hpp"
 #include "firmware/dla/surface.hpp"
 #include "firmware/driver/trace_writer.hpp"

@@ -1,4 +1,4 @@
-#include "firmware/demo/host_memory.hpp"
+#include "firmware/driver/host_memory.hpp"
 
 namespace octasim::firmware {
 

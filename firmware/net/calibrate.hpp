@@ -1,0 +1,31 @@
+// Calibration: the clipping scalar of every tensor the device quantizes (the network's input and
+// each hardware layer's output), found on calibration images run through the FP32 reference
+// executor (models/graph/reference.hpp) with the method the user chose (max, percentile,
+// mse-hist, octav: models/quant/calibrators.hpp), or taken from a calibration table.
+//
+// Code bits and sign follow what the datapath can hold (quant.hpp): a tensor is unsigned when a
+// ReLU produced it (or a pool/LRN of an unsigned tensor), or, for the network's input, when no
+// calibration value is negative. At INT4, 4-bit codes where a clamp exists: convolution outputs
+// after a ReLU (SDP's BN ALU clamps them); the network's input, LRN outputs (CDP has no clamp),
+// ReLU layers and signed convolution outputs keep 8-bit codes; a pool keeps its input's codes
+// (its output has the input's quantization exactly).
+#pragma once
+
+#include <string>
+
+#include "firmware/net/plan.hpp"
+#include "firmware/net/quant.hpp"
+#include "models/graph/graph.hpp"
+
+namespace octasim::firmware::net {
+
+// `images`: a batch (first axis) of the graph's input. `given`: a calibration table to take the
+// clips from instead (then `images` only decides the input's sign when the table does not say;
+// a tensor missing from the table is a CalibrationError naming it). Pools take their input's
+// quantization.
+[[nodiscard]] CalibrationTable calibrate(const models::graph::Graph& g, const NetPlan& plan,
+                                         const models::graph::Tensor& images,
+                                         const QuantOptions& options,
+                                         const CalibrationTable* given = nullptr);
+
+}  // namespace octasim::firmware::net

@@ -1,0 +1,180 @@
+#include "firmware/net/compiler.hpp"
+
+#include <filesystem>
+#include <random>
+#include <system_error>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "firmware/driver/host_memory.hpp"
+#include "firmware/driver/trace_writer.hpp"
+#include "firmware/net/runtime.hpp"
+#include "models/graph/passes.hpp"
+#include "models/numerics/crc32.hpp"
+#include "sim/core/hw_config.hpp"
+
+namespace octasim::firmware::net {
+
+using models::graph::GraphError;
+using models::graph::Tensor;
+
+CompiledNetwork prepare_network(models::graph::Graph g, const HwConfig& hw) {
+  CompiledNetwork net;
+  (void)models::graph::remove_identities(g);
+  (void)models::graph::fold_batch_norm(g);
+  net.graph = std::move(g);
+  net.plan = plan_network(net.graph, hw.name);
+  return net;
+}
+
+void quantize_network(CompiledNetwork& net, const HwConfig& hw, const Tensor& calibration_images,
+                      const QuantOptions& options, const CalibrationTable* table) {
+  const Tensor images = as_input_batch(net.plan, calibration_images);
+  const CalibrationTable t = calibrate(net.graph, net.plan, images, options, table);
+  net.program = build_program(net.graph, net.plan, t, options, hw);
+}
+
+CompiledNetwork compile_network(models::graph::Graph g, const HwConfig& hw,
+                                const Tensor& calibration_images, const QuantOptions& options,
+                                const CalibrationTable* table) {
+  CompiledNetwork net = prepare_network(std::move(g), hw);
+  quantize_network(net, hw, calibration_images, options, table);
+  return net;
+}
+
+namespace {
+
+std::size_t per_image(const NetPlan& plan) {
+  std::size_t n = 1;
+  for (std::size_t i = 1; i < plan.input_shape.size(); ++i) {
+    n *= static_cast<std::size_t>(plan.input_shape[i]);
+  }
+  return n;
+}
+
+}  // namespace
+
+Tensor random_images(const NetPlan& plan, std::size_t count, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(0.0F, 1.0F);
+  std::vector<float> v(count * per_image(plan));
+  for (float& x : v) x = u(rng);
+  std::vector<std::int64_t> shape = plan.input_shape;
+  shape[0] = static_cast<std::int64_t>(count);
+  return Tensor::floats(std::move(shape), std::move(v));
+}
+
+Tensor as_input_batch(const NetPlan& plan, const Tensor& batch) {
+  const std::size_t per = per_image(plan);
+  std::vector<std::int64_t> in_shape = plan.input_shape;
+  in_shape[0] = -1;
+  if (batch.shape.empty() || batch.elements() == 0 ||
+      static_cast<std::size_t>(batch.shape[0]) * per != batch.elements()) {
+    throw GraphError(fmt::format("input data of shape {} is not a batch of the network's input "
+                                 "{} (first axis: images)",
+                                 models::graph::shape_string(batch.shape),
+                                 models::graph::shape_string(in_shape)));
+  }
+  std::vector<std::int64_t> shape = plan.input_shape;
+  shape[0] = batch.shape[0];
+  if (models::graph::is_float(batch.dtype)) return Tensor::floats(std::move(shape), batch.f);
+  std::vector<float> v(batch.i.size());
+  for (std::size_t k = 0; k < v.size(); ++k) v[k] = static_cast<float>(batch.i[k]);
+  return Tensor::floats(std::move(shape), std::move(v));
+}
+
+Tensor slice_batch(const Tensor& batch, std::size_t first, std::size_t count) {
+  const auto n = static_cast<std::size_t>(batch.shape.at(0));
+  if (first + count > n) throw GraphError(fmt::format("images {}..{} of {}", first, first + count, n));
+  const std::size_t per = batch.elements() / n;
+  std::vector<std::int64_t> shape = batch.shape;
+  shape[0] = static_cast<std::int64_t>(count);
+  return Tensor::floats(std::move(shape),
+                        std::vector<float>(batch.f.begin() + static_cast<std::ptrdiff_t>(first * per),
+                                           batch.f.begin() + static_cast<std::ptrdiff_t>((first + count) * per)));
+}
+
+namespace {
+
+nlohmann::json layer_map(const NetProgram& p) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (std::size_t i = 0; i < p.layers.size(); ++i) {
+    const NetLayer& l = p.layers[i];
+    const TensorQuant& q = p.table.at(l.output);
+    layers.push_back({{"layer", i},
+                      {"engine", l.engine},
+                      {"onnx_nodes", l.nodes},
+                      {"input", l.input},
+                      {"output", l.output},
+                      {"clip", q.clip},
+                      {"bits", q.bits},
+                      {"unsigned", q.is_unsigned},
+                      {"macs", l.macs}});
+  }
+  return {{"config", p.config},
+          {"precision", precision_name(p.options.precision)},
+          {"calibration", calibration_name(p.options.calibration)},
+          {"weights", weight_quantizer_name(p.options.weights)},
+          {"layers", layers}};
+}
+
+}  // namespace
+
+NetTraceFiles write_network_trace(const CompiledNetwork& net, const Tensor& images,
+                                  std::size_t index, const std::string& dir) {
+  const NetProgram& p = net.program;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw FirmwareError(fmt::format("cannot create '{}': {}", dir, ec.message()));
+
+  HostMemory golden;
+  load_constants(p, golden);
+  const Tensor batch = as_input_batch(net.plan, images);
+  write_input(p, batch, index, golden);
+
+  TraceWriter trace;
+  trace.comment(fmt::format("octasim compile: {} layers on {}, {} codes, calibration {}, weights {}",
+                            p.layers.size(), p.config, precision_name(p.options.precision),
+                            calibration_name(p.options.calibration),
+                            weight_quantizer_name(p.options.weights)));
+  trace.comment(fmt::format("input image {} of the batch; goldens: the quantized reference "
+                            "executor (models/ ops, layer by layer)",
+                            index));
+  for (std::size_t i = 0; i < p.constants.size(); ++i) {
+    trace.mem_load(p.constants[i].address, fmt::format("const_{}.dat", i), p.constants[i].bytes);
+  }
+  trace.mem_load(p.input.surface.address, "input.dat",
+                 golden.bytes(p.input.surface.address,
+                              static_cast<std::size_t>(tensor_bytes(p, p.input.surface))));
+  GroupState groups;
+  for (std::size_t i = 0; i < p.layers.size(); ++i) {
+    const NetLayer& l = p.layers[i];
+    const FeatureSurface& out = std::visit([](const auto& hw) -> const FeatureSurface& { return hw.dst; }, l.hw);
+    trace.comment(fmt::format("layer {}: {} <- {}", i, l.engine, l.nodes));
+    trace.mem_init_zero(out.address, tensor_bytes(p, out));
+    (void)run_layer_model(p, i, golden);
+    trace.wait_interrupt(program_layer(p, i, trace, groups));
+    const std::vector<std::uint8_t> bytes =
+        golden.bytes(out.address, static_cast<std::size_t>(tensor_bytes(p, out)));
+    trace.check_crc(out.address, bytes.size(), models::crc32(bytes.data(), bytes.size()));
+  }
+  for (std::size_t k = 0; k < p.outputs.size(); ++k) {
+    const FeatureSurface& s = p.outputs[k].surface;
+    trace.check_file(s.address, fmt::format("output_{}.dat", k),
+                     golden.bytes(s.address, static_cast<std::size_t>(tensor_bytes(p, s))));
+  }
+  NetTraceFiles files;
+  files.trace = trace.save(dir, "net.cfg");
+  files.layer_map = (std::filesystem::path(dir) / "layer_map.json").string();
+  write_text_file(files.layer_map, layer_map(p).dump(2) + "\n");
+  files.calibration = (std::filesystem::path(dir) / "calibration.json").string();
+  try {
+    write_calibration_table(files.calibration, p.table);
+  } catch (const CalibrationError& e) {
+    throw FirmwareError(e.what());
+  }
+  return files;
+}
+
+}  // namespace octasim::firmware::net

@@ -1,0 +1,95 @@
+// The first step of compiling a network: which hardware layer computes which ONNX nodes. The
+// graph (after BatchNormalization folding and Identity/Dropout removal) is walked in
+// topological order and cut into layers the DLA runs:
+//
+//   Conv [+ Relu | Clip(0, c)]                   CONV with SDP in flying mode (bias, per-channel
+//   Gemm / MatMul [+ Add bias] [+ Relu | Clip]   requantization, ReLU, clamp); Gemm and MatMul as
+//                                                a convolution whose kernel covers the input
+//                                                (NVDLA's fully-connected mapping)
+//   MaxPool, AveragePool, GlobalAveragePool      PDP
+//   LRN                                          CDP
+//   Relu (not after a convolution)               SDP, memory to memory
+//   Flatten, Reshape (to [1, -1])                nothing: a view of the producer's surface
+//
+// Anything else is refused with one line naming the node and the op. Shapes are ONNX's NCHW with
+// one image (N = 1); the device holds each tensor as a W x H x C feature surface.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "models/graph/graph.hpp"
+
+namespace octasim::firmware::net {
+
+enum class LayerKind : std::uint8_t { kConv, kPool, kLrn, kRelu };
+
+[[nodiscard]] const char* layer_engine(LayerKind k);  // "CONV", "PDP", "CDP", "SDP"
+
+struct ConvAttrs {
+  std::string weight, bias;  // initializer names (bias may be empty)
+  bool fully_connected = false;
+  bool transpose_b = false;  // Gemm transB / MatMul (B is K x N: false)
+  double alpha = 1.0, beta = 1.0;  // Gemm's factors
+  unsigned kernel_w = 1, kernel_h = 1;
+  unsigned stride_x = 1, stride_y = 1, dilation_x = 1, dilation_y = 1;
+  unsigned pad_left = 0, pad_right = 0, pad_top = 0, pad_bottom = 0;
+  bool relu = false;
+  double clip_max = 0.0;  // Clip(0, clip_max) fused: > 0
+};
+
+enum class PoolKind : std::uint8_t { kMax, kAverage };
+
+struct PoolAttrs {
+  PoolKind kind = PoolKind::kMax;
+  unsigned kernel_w = 1, kernel_h = 1, stride_x = 1, stride_y = 1;
+  unsigned pad_left = 0, pad_right = 0, pad_top = 0, pad_bottom = 0;
+};
+
+struct LrnAttrs {
+  unsigned size = 5;
+  double alpha = 1e-4, beta = 0.75, bias = 1.0;
+};
+
+struct PlannedLayer {
+  LayerKind kind = LayerKind::kConv;
+  std::vector<std::size_t> nodes;  // indices into Graph::nodes, in order
+  std::string input;               // the tensor whose surface the layer reads
+  std::string output;              // the tensor it writes (the last fused node's output)
+  ConvAttrs conv;
+  PoolAttrs pool;
+  LrnAttrs lrn;
+};
+
+// A tensor's cube as the device holds it.
+struct Cube {
+  std::uint32_t width = 1, height = 1, channels = 1;
+};
+
+struct NetPlan {
+  std::string input;                 // the graph's (one) data input
+  std::vector<std::int64_t> input_shape;  // NCHW or N x F, N = 1
+  std::vector<std::string> outputs;  // the graph's outputs
+  std::vector<PlannedLayer> layers;
+  std::map<std::string, Cube> cubes;  // every tensor a layer reads or writes, and the input
+  // Tensors that are views of another (Flatten/Reshape outputs): name -> the viewed tensor.
+  std::map<std::string, std::string> views;
+  std::map<std::string, std::vector<std::int64_t>> shapes;  // ONNX shapes (N = 1)
+
+  // The tensor a name stands for once views are followed.
+  [[nodiscard]] const std::string& resolve(const std::string& tensor) const;
+};
+
+// Plans `g`, which must have had fold_batch_norm and remove_identities applied. Throws
+// models::graph::GraphError naming the node: an op the DLA lacks ("Softmax 'prob': not supported
+// on the DLA of nv_small (no PPU in this configuration)"), an attribute it cannot honour, more
+// than one data input.
+[[nodiscard]] NetPlan plan_network(const models::graph::Graph& g, const std::string& config_name);
+
+// "Conv 'conv1' + Relu 'relu1'" for the layer's nodes.
+[[nodiscard]] std::string layer_nodes_label(const models::graph::Graph& g, const PlannedLayer& l);
+
+}  // namespace octasim::firmware::net

@@ -1,0 +1,283 @@
+#include "firmware/net/program.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/core.h>
+
+#include "firmware/net/weights.hpp"
+#include "sim/core/hw_config.hpp"
+
+namespace octasim::firmware::net {
+
+using models::graph::Graph;
+using models::graph::GraphError;
+
+std::uint64_t NetProgram::macs() const {
+  std::uint64_t n = 0;
+  for (const NetLayer& l : layers) n += l.macs;
+  return n;
+}
+
+namespace {
+
+constexpr std::uint64_t kMemoryBase = 0x80000000;
+constexpr std::uint64_t kAlign = 256;
+
+// Round half away from zero, as the device's convertors round.
+double round_away(double v) { return v < 0 ? -std::floor(-v + 0.5) : std::floor(v + 0.5); }
+
+class Builder {
+ public:
+  Builder(const Graph& g, const NetPlan& plan, const CalibrationTable& table,
+          const QuantOptions& options, const HwConfig& hw)
+      : g_(g), plan_(plan), table_(table), options_(options), hw_(hw) {
+    prog_.config = hw.name;
+    prog_.hw = conv_hardware(hw);
+    prog_.options = options;
+    prog_.table = table;
+    prog_.memory_begin = next_ = kMemoryBase;
+  }
+
+  NetProgram run() {
+    if (!prog_.hw.int8) {
+      throw GraphError(fmt::format("{} has no INT8 convolution; octasim's network compiler "
+                                   "quantizes to INT8/INT4 codes",
+                                   hw_.name));
+    }
+    if (options_.precision != NetPrecision::kInt8 && options_.precision != NetPrecision::kInt4) {
+      throw GraphError(fmt::format("precision {} is not supported by the network compiler yet "
+                                   "(int8, int4)",
+                                   precision_name(options_.precision)));
+    }
+    if (options_.calibration == ClipCalibration::kOctavDevice) {
+      throw GraphError("calibration octav-device is not supported by the network compiler yet");
+    }
+    prog_.input = tensor(plan_.input);
+    for (const PlannedLayer& l : plan_.layers) {
+      try {
+        lower(l);
+      } catch (const FirmwareError& e) {
+        throw GraphError(fmt::format("{}: {}", layer_nodes_label(g_, l), e.what()));
+      }
+    }
+    for (const std::string& out : plan_.outputs) {
+      NetTensor t = tensors_.at(plan_.resolve(out));
+      t.name = out;
+      t.shape = plan_.shapes.at(out);
+      prog_.outputs.push_back(t);
+    }
+    prog_.memory_end = next_;
+    return std::move(prog_);
+  }
+
+ private:
+  unsigned atom() const { return prog_.hw.atom_bytes; }
+
+  std::uint64_t allocate(std::uint64_t bytes) {
+    const std::uint64_t a = next_;
+    next_ += (bytes + kAlign - 1) / kAlign * kAlign;
+    if (next_ > (std::uint64_t{1} << 32)) {
+      throw GraphError(fmt::format("the network needs more than the 2 GiB of DRAM at 0x{:x}",
+                                   kMemoryBase));
+    }
+    return a;
+  }
+
+  std::uint64_t constant(std::string what, std::vector<std::uint8_t> bytes) {
+    const std::uint64_t a = allocate(bytes.size());
+    prog_.constants.push_back({a, std::move(what), std::move(bytes)});
+    return a;
+  }
+
+  // The surface of `name` (allocated on first use) with its quantization.
+  const NetTensor& tensor(const std::string& name) {
+    const auto it = tensors_.find(name);
+    if (it != tensors_.end()) return it->second;
+    const Cube& c = plan_.cubes.at(name);
+    NetTensor t;
+    t.name = name;
+    t.shape = plan_.shapes.at(name);
+    t.quant = table_.at(name);
+    t.surface = packed_surface(0, c.width, c.height, c.channels, atom());
+    t.surface.address = allocate(surface_bytes(t.surface, Precision::kInt8, atom()));
+    return tensors_.emplace(name, t).first->second;
+  }
+
+  void lower(const PlannedLayer& l) {
+    NetLayer out;
+    out.engine = layer_engine(l.kind);
+    out.nodes = layer_nodes_label(g_, l);
+    out.input = l.input;
+    out.output = l.output;
+    const NetTensor& in = tensor(l.input);
+    const NetTensor& dst = tensor(l.output);
+    switch (l.kind) {
+      case LayerKind::kConv: out.hw = lower_conv(l, in, dst, out); break;
+      case LayerKind::kPool: out.hw = lower_pool(l, in, dst); break;
+      case LayerKind::kLrn: out.hw = lower_lrn(l, in, dst); break;
+      case LayerKind::kRelu: {
+        SdpLayer s;
+        s.precision = Precision::kInt8;
+        s.src = in.surface;
+        s.dst = dst.surface;
+        s.relu = true;
+        (void)sdp_model_config(s, atom());  // checks
+        out.hw = s;
+        break;
+      }
+    }
+    prog_.layers.push_back(std::move(out));
+  }
+
+  ConvLayer lower_conv(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                       NetLayer& out) {
+    const ConvAttrs& a = l.conv;
+    const Cube& c = plan_.cubes.at(l.input);
+    const int weight_bits = code_bits(options_.precision);
+    const QuantizedWeights w = quantize_conv_weights(g_, l, c, weight_bits, options_.weights);
+    ConvLayer conv;
+    conv.precision = Precision::kInt8;
+    conv.src = in.surface;
+    conv.kernels = w.codes.kernels;
+    conv.kernel_width = a.kernel_w;
+    conv.kernel_height = a.kernel_h;
+    conv.stride_x = a.stride_x;
+    conv.stride_y = a.stride_y;
+    conv.dilation_x = a.dilation_x;
+    conv.dilation_y = a.dilation_y;
+    conv.pad_left = a.pad_left;
+    conv.pad_right = a.pad_right;
+    conv.pad_top = a.pad_top;
+    conv.pad_bottom = a.pad_bottom;
+    conv.dst = dst.surface;
+    const ConvCubeSize oc = conv_output_cube(conv);
+    if (oc.width != dst.surface.width || oc.height != dst.surface.height) {
+      throw GraphError(fmt::format("{}: output {}x{} differs from the graph's {}x{}", out.nodes,
+                                   oc.width, oc.height, dst.surface.width, dst.surface.height));
+    }
+    conv.weight_address =
+        constant(out.nodes + " weights", conv_weight_image(w.codes, Precision::kInt8, prog_.hw));
+    conv.sdp = requantization(w, in.quant, dst.quant, a.relu, out.nodes);
+    out.macs = std::uint64_t{oc.width} * oc.height * conv.kernels * a.kernel_w * a.kernel_h *
+               c.channels;
+    out.weight_scale_min = *std::min_element(w.scales.begin(), w.scales.end());
+    out.weight_scale_max = *std::max_element(w.scales.begin(), w.scales.end());
+    (void)plan_conv(conv, prog_.hw);  // refuses what the CBUF cannot hold, before anything runs
+    return conv;
+  }
+
+  // SDP's flying stage: bias and per-channel multiplier in BS, ReLU, the clamp of narrow codes.
+  SdpStage requantization(const QuantizedWeights& w, const TensorQuant& x, const TensorQuant& y,
+                          bool relu, const std::string& who) {
+    const std::size_t k = w.scales.size();
+    std::vector<double> bias(k), mul(k);
+    double bias_max = 0.0, mul_max = 0.0;
+    for (std::size_t i = 0; i < k; ++i) {
+      const double acc_step = x.step() * w.scales[i];
+      bias[i] = w.bias[i] / acc_step;
+      mul[i] = acc_step / y.step();
+      bias_max = std::max(bias_max, std::abs(bias[i]));
+      mul_max = std::max(mul_max, mul[i]);
+    }
+    SdpBiasScale bs;
+    while (bias_max / std::ldexp(1.0, static_cast<int>(bs.alu_shift)) > 32767.0) ++bs.alu_shift;
+    if (bs.alu_shift > 31) throw GraphError(fmt::format("{}: bias out of range", who));
+    // The largest t with every m[k] = round(M_k 2^t) in INT16.
+    int t = 0;
+    while (t < 63 && round_away(mul_max * std::ldexp(1.0, t + 1)) <= 32767.0) ++t;
+    if (round_away(mul_max * std::ldexp(1.0, t)) > 32767.0) {
+      throw GraphError(fmt::format("{}: the requantization factor {} exceeds SDP's INT16 "
+                                   "multiplier",
+                                   who, mul_max));
+    }
+    bs.mul_shift = static_cast<unsigned>(t);
+    std::vector<std::int16_t> alu(k), m(k);
+    for (std::size_t i = 0; i < k; ++i) {
+      alu[i] = static_cast<std::int16_t>(round_away(bias[i] / std::ldexp(1.0, static_cast<int>(bs.alu_shift))));
+      m[i] = static_cast<std::int16_t>(round_away(mul[i] * std::ldexp(1.0, t)));
+    }
+    bs.address =
+        constant(who + " bias/scale", sdp_bias_scale_table(alu, m, Precision::kInt8, atom()));
+    SdpStage s;
+    s.bias_scale = bs;
+    s.relu = relu;
+    if (y.max_code() < 127) s.clamp_max = static_cast<std::int16_t>(y.max_code());
+    s.cvt = SdpConvertor{0, 1, 0};
+    return s;
+  }
+
+  PdpLayer lower_pool(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst) {
+    const PoolAttrs& a = l.pool;
+    PdpLayer p;
+    p.precision = Precision::kInt8;
+    p.src = in.surface;
+    p.dst = dst.surface;
+    p.method = a.kind == PoolKind::kMax ? PoolMethod::kMax : PoolMethod::kAverage;
+    p.kernel_width = a.kernel_w;
+    p.kernel_height = a.kernel_h;
+    p.stride_x = a.stride_x;
+    p.stride_y = a.stride_y;
+    p.pad_left = a.pad_left;
+    p.pad_right = a.pad_right;
+    p.pad_top = a.pad_top;
+    p.pad_bottom = a.pad_bottom;
+    p.pad_value = 0;
+    const std::uint32_t ow = pdp_output_size(in.surface.width, a.kernel_w, a.stride_x, a.pad_left,
+                                             a.pad_right);
+    const std::uint32_t oh = pdp_output_size(in.surface.height, a.kernel_h, a.stride_y,
+                                             a.pad_top, a.pad_bottom);
+    if (ow != dst.surface.width || oh != dst.surface.height) {
+      throw GraphError(fmt::format("{}: PDP output {}x{} differs from the graph's {}x{}",
+                                   layer_nodes_label(g_, l), ow, oh, dst.surface.width,
+                                   dst.surface.height));
+    }
+    (void)pdp_model_params(p, atom());  // checks the kernel, stride and padding limits
+    return p;
+  }
+
+  CdpLayer lower_lrn(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst) {
+    LrnParams lp;
+    lp.local_size = l.lrn.size;
+    lp.k = l.lrn.bias;
+    lp.alpha = l.lrn.alpha;
+    lp.beta = l.lrn.beta;
+    lp.input_scale = in.quant.step();
+    const LrnLut lut = make_lrn_lut(lp, Precision::kInt8);
+    CdpLayer c;
+    c.precision = Precision::kInt8;
+    c.src = in.surface;
+    c.dst = dst.surface;
+    c.local_size = l.lrn.size;
+    c.in_cvt = CdpConvertor{0, 1, 0};
+    // y = x f at the input's step, times s_x / s_y: scale 2^u * s_x/s_y in INT16.
+    const double ratio = in.quant.step() / dst.quant.step();
+    int u = 0;
+    while (lut.fraction_bits + u < 63 && round_away(ratio * std::ldexp(1.0, u + 1)) <= 32767.0) ++u;
+    c.out_cvt = CdpConvertor{0, static_cast<std::int16_t>(round_away(ratio * std::ldexp(1.0, u))),
+                             lut.fraction_bits + static_cast<unsigned>(u)};
+    c.lut = lut.config;
+    c.lut_tables = lut.tables;
+    (void)cdp_model_params(c, atom());
+    return c;
+  }
+
+  const Graph& g_;
+  const NetPlan& plan_;
+  const CalibrationTable& table_;
+  const QuantOptions& options_;
+  const HwConfig& hw_;
+  NetProgram prog_;
+  std::map<std::string, NetTensor> tensors_;
+  std::uint64_t next_ = 0;
+};
+
+}  // namespace
+
+NetProgram build_program(const Graph& g, const NetPlan& plan, const CalibrationTable& table,
+                         const QuantOptions& options, const HwConfig& hw) {
+  return Builder(g, plan, table, options, hw).run();
+}
+
+}  // namespace octasim::firmware::net

@@ -1,0 +1,92 @@
+// A compiled network: the hardware layers (firmware/dla descriptors) with their surfaces in
+// device memory, the constants they read (weights, SDP operand tables), and how the network's
+// input and outputs are quantized — what `octasim net` runs and `octasim compile` records.
+//
+// The arithmetic of each layer type (quant.hpp gives the code formats):
+//   CONV  acc = sum(q_x * q_w) over the kernel (INT32 in CACC, no truncation); SDP (flying):
+//         BS  ((acc + (bias[k] << a)) * m[k]) >> t  — bias[k] = b[k] / (s_x s_w[k]) / 2^a,
+//             m[k] = s_x s_w[k] / s_y * 2^t (INT16, one shift t for all channels, the largest
+//             that keeps every m[k] in INT16), ReLU when fused;
+//         BN  min(., M) when the output has fewer code bits than INT8 (4-bit codes);
+//         the output convertor is the identity (INT8 saturation).
+//         Weights per output channel: s_w[k] = max|w_k| / Mw (Mw 127 at 8 bits, 7 at 4) with
+//         codes round(w / s_w), or the QAT-init patent's MMSE scale (models/quant/qat_init.hpp).
+//         Gemm/MatMul: the kernel covers the input cube (W x H x C of the flattened tensor, in
+//         ONNX's C-order) and has one output pixel.
+//   PDP   pooling of the codes; the output keeps the input's quantization (average pooling:
+//         PDP's rounded average of codes, padding 0).
+//   CDP   LRN through the LUT (firmware/dla/cdp.hpp make_lrn_lut at the input's step), the
+//         output convertor rescales to the output's step: scale round(s_x/s_y * 2^u), shift F+u.
+//   SDP   a lone ReLU: max(code, 0), the input's step.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "firmware/dla/cdp.hpp"
+#include "firmware/dla/conv.hpp"
+#include "firmware/dla/pdp.hpp"
+#include "firmware/dla/sdp.hpp"
+#include "firmware/net/plan.hpp"
+#include "firmware/net/quant.hpp"
+#include "models/graph/graph.hpp"
+
+namespace octasim {
+struct HwConfig;
+}
+
+namespace octasim::firmware::net {
+
+// A tensor the device holds: its surface and quantization, and its ONNX shape (N = 1).
+struct NetTensor {
+  std::string name;
+  FeatureSurface surface;
+  TensorQuant quant;
+  std::vector<std::int64_t> shape;
+};
+
+using HwLayer = std::variant<ConvLayer, PdpLayer, CdpLayer, SdpLayer>;
+
+struct NetLayer {
+  std::string engine;  // CONV, PDP, CDP, SDP
+  std::string nodes;   // the ONNX nodes it computes: "Conv 'conv1' + Relu 'relu1'"
+  std::string input, output;
+  HwLayer hw;
+  std::uint64_t macs = 0;  // multiply-accumulates per inference (CONV)
+  // Weight quantization of a CONV layer: the smallest and largest per-channel scale.
+  double weight_scale_min = 0.0, weight_scale_max = 0.0;
+};
+
+// Bytes the program places in memory before it runs.
+struct ConstantBlob {
+  std::uint64_t address = 0;
+  std::string what;  // "conv1 weights"
+  std::vector<std::uint8_t> bytes;
+};
+
+struct NetProgram {
+  std::string config;  // the hardware configuration's name
+  ConvHardware hw;
+  QuantOptions options;
+  NetTensor input;
+  std::vector<NetTensor> outputs;  // in the graph's output order
+  std::vector<NetLayer> layers;
+  std::vector<ConstantBlob> constants;
+  CalibrationTable table;             // every quantized tensor's clip
+  std::uint64_t memory_begin = 0, memory_end = 0;  // the DRAM range the program uses
+
+  [[nodiscard]] std::uint64_t macs() const;
+};
+
+// Lowers the planned graph: quantizes the weights, lays out every surface and table, and fills
+// each layer's registers' worth of fields from `table`. Throws models::graph::GraphError naming
+// the node when a layer cannot be programmed on `hw` (a kernel larger than the CBUF, a pool
+// kernel above 8, ...).
+[[nodiscard]] NetProgram build_program(const models::graph::Graph& g, const NetPlan& plan,
+                                       const CalibrationTable& table, const QuantOptions& options,
+                                       const HwConfig& hw);
+
+}  // namespace octasim::firmware::net

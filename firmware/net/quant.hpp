@@ -1,0 +1,78 @@
+// How a network's tensors are quantized on the device: the options a user chooses (precision,
+// activation clipping method, weight quantizer), the per-tensor result (clipping scalar, code
+// bits, sign) and the calibration table that stores it as JSON keyed by ONNX tensor name.
+//
+// A tensor x is stored as integer codes q = clamp(round_half_away(x / step), -M, M) with
+// step = clip / M and M = max_code(): the INT8 datapath is signed, so an 8-bit tensor has codes
+// -127..127 (an unsigned one, after a ReLU, 0..127), a 4-bit tensor -7..7 or, unsigned, 0..15
+// (4-bit codes held in INT8 elements). Weights are quantized per output channel, activations
+// per tensor.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+namespace octasim::firmware::net {
+
+enum class NetPrecision : std::uint8_t { kInt8, kInt4, kInt16, kFp16 };
+enum class ClipCalibration : std::uint8_t { kMax, kPercentile, kMseHistogram, kOctav, kOctavDevice };
+enum class WeightQuantizer : std::uint8_t { kMax, kMmse };
+
+[[nodiscard]] const char* precision_name(NetPrecision p);
+[[nodiscard]] const char* calibration_name(ClipCalibration c);
+[[nodiscard]] const char* weight_quantizer_name(WeightQuantizer w);
+// Parsers for the CLI's spellings ("int8", "mse-hist", "mmse"); false when unknown.
+[[nodiscard]] bool parse_precision(const std::string& s, NetPrecision& out);
+[[nodiscard]] bool parse_calibration(const std::string& s, ClipCalibration& out);
+[[nodiscard]] bool parse_weight_quantizer(const std::string& s, WeightQuantizer& out);
+
+struct QuantOptions {
+  NetPrecision precision = NetPrecision::kInt8;
+  ClipCalibration calibration = ClipCalibration::kMax;
+  WeightQuantizer weights = WeightQuantizer::kMax;
+  double percentile = 99.99;  // kPercentile
+};
+
+// The code bits tensors and weights get at a precision where the datapath allows it (8 at
+// INT8, 4 at INT4).
+[[nodiscard]] int code_bits(NetPrecision p);
+
+// One tensor as the device holds it.
+struct TensorQuant {
+  double clip = 0.0;  // s: the largest magnitude represented; step = s / max_code()
+  int bits = 8;       // code bits: 8 or 4
+  bool is_unsigned = false;
+  // What calibration saw (informational; 0 when the table did not say).
+  double min = 0.0, max = 0.0;
+  std::string method;  // how clip was chosen ("max", "octav", "table", "input of ...")
+
+  [[nodiscard]] int max_code() const;
+  [[nodiscard]] double step() const;
+  // The code of x (round half away from zero, clamped to the code range).
+  [[nodiscard]] std::int32_t code(double x) const;
+};
+
+// The bits the calibrators of models/quant take for a tensor with this many code levels: their
+// quantizer has 2^B (unsigned) or 2^B + 1 (signed) levels, the device 2M + 1 or M + 1.
+[[nodiscard]] int calibrator_bits(const TensorQuant& q);
+
+using CalibrationTable = std::map<std::string, TensorQuant>;
+
+// A calibration table file that cannot be read: one line starting with the path.
+class CalibrationError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Reads a JSON object keyed by tensor name. Each entry is octasim's
+// {"clip": s, "bits": 8, "unsigned": false, "min": a, "max": b, "method": "octav"} or NVDLA's
+// {"scale": step, "min": a, "max": b, "offset": 0} (clip = 127 * scale; offset must be 0: the
+// device's quantization is symmetric). Throws CalibrationError naming the file and the entry.
+[[nodiscard]] CalibrationTable read_calibration_table(const std::string& path);
+// Writes the table in octasim's form (with "scale" = step as well, so NVDLA-style readers see
+// the step). Throws CalibrationError when the file cannot be written.
+void write_calibration_table(const std::string& path, const CalibrationTable& table);
+
+}  // namespace octasim::firmware::net

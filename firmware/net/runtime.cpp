@@ -1,0 +1,121 @@
+#include "firmware/net/runtime.hpp"
+
+#include <cmath>
+
+#include <fmt/core.h>
+
+#include "models/ops/cdp.hpp"
+#include "models/ops/pdp.hpp"
+#include "models/ops/sdp.hpp"
+
+namespace octasim::firmware::net {
+
+using models::graph::Tensor;
+
+void load_constants(const NetProgram& p, models::ops::Memory& mem) {
+  for (const ConstantBlob& c : p.constants) mem.write(c.address, c.bytes.data(), c.bytes.size());
+}
+
+std::uint64_t tensor_bytes(const NetProgram& p, const FeatureSurface& s) {
+  return surface_bytes(s, Precision::kInt8, p.hw.atom_bytes);
+}
+
+std::vector<std::uint8_t> input_image(const NetProgram& p, const Tensor& batch,
+                                      std::size_t index) {
+  const FeatureSurface& s = p.input.surface;
+  const std::size_t per = std::size_t{s.width} * s.height * s.channels;
+  if (batch.f.empty() || batch.shape.empty() || batch.elements() % per != 0 ||
+      static_cast<std::size_t>(batch.shape[0]) * per != batch.elements()) {
+    throw FirmwareError(fmt::format("the input batch of shape {} does not hold images of {} "
+                                    "elements ({})",
+                                    models::graph::shape_string(batch.shape), per,
+                                    models::graph::shape_string(p.input.shape)));
+  }
+  if (index >= static_cast<std::size_t>(batch.shape[0])) {
+    throw FirmwareError(fmt::format("image {} of a batch of {}", index, batch.shape[0]));
+  }
+  models::ops::ConvCube cube(s.width, s.height, s.channels);
+  const float* x = &batch.f[index * per];
+  for (std::size_t i = 0; i < per; ++i) cube.data[i] = p.input.quant.code(x[i]);
+  return conv_feature_image(cube, s, Precision::kInt8, p.hw.atom_bytes);
+}
+
+void write_input(const NetProgram& p, const Tensor& batch, std::size_t index,
+                 models::ops::Memory& mem) {
+  const std::vector<std::uint8_t> bytes = input_image(p, batch, index);
+  mem.write(p.input.surface.address, bytes.data(), bytes.size());
+}
+
+std::vector<std::int32_t> read_output_codes(const NetProgram& p, std::size_t k,
+                                            const models::ops::Memory& mem) {
+  const FeatureSurface& s = p.outputs.at(k).surface;
+  return models::ops::read_feature_cube(conv_model_surface(s, p.hw.atom_bytes),
+                                        models::ops::ConvPrecision::kInt8, mem)
+      .data;
+}
+
+Tensor read_output(const NetProgram& p, std::size_t k, const models::ops::Memory& mem) {
+  const std::vector<std::int32_t> codes = read_output_codes(p, k, mem);
+  const double step = p.outputs[k].quant.step();
+  std::vector<float> v(codes.size());
+  for (std::size_t i = 0; i < codes.size(); ++i) v[i] = static_cast<float>(codes[i] * step);
+  return Tensor::floats(p.outputs[k].shape, std::move(v));
+}
+
+unsigned program_layer(const NetProgram& p, std::size_t i, Mmio& mmio, GroupState& g) {
+  const NetLayer& l = p.layers.at(i);
+  const unsigned atom = p.hw.atom_bytes;
+  unsigned bit = 0;
+  if (const auto* conv = std::get_if<ConvLayer>(&l.hw)) {
+    bit = program_conv(mmio, *conv, g.conv, p.hw, static_cast<int>(g.sdp));
+    g.conv ^= 1U;
+    g.sdp ^= 1U;
+  } else if (const auto* pdp = std::get_if<PdpLayer>(&l.hw)) {
+    bit = program_pdp(mmio, *pdp, g.pdp, atom);
+    g.pdp ^= 1U;
+  } else if (const auto* cdp = std::get_if<CdpLayer>(&l.hw)) {
+    bit = program_cdp(mmio, *cdp, g.cdp, atom);
+    g.cdp ^= 1U;
+  } else {
+    bit = program_sdp(mmio, std::get<SdpLayer>(l.hw), g.sdp, atom);
+    g.sdp ^= 1U;
+  }
+  return bit;
+}
+
+void program_network(const NetProgram& p, Mmio& mmio, GroupState& groups) {
+  for (std::size_t i = 0; i < p.layers.size(); ++i) {
+    mmio.wait_interrupt(program_layer(p, i, mmio, groups));
+  }
+}
+
+LayerGolden run_layer_model(const NetProgram& p, std::size_t i, models::ops::Memory& mem) {
+  const NetLayer& l = p.layers.at(i);
+  const unsigned atom = p.hw.atom_bytes;
+  LayerGolden out;
+  if (const auto* conv = std::get_if<ConvLayer>(&l.hw)) {
+    const ConvGolden g = run_conv_model(*conv, p.hw, mem);
+    out.saturations = g.cacc_saturation + g.sdp_saturation;
+  } else if (const auto* pdp = std::get_if<PdpLayer>(&l.hw)) {
+    (void)models::ops::run_pdp_layer(pdp_model_params(*pdp, atom), mem);
+  } else if (const auto* cdp = std::get_if<CdpLayer>(&l.hw)) {
+    models::LutTables tables;
+    tables.le = cdp->lut_tables.le;
+    tables.lo = cdp->lut_tables.lo;
+    const auto r = models::ops::run_cdp_layer(cdp_model_params(*cdp, atom), tables, mem);
+    out.saturations = r.stats.out_saturation.value();
+  } else {
+    const auto r = models::ops::run_sdp_layer(sdp_model_config(std::get<SdpLayer>(l.hw), atom),
+                                              mem, nullptr);
+    out.saturations = r.stats.out_saturation.value();
+  }
+  return out;
+}
+
+std::vector<LayerGolden> run_network_model(const NetProgram& p, models::ops::Memory& mem) {
+  std::vector<LayerGolden> out;
+  for (std::size_t i = 0; i < p.layers.size(); ++i) out.push_back(run_layer_model(p, i, mem));
+  return out;
+}
+
+}  // namespace octasim::firmware::net

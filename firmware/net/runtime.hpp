@@ -1,0 +1,62 @@
+// Running a compiled network (program.hpp): its constants and input into memory, every layer
+// programmed through an Mmio (a trace being recorded, or a device driven directly), the outputs
+// read back and dequantized; and the same layers through models/ (the quantized reference
+// executor: the device's arithmetic, layer by layer, which gives the goldens).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "firmware/driver/mmio.hpp"
+#include "firmware/net/program.hpp"
+#include "models/graph/graph.hpp"
+#include "models/ops/memory.hpp"
+
+namespace octasim::firmware::net {
+
+void load_constants(const NetProgram& p, models::ops::Memory& mem);
+
+// The codes of image `index` of `batch` (first axis: images; the rest the input's shape) as the
+// bytes of the input surface.
+[[nodiscard]] std::vector<std::uint8_t> input_image(const NetProgram& p,
+                                                    const models::graph::Tensor& batch,
+                                                    std::size_t index);
+// Writes them into memory.
+void write_input(const NetProgram& p, const models::graph::Tensor& batch, std::size_t index,
+                 models::ops::Memory& mem);
+
+// Output `k` read from memory: its codes (in ONNX's C order) ...
+[[nodiscard]] std::vector<std::int32_t> read_output_codes(const NetProgram& p, std::size_t k,
+                                                          const models::ops::Memory& mem);
+// ... and dequantized (code * step), with the output's ONNX shape (N = 1).
+[[nodiscard]] models::graph::Tensor read_output(const NetProgram& p, std::size_t k,
+                                                const models::ops::Memory& mem);
+
+// Each unit's next register group (NVDLA's ping-pong groups): kept across runs of a program on
+// one device, whose consumer pointers advance with every layer.
+struct GroupState {
+  unsigned conv = 0, sdp = 0, pdp = 0, cdp = 0;
+};
+
+// Programs layer `i` through `mmio` (register writes, D_OP_ENABLE) and returns the GLB
+// S_INTR_STATUS bit of its completion; advances `groups`.
+[[nodiscard]] unsigned program_layer(const NetProgram& p, std::size_t i, Mmio& mmio,
+                                     GroupState& groups);
+// Every layer in order, each awaited before the next is programmed.
+void program_network(const NetProgram& p, Mmio& mmio, GroupState& groups);
+
+// What the quantized reference executor counted in a layer.
+struct LayerGolden {
+  std::uint64_t saturations = 0;  // CACC + SDP output saturations, or CDP's
+};
+// Runs layer `i` through models/ on `mem` (inputs and constants already there).
+LayerGolden run_layer_model(const NetProgram& p, std::size_t i, models::ops::Memory& mem);
+// Every layer.
+std::vector<LayerGolden> run_network_model(const NetProgram& p, models::ops::Memory& mem);
+
+// The bytes of a tensor's surface (what a CRC check covers).
+[[nodiscard]] std::uint64_t tensor_bytes(const NetProgram& p, const FeatureSurface& s);
+
+}  // namespace octasim::firmware::net

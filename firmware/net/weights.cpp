@@ -1,0 +1,114 @@
+#include "firmware/net/weights.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/core.h>
+
+#include "models/quant/qat_init.hpp"
+
+namespace octasim::firmware::net {
+
+using models::graph::GraphError;
+
+namespace {
+
+// The float weights as K x R x S x C (models' order), and the bias.
+struct FloatWeights {
+  std::uint32_t k = 0, r = 0, s = 0, c = 0;
+  std::vector<float> w;  // (k, r, s, c)
+  std::vector<double> bias;
+};
+
+FloatWeights conv_weights(const models::graph::Graph& g, const PlannedLayer& l, const Cube& in) {
+  const auto& t = g.initializers.at(l.conv.weight);
+  FloatWeights f;
+  f.k = static_cast<std::uint32_t>(t.shape[0]);
+  f.c = static_cast<std::uint32_t>(t.shape[1]);
+  f.r = static_cast<std::uint32_t>(t.shape[2]);
+  f.s = static_cast<std::uint32_t>(t.shape[3]);
+  if (f.c != in.channels) {
+    throw GraphError(fmt::format("weights '{}' have {} input channels, the input has {}",
+                                 l.conv.weight, f.c, in.channels));
+  }
+  f.w.resize(t.f.size());
+  for (std::uint32_t k = 0; k < f.k; ++k)
+    for (std::uint32_t c = 0; c < f.c; ++c)
+      for (std::uint32_t r = 0; r < f.r; ++r)
+        for (std::uint32_t s = 0; s < f.s; ++s)
+          f.w[((std::size_t{k} * f.r + r) * f.s + s) * f.c + c] =
+              t.f[((std::size_t{k} * f.c + c) * f.r + r) * f.s + s];
+  return f;
+}
+
+FloatWeights fc_weights(const models::graph::Graph& g, const PlannedLayer& l, const Cube& in) {
+  const auto& b = g.initializers.at(l.conv.weight);
+  const auto rows = static_cast<std::size_t>(b.shape[0]), cols = static_cast<std::size_t>(b.shape[1]);
+  const std::size_t features = l.conv.transpose_b ? cols : rows;
+  const std::size_t outputs = l.conv.transpose_b ? rows : cols;
+  const std::size_t expected = std::size_t{in.channels} * in.height * in.width;
+  if (features != expected) {
+    throw GraphError(fmt::format("B '{}' has {} input features, the input has {}", l.conv.weight,
+                                 features, expected));
+  }
+  FloatWeights f;
+  f.k = static_cast<std::uint32_t>(outputs);
+  f.r = in.height;
+  f.s = in.width;
+  f.c = in.channels;
+  f.w.resize(outputs * features);
+  for (std::size_t n = 0; n < outputs; ++n)
+    for (std::uint32_t c = 0; c < f.c; ++c)
+      for (std::uint32_t y = 0; y < f.r; ++y)
+        for (std::uint32_t x = 0; x < f.s; ++x) {
+          const std::size_t feat = (std::size_t{c} * f.r + y) * f.s + x;
+          const float v = l.conv.transpose_b ? b.f[n * cols + feat] : b.f[feat * cols + n];
+          f.w[((n * f.r + y) * f.s + x) * f.c + c] = static_cast<float>(l.conv.alpha * double{v});
+        }
+  return f;
+}
+
+}  // namespace
+
+QuantizedWeights quantize_conv_weights(const models::graph::Graph& g, const PlannedLayer& l,
+                                       const Cube& in, int bits, WeightQuantizer quantizer) {
+  FloatWeights f = l.conv.fully_connected ? fc_weights(g, l, in) : conv_weights(g, l, in);
+  f.bias.assign(f.k, 0.0);
+  if (!l.conv.bias.empty()) {
+    const auto& b = g.initializers.at(l.conv.bias);
+    const double factor = l.conv.fully_connected ? l.conv.beta : 1.0;
+    if (b.f.size() != f.k && b.f.size() != 1) {
+      throw GraphError(fmt::format("bias '{}' has {} values for {} outputs", l.conv.bias,
+                                   b.f.size(), f.k));
+    }
+    for (std::uint32_t k = 0; k < f.k; ++k) f.bias[k] = factor * double{b.f[b.f.size() == 1 ? 0 : k]};
+  }
+  QuantizedWeights q;
+  q.codes = models::ops::ConvWeights(f.k, f.r, f.s, f.c);
+  q.scales.assign(f.k, 1.0);
+  q.bias = f.bias;
+  const std::size_t per = std::size_t{f.r} * f.s * f.c;
+  const int max_code = (1 << (bits - 1)) - 1;
+  for (std::uint32_t k = 0; k < f.k; ++k) {
+    const float* w = &f.w[k * per];
+    double m = 0.0;
+    for (std::size_t i = 0; i < per; ++i) m = std::max(m, std::abs(double{w[i]}));
+    if (m == 0.0) continue;
+    std::int32_t* out = &q.codes.data[k * per];
+    if (quantizer == WeightQuantizer::kMmse) {
+      const models::MmseWeights mm = models::mmse_weight_quantization(w, per, bits);
+      q.scales[k] = mm.scale;
+      std::copy(mm.codes.begin(), mm.codes.end(), out);
+      continue;
+    }
+    q.scales[k] = m / max_code;
+    for (std::size_t i = 0; i < per; ++i) {
+      const double v = double{w[i]} / q.scales[k];
+      const double r = v < 0 ? -std::floor(-v + 0.5) : std::floor(v + 0.5);
+      out[i] = static_cast<std::int32_t>(std::clamp(r, -double(max_code), double(max_code)));
+    }
+  }
+  return q;
+}
+
+}  // namespace octasim::firmware::net

@@ -1,0 +1,31 @@
+// Weight quantization for the network compiler: a Conv's or fully-connected layer's float
+// weights as per-output-channel INT codes in the layout models/ops/conv.hpp describes
+// (kernel, row, column, channel), with each channel's scale, and the float bias.
+#pragma once
+
+#include <vector>
+
+#include "firmware/net/plan.hpp"
+#include "firmware/net/quant.hpp"
+#include "models/graph/graph.hpp"
+#include "models/ops/conv.hpp"
+
+namespace octasim::firmware::net {
+
+struct QuantizedWeights {
+  models::ops::ConvWeights codes;  // K x R x S x C codes
+  std::vector<double> scales;      // s_w[k]: weight = code * s_w[k]
+  std::vector<double> bias;        // b[k] in real units (0 without a bias)
+};
+
+// The weights of conv layer `l` reading a tensor of cube `in`: a Conv's [K, C, R, S] weights, or
+// a Gemm/MatMul's B (with alpha, and beta on the bias) laid over the input cube in ONNX's
+// flattening order (channel, row, column). `bits` 8 or 4: codes in [-(2^(bits-1) - 1),
+// 2^(bits-1) - 1] with s_w = max|w_k| / (2^(bits-1) - 1) (kMax), or the MMSE scale and codes
+// of models::mmse_weight_quantization (kMmse: codes down to -2^(bits-1)). A channel of zeros gets
+// scale 1 and zero codes. Throws GraphError on a shape that does not match.
+[[nodiscard]] QuantizedWeights quantize_conv_weights(const models::graph::Graph& g,
+                                                     const PlannedLayer& l, const Cube& in,
+                                                     int bits, WeightQuantizer quantizer);
+
+}  // namespace octasim::firmware::net
