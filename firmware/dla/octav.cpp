@@ -1,7 +1,10 @@
 #include "firmware/dla/octav.hpp"
 
 #include <cmath>
+#include <optional>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/core.h>
@@ -38,63 +41,36 @@ void check_octav(const OctavLayer& l) {
   if (l.auto_program != OctavAutoProgram::kNone && l.granularity != OctavGranularity::kTensor) {
     fail("auto-program needs per-tensor granularity");
   }
+  if (l.auto_program == OctavAutoProgram::kFakeQuant && l.type != OctavDataType::kInt8 &&
+      l.type != OctavDataType::kInt16) {
+    fail("fake-quant auto-program needs INT8 or INT16 data (the SDP's integer input)");
+  }
   if (l.auto_clamp && l.auto_program != OctavAutoProgram::kSdp) {
     fail("auto_clamp needs auto-program to SDP");
   }
 }
 
-// Passes program_sdp's writes through except the clamp stages and the convertor, which it
-// replaces (BS: ALU MIN with a register operand, BN: ALU MAX; operand and convertor values
-// from `clip`, or none at all when OCTAV writes them), and D_OP_ENABLE when deferred.
-class ClipSdpMmio final : public Mmio {
+// Passes program_sdp's writes through except SDP_RDMA's S_POINTER (its own next group), the
+// registers in `overrides` (written with the value given, or not at all without one: OCTAV's),
+// and D_OP_ENABLE when deferred.
+class SdpOverrideMmio final : public Mmio {
  public:
-  ClipSdpMmio(Mmio& inner, const std::optional<SdpClip>& clip, unsigned rdma_group, bool enable)
-      : inner_(inner), clip_(clip), rdma_group_(rdma_group), enable_(enable) {}
+  using Overrides = std::vector<std::pair<std::uint32_t, std::optional<std::uint32_t>>>;
+  SdpOverrideMmio(Mmio& inner, Overrides overrides, unsigned rdma_group, bool enable)
+      : inner_(inner), overrides_(std::move(overrides)), rdma_group_(rdma_group), enable_(enable) {}
 
   void write32(std::uint32_t addr, std::uint32_t value) override {
-    namespace S = R::SDP;
-    if (addr == R::SDP_RDMA::S_POINTER::kAddr) {  // SDP_RDMA's own next group
+    if (addr == R::SDP_RDMA::S_POINTER::kAddr) {
       inner_.write32(addr, R::SDP_RDMA::S_POINTER::PRODUCER.set(0, rdma_group_));
       return;
     }
-    if (addr == S::D_DP_BS_CFG::kAddr) {  // MIN(x, hi)
-      using C = S::D_DP_BS_CFG;
-      inner_.write32(addr, C::BS_BYPASS.set(0, C::BS_BYPASS_NO) |
-                               C::BS_ALU_BYPASS.set(0, C::BS_ALU_BYPASS_NO) |
-                               C::BS_ALU_ALGO.set(0, C::BS_ALU_ALGO_MIN) |
-                               C::BS_MUL_BYPASS.set(0, C::BS_MUL_BYPASS_YES) |
-                               C::BS_RELU_BYPASS.set(0, C::BS_RELU_BYPASS_YES));
+    for (const auto& [a, v] : overrides_) {
+      if (a != addr) continue;
+      if (v) inner_.write32(addr, *v);
       return;
     }
-    if (addr == S::D_DP_BN_CFG::kAddr) {  // MAX(x, lo)
-      using C = S::D_DP_BN_CFG;
-      inner_.write32(addr, C::BN_BYPASS.set(0, C::BN_BYPASS_NO) |
-                               C::BN_ALU_BYPASS.set(0, C::BN_ALU_BYPASS_NO) |
-                               C::BN_ALU_ALGO.set(0, C::BN_ALU_ALGO_MAX) |
-                               C::BN_MUL_BYPASS.set(0, C::BN_MUL_BYPASS_YES) |
-                               C::BN_RELU_BYPASS.set(0, C::BN_RELU_BYPASS_YES));
-      return;
-    }
-    if (addr == S::D_DP_BS_ALU_CFG::kAddr || addr == S::D_DP_BN_ALU_CFG::kAddr) {
-      inner_.write32(addr, 0);  // operand from the register, no shift
-      return;
-    }
-    if (addr == S::D_DP_BS_ALU_SRC_VALUE::kAddr || addr == S::D_DP_BN_ALU_SRC_VALUE::kAddr) {
-      if (!clip_) return;  // OCTAV's
-      const bool bs = addr == S::D_DP_BS_ALU_SRC_VALUE::kAddr;
-      inner_.write32(addr, static_cast<std::uint16_t>(bs ? clip_->clamp_hi : clip_->clamp_lo));
-      return;
-    }
-    if (addr == S::D_CVT_OFFSET::kAddr || addr == S::D_CVT_SCALE::kAddr ||
-        addr == S::D_CVT_SHIFT::kAddr) {
-      if (!clip_) return;  // OCTAV's
-      const SdpConvertor& c = clip_->cvt;
-      inner_.write32(addr, addr == S::D_CVT_OFFSET::kAddr  ? static_cast<std::uint32_t>(c.offset)
-                           : addr == S::D_CVT_SCALE::kAddr ? static_cast<std::uint16_t>(c.scale)
-                                                           : c.shift);
-      return;
-    }
-    if ((addr == S::D_OP_ENABLE::kAddr || addr == R::SDP_RDMA::D_OP_ENABLE::kAddr) && !enable_) {
+    if ((addr == R::SDP::D_OP_ENABLE::kAddr || addr == R::SDP_RDMA::D_OP_ENABLE::kAddr) &&
+        !enable_) {
       return;
     }
     inner_.write32(addr, value);
@@ -104,10 +80,108 @@ class ClipSdpMmio final : public Mmio {
 
  private:
   Mmio& inner_;
-  const std::optional<SdpClip>& clip_;
+  Overrides overrides_;
   unsigned rdma_group_;
   bool enable_;
 };
+
+// D_DP_BS_CFG / D_DP_BN_CFG (one layout): the stage on, its ALU with `algo`, the multiplier on
+// or bypassed, ReLU on or bypassed.
+std::uint32_t x_stage_cfg(std::uint32_t algo, bool mul, bool relu) {
+  using C = R::SDP::D_DP_BS_CFG;
+  return C::BS_BYPASS.set(0, C::BS_BYPASS_NO) | C::BS_ALU_BYPASS.set(0, C::BS_ALU_BYPASS_NO) |
+         C::BS_ALU_ALGO.set(0, algo) |
+         C::BS_MUL_BYPASS.set(0, mul ? C::BS_MUL_BYPASS_NO : C::BS_MUL_BYPASS_YES) |
+         C::BS_MUL_PRELU.set(0, C::BS_MUL_PRELU_NO) |
+         C::BS_RELU_BYPASS.set(0, relu ? C::BS_RELU_BYPASS_NO : C::BS_RELU_BYPASS_YES);
+}
+
+// The clamp stages and the convertor of ClipSdpLayer: BS ALU MIN (hi), BN ALU MAX (lo), register
+// operands without shift; values from `clip`, or left to OCTAV.
+SdpOverrideMmio::Overrides clip_overrides(const std::optional<SdpClip>& clip) {
+  namespace S = R::SDP;
+  using C = S::D_DP_BS_CFG;
+  const auto value = [&](auto f) -> std::optional<std::uint32_t> {
+    if (!clip) return std::nullopt;
+    return f(*clip);
+  };
+  return {
+      {S::D_DP_BS_CFG::kAddr, x_stage_cfg(C::BS_ALU_ALGO_MIN, false, false)},
+      {S::D_DP_BN_CFG::kAddr, x_stage_cfg(C::BS_ALU_ALGO_MAX, false, false)},
+      {S::D_DP_BS_ALU_CFG::kAddr, 0u},
+      {S::D_DP_BN_ALU_CFG::kAddr, 0u},
+      {S::D_DP_BS_ALU_SRC_VALUE::kAddr, value([](const SdpClip& c) {
+         return std::uint32_t{static_cast<std::uint16_t>(c.clamp_hi)};
+       })},
+      {S::D_DP_BN_ALU_SRC_VALUE::kAddr, value([](const SdpClip& c) {
+         return std::uint32_t{static_cast<std::uint16_t>(c.clamp_lo)};
+       })},
+      {S::D_CVT_OFFSET::kAddr,
+       value([](const SdpClip& c) { return static_cast<std::uint32_t>(c.cvt.offset); })},
+      {S::D_CVT_SCALE::kAddr, value([](const SdpClip& c) {
+         return std::uint32_t{static_cast<std::uint16_t>(c.cvt.scale)};
+       })},
+      {S::D_CVT_SHIFT::kAddr, value([](const SdpClip& c) { return std::uint32_t{c.cvt.shift}; })},
+  };
+}
+
+// The fake-quant stages: BS ALU MIN and multiplier (shift 0), ReLU for unsigned data; BN ALU MAX
+// and multiplier; register operands from `params`, or left to OCTAV.
+SdpOverrideMmio::Overrides fake_quant_overrides(const FakeQuantSdpLayer& l) {
+  namespace S = R::SDP;
+  using C = S::D_DP_BS_CFG;
+  using AluCfg = S::D_DP_BN_ALU_CFG;
+  using MulCfg = S::D_DP_BN_MUL_CFG;
+  const std::optional<models::FakeQuantParams>& p = l.params;
+  const auto value = [&](auto f) -> std::optional<std::uint32_t> {
+    if (!p) return std::nullopt;
+    return f(*p);
+  };
+  const auto u16 = [](std::int16_t v) { return std::uint32_t{static_cast<std::uint16_t>(v)}; };
+  using P = models::FakeQuantParams;
+  return {
+      {S::D_DP_BS_CFG::kAddr, x_stage_cfg(C::BS_ALU_ALGO_MIN, true, l.is_unsigned)},
+      {S::D_DP_BS_ALU_CFG::kAddr, 0u},  // register operand, no shift
+      {S::D_DP_BS_ALU_SRC_VALUE::kAddr, value([&](const P& f) { return u16(f.hi); })},
+      {S::D_DP_BS_MUL_CFG::kAddr, 0u},  // register operand, shift 0
+      {S::D_DP_BS_MUL_SRC_VALUE::kAddr, value([&](const P& f) { return u16(f.r1); })},
+      {S::D_DP_BN_CFG::kAddr, x_stage_cfg(C::BS_ALU_ALGO_MAX, true, false)},
+      {AluCfg::kAddr, value([](const P& f) {
+         return AluCfg::BN_ALU_SRC.set(0, AluCfg::BN_ALU_SRC_REG) |
+                AluCfg::BN_ALU_SHIFT_VALUE.set(0, f.lo_shift);
+       })},
+      {S::D_DP_BN_ALU_SRC_VALUE::kAddr, value([&](const P& f) { return u16(f.lo); })},
+      {MulCfg::kAddr, value([](const P& f) {
+         return MulCfg::BN_MUL_SRC.set(0, MulCfg::BN_MUL_SRC_REG) |
+                MulCfg::BN_MUL_SHIFT_VALUE.set(0, f.t2);
+       })},
+      {S::D_DP_BN_MUL_SRC_VALUE::kAddr, value([&](const P& f) { return u16(f.r2); })},
+      {S::D_CVT_OFFSET::kAddr,
+       value([](const P& f) { return static_cast<std::uint32_t>(f.cvt.offset); })},
+      {S::D_CVT_SCALE::kAddr, value([&](const P& f) { return u16(f.cvt.scale); })},
+      {S::D_CVT_SHIFT::kAddr, value([](const P& f) { return std::uint32_t{f.cvt.shift}; })},
+  };
+}
+
+SdpLayer plain_sdp(const FakeQuantSdpLayer& l) {
+  SdpLayer s;
+  s.precision = l.precision;
+  s.src = l.src;
+  s.dst = l.dst;
+  s.count_saturation = l.count_saturation;
+  return s;
+}
+
+void check_fake_quant_sdp(const FakeQuantSdpLayer& l, unsigned atom_bytes) {
+  if (l.bits < models::kMinQuantBits || l.bits > models::kMaxQuantBits) {
+    throw FirmwareError(fmt::format("fake-quant SDP: bits {} outside 2..16", l.bits));
+  }
+  (void)sdp_model_config(plain_sdp(l), atom_bytes);  // the surfaces (FirmwareError)
+}
+
+models::Signedness signedness(bool is_unsigned) {
+  return is_unsigned ? models::Signedness::kUnsigned : models::Signedness::kSigned;
+}
 
 SdpLayer plain_sdp(const ClipSdpLayer& l) {
   SdpLayer s;
@@ -192,7 +266,7 @@ SdpClip sdp_clip_fields(double s, int bits, bool is_unsigned) {
 
 unsigned program_clip_sdp(Mmio& mmio, const ClipSdpLayer& layer, unsigned group,
                           unsigned rdma_group, unsigned atom_bytes, bool enable) {
-  ClipSdpMmio filtered(mmio, layer.clip, rdma_group & 1u, enable);
+  SdpOverrideMmio filtered(mmio, clip_overrides(layer.clip), rdma_group & 1u, enable);
   return program_sdp(filtered, plain_sdp(layer), group, atom_bytes);
 }
 
@@ -231,6 +305,70 @@ OctavSdpBits program_octav_sdp(Mmio& mmio, const OctavLayer& octav, const ClipSd
   OctavSdpBits bits;
   bits.octav = program_octav(mmio, octav, octav_group);
   bits.sdp = program_clip_sdp(mmio, sdp, sdp_group, sdp_rdma_group, atom_bytes, false);
+  mmio.wait_interrupt(bits.octav);
+  enable_sdp(mmio);
+  mmio.wait_interrupt(bits.sdp);
+  return bits;
+}
+
+models::FakeQuantParams fake_quant_fields(double s, int bits, bool is_unsigned) {
+  try {
+    return models::clip_to_fake_quant(s, bits, signedness(is_unsigned));
+  } catch (const std::invalid_argument& e) {
+    throw FirmwareError(std::string("fake-quant fields: ") + e.what());
+  }
+}
+
+unsigned program_fake_quant_sdp(Mmio& mmio, const FakeQuantSdpLayer& layer, unsigned group,
+                                unsigned rdma_group, unsigned atom_bytes, bool enable) {
+  check_fake_quant_sdp(layer, atom_bytes);
+  SdpOverrideMmio filtered(mmio, fake_quant_overrides(layer), rdma_group & 1u, enable);
+  return program_sdp(filtered, plain_sdp(layer), group, atom_bytes);
+}
+
+models::ops::SdpConfig fake_quant_sdp_model_config(const FakeQuantSdpLayer& layer,
+                                                   const models::FakeQuantParams& params,
+                                                   unsigned atom_bytes) {
+  check_fake_quant_sdp(layer, atom_bytes);
+  models::ops::SdpConfig c = sdp_model_config(plain_sdp(layer), atom_bytes);
+  const models::FakeQuantStages st =
+      models::fake_quant_stages(params, signedness(layer.is_unsigned));
+  c.bs = st.bs;
+  c.bn = st.bn;
+  c.cvt = st.cvt;
+  return c;
+}
+
+models::ops::SdpConfig fake_quant_sdp_model_config(const FakeQuantSdpLayer& layer, double s,
+                                                   unsigned atom_bytes) {
+  return fake_quant_sdp_model_config(layer, fake_quant_fields(s, layer.bits, layer.is_unsigned),
+                                     atom_bytes);
+}
+
+OctavSdpBits program_octav_fake_quant(Mmio& mmio, const OctavLayer& octav,
+                                      const FakeQuantSdpLayer& sdp, unsigned octav_group,
+                                      unsigned sdp_group, unsigned sdp_rdma_group,
+                                      unsigned atom_bytes) {
+  const auto fail = [](const std::string& what) {
+    throw FirmwareError("OCTAV -> fake-quant SDP: " + what);
+  };
+  if (octav.auto_program != OctavAutoProgram::kFakeQuant) {
+    fail("OCTAV must auto-program FAKEQUANT");
+  }
+  if (sdp.params) fail("the SDP layer must leave its operands to OCTAV (no params)");
+  const OctavDataType want =
+      sdp.precision == Precision::kInt8 ? OctavDataType::kInt8 : OctavDataType::kInt16;
+  if (octav.type != want) fail("OCTAV's data type must be the SDP's precision");
+  if (octav.bits != sdp.bits || octav.is_unsigned != sdp.is_unsigned) {
+    fail(fmt::format("OCTAV's B and signedness ({}, {}) must be the SDP layer's ({}, {})",
+                     octav.bits, octav.is_unsigned ? "unsigned" : "signed", sdp.bits,
+                     sdp.is_unsigned ? "unsigned" : "signed"));
+  }
+  check_octav(octav);
+  check_fake_quant_sdp(sdp, atom_bytes);
+  OctavSdpBits bits;
+  bits.octav = program_octav(mmio, octav, octav_group);
+  bits.sdp = program_fake_quant_sdp(mmio, sdp, sdp_group, sdp_rdma_group, atom_bytes, false);
   mmio.wait_interrupt(bits.octav);
   enable_sdp(mmio);
   mmio.wait_interrupt(bits.sdp);

@@ -35,7 +35,7 @@ enum class OctavDataType : std::uint8_t { kInt8 = 0, kInt16 = 1, kInt32 = 2, kFp
 enum class OctavGranularity : std::uint8_t { kTensor = 0, kChannel = 1, kVector = 2 };
 // The initial guess s_0, as models/ names it; the unit has no random guess (kRandom is refused).
 using models::OctavInit;
-enum class OctavAutoProgram : std::uint8_t { kNone = 0, kSdp = 1, kCdp = 2 };
+enum class OctavAutoProgram : std::uint8_t { kNone = 0, kSdp = 1, kCdp = 2, kFakeQuant = 3 };
 
 struct OctavLayer {
   OctavDataType type = OctavDataType::kInt16;
@@ -51,6 +51,8 @@ struct OctavLayer {
   OctavInit init = OctavInit::kHalfMax;
   float initial_value = 0.0f;
   std::uint64_t result_address = 0;  // per channel/vector: FP32 per group
+  // kFakeQuant (INT8/INT16 data): models::clip_to_fake_quant's operands into the next SDP group
+  // (program_fake_quant_sdp's layer).
   OctavAutoProgram auto_program = OctavAutoProgram::kNone;
   bool auto_clamp = false;  // with kSdp: also SDP's BS/BN ALU operands (clip_to_clamp)
 };
@@ -103,6 +105,43 @@ struct OctavSdpBits {
 OctavSdpBits program_octav_sdp(Mmio& mmio, const OctavLayer& octav, const ClipSdpLayer& sdp,
                                unsigned octav_group, unsigned sdp_group, unsigned sdp_rdma_group,
                                unsigned atom_bytes);
+
+// Fake quantization (OCTAV AUTO_PROGRAM=FAKEQUANT, models::clip_to_fake_quant): an SDP layer
+// (memory to memory, INT8 or INT16) whose output is its input in the same units, snapped to the
+// B-bit grid of a clip s: A' = round(round(clamp(A, lo, s) * M/s) * s/M). A following layer's
+// static programming stays valid, and the error is B-bit clipped quantization at the clip the
+// device chose, per inference. The static part, written by program_fake_quant_sdp: BS ALU MIN
+// and multiplier (shift 0) from registers, ReLU for unsigned data; BN ALU MAX and multiplier
+// from registers; EW bypassed. The operands (hi, r1, lo and its shift, r2 and its shift, the
+// output convertor) come from `params` or, without, from OCTAV (program_octav_fake_quant).
+struct FakeQuantSdpLayer {
+  Precision precision = Precision::kInt8;  // input = output
+  FeatureSurface src, dst;
+  int bits = 4;  // B, 2..16
+  bool is_unsigned = false;
+  std::optional<models::FakeQuantParams> params;  // host-programmed operands
+  bool count_saturation = true;
+};
+// models::clip_to_fake_quant(s, bits, sign), FirmwareError for a bad s or B.
+[[nodiscard]] models::FakeQuantParams fake_quant_fields(double s, int bits, bool is_unsigned);
+// SDP in group `group`, SDP_RDMA in `rdma_group`; D_OP_ENABLE only when `enable` (else call
+// enable_sdp later). Returns SDP_DONE_STATUS<group>'s bit. FirmwareError before any write.
+[[nodiscard]] unsigned program_fake_quant_sdp(Mmio& mmio, const FakeQuantSdpLayer& layer,
+                                              unsigned group, unsigned rdma_group,
+                                              unsigned atom_bytes, bool enable = true);
+// The models/ description of that SDP layer with the operands of clip s (or of `params`), for
+// golden output: what OCTAV's auto-program at clip s makes the device compute.
+[[nodiscard]] models::ops::SdpConfig fake_quant_sdp_model_config(const FakeQuantSdpLayer& layer,
+                                                                 double s, unsigned atom_bytes);
+[[nodiscard]] models::ops::SdpConfig fake_quant_sdp_model_config(
+    const FakeQuantSdpLayer& layer, const models::FakeQuantParams& params, unsigned atom_bytes);
+// OCTAV (`octav`: AUTO_PROGRAM=FAKEQUANT, its data type, B and signedness those of `sdp`) and
+// then the SDP it programs (`sdp`, without params): OCTAV in octav_group, SDP in sdp_group,
+// SDP_RDMA in sdp_rdma_group. Waits for OCTAV before enabling SDP, then for SDP.
+OctavSdpBits program_octav_fake_quant(Mmio& mmio, const OctavLayer& octav,
+                                      const FakeQuantSdpLayer& sdp, unsigned octav_group,
+                                      unsigned sdp_group, unsigned sdp_rdma_group,
+                                      unsigned atom_bytes);
 
 // conv -> OCTAV -> SDP. conv must be INT16 (its SDP writes A = conv.dst); sdp_out receives the
 // codes. Groups, as the units' consumer pointers stand: the convolution (CDMA..SDP, SDP_RDMA)

@@ -72,6 +72,27 @@ GroupStats group_stats(const float* x, std::size_t n, Signedness sign) {
   return st;
 }
 
+// AUTO_PROGRAM=FAKEQUANT: models::clip_to_fake_quant's operands into SDP's next group.
+void add_fake_quant_writes(dla::OpResult& r, float clip, const OctavOp& op) {
+  namespace S = R::SDP;
+  const models::FakeQuantParams p =
+      models::clip_to_fake_quant(static_cast<double>(clip), op.options.bits, op.options.sign);
+  const auto u16 = [](std::int16_t v) { return std::uint32_t{static_cast<std::uint16_t>(v)}; };
+  using AluCfg = S::D_DP_BN_ALU_CFG;
+  using MulCfg = S::D_DP_BN_MUL_CFG;
+  r.status.emplace_back(S::D_DP_BS_ALU_SRC_VALUE::kAddr, u16(p.hi));
+  r.status.emplace_back(S::D_DP_BS_MUL_SRC_VALUE::kAddr, u16(p.r1));
+  r.status.emplace_back(AluCfg::kAddr, AluCfg::BN_ALU_SRC.set(0, AluCfg::BN_ALU_SRC_REG) |
+                                           AluCfg::BN_ALU_SHIFT_VALUE.set(0, p.lo_shift));
+  r.status.emplace_back(S::D_DP_BN_ALU_SRC_VALUE::kAddr, u16(p.lo));
+  r.status.emplace_back(MulCfg::kAddr, MulCfg::BN_MUL_SRC.set(0, MulCfg::BN_MUL_SRC_REG) |
+                                           MulCfg::BN_MUL_SHIFT_VALUE.set(0, p.t2));
+  r.status.emplace_back(S::D_DP_BN_MUL_SRC_VALUE::kAddr, u16(p.r2));
+  r.status.emplace_back(S::D_CVT_OFFSET::kAddr, static_cast<std::uint32_t>(p.cvt.offset));
+  r.status.emplace_back(S::D_CVT_SCALE::kAddr, u16(p.cvt.scale));
+  r.status.emplace_back(S::D_CVT_SHIFT::kAddr, p.cvt.shift);
+}
+
 // A 64-bit count in a 32-bit counter register (sticks at the maximum).
 std::uint32_t sat32(std::uint64_t v) {
   return v > 0xffffffffu ? 0xffffffffu : static_cast<std::uint32_t>(v);
@@ -196,10 +217,20 @@ OctavOp decode_octav(const dla::RegRead& regs, unsigned atom_bytes) {
   }
   op.result_addr = dla::read_address(regs, R::OCTAV::D_RESULT_ADDR_HIGH::kAddr,
                                      R::OCTAV::D_RESULT_ADDR_LOW::kAddr);
-  const std::uint32_t ap = Misc::AUTO_PROGRAM.get(misc);
-  if (ap > 2) fail("D_MISC_CFG.AUTO_PROGRAM has the reserved value 3 (expected NONE, SDP or CDP)");
-  op.auto_program = static_cast<AutoProgram>(ap);
-  if (op.auto_program != AutoProgram::kNone && op.grouping.kind != models::GroupKind::kTensor) {
+  op.auto_program = static_cast<AutoProgram>(Misc::AUTO_PROGRAM.get(misc));  // 2 bits: 0..3
+  if (op.auto_program == AutoProgram::kFakeQuant) {
+    if (op.grouping.kind != models::GroupKind::kTensor) {
+      fail(
+          "AUTO_PROGRAM=FAKEQUANT needs per-tensor granularity (the SDP's operands take one "
+          "clip)");
+    }
+    if (op.type != DataType::kInt8 && op.type != DataType::kInt16) {
+      fail(std::string("AUTO_PROGRAM=FAKEQUANT needs DATA_TYPE INT8 or INT16 (the SDP's "
+                       "integer data), not ") +
+           data_type_name(op.type));
+    }
+  } else if (op.auto_program != AutoProgram::kNone &&
+             op.grouping.kind != models::GroupKind::kTensor) {
     fail("auto-program needs per-tensor granularity (a convertor takes one scale)");
   }
   op.auto_clamp = Misc::AUTO_CLAMP.get(misc) == Misc::AUTO_CLAMP_ENABLE;
@@ -370,7 +401,9 @@ dla::OpResult run_octav(const HwConfig& hw, const dla::RegRead& regs, const LutT
   r.status.emplace_back(R::OCTAV::D_PERF_PASSES::kAddr, traffic.passes);
   r.status.emplace_back(R::OCTAV::D_PERF_ELEMENTS::kAddr, sat32(traffic.elements));
   r.status.emplace_back(R::OCTAV::D_PERF_READ_BYTES::kAddr, sat32(traffic.dram_bytes));
-  if (op.auto_program != AutoProgram::kNone) {
+  if (op.auto_program == AutoProgram::kFakeQuant) {
+    add_fake_quant_writes(r, out.clips[0], op);
+  } else if (op.auto_program != AutoProgram::kNone) {
     const models::ConvertorParams p = models::clip_to_convertor(static_cast<double>(out.clips[0]),
                                                                 op.options.bits, op.options.sign);
     const auto offset = static_cast<std::uint32_t>(p.offset);

@@ -37,6 +37,13 @@
 //   also models::clip_to_clamp into SDP D_DP_BS_ALU_SRC_VALUE (hi) and D_DP_BN_ALU_SRC_VALUE
 //   (lo), for an SDP that firmware set up to clamp (BS ALU MIN, BN ALU MAX, register operands)
 //   because its output is wider than B bits and would not clip by saturating.
+// - AUTO_PROGRAM=FAKEQUANT (per tensor, DATA_TYPE INT8 or INT16): models::clip_to_fake_quant(FP32
+//   clip, B, signedness) into the register operands of SDP's next group, for an SDP that firmware
+//   set up to fake-quantize (firmware::program_fake_quant_sdp: BS ALU MIN / multiplier, BN ALU
+//   MAX / multiplier, register operands): D_DP_BS_ALU_SRC_VALUE (hi), D_DP_BS_MUL_SRC_VALUE (r1),
+//   D_DP_BN_ALU_CFG (register source, shift lo_shift), D_DP_BN_ALU_SRC_VALUE (lo),
+//   D_DP_BN_MUL_CFG (register source, shift t2), D_DP_BN_MUL_SRC_VALUE (r2) and D_CVT_OFFSET/
+//   SCALE/SHIFT. The SDP's output is the tensor in its own units on the B-bit grid of the clip.
 #pragma once
 
 #include <cstdint>
@@ -55,7 +62,7 @@ inline constexpr unsigned kCountBits = 32;  // count_above, count_nonzero_at_or_
 inline constexpr int kSumLsbExponent = -149;
 
 enum class DataType : std::uint8_t { kInt8 = 0, kInt16 = 1, kInt32 = 2, kFp16 = 3, kFp32 = 4 };
-enum class AutoProgram : std::uint8_t { kNone = 0, kSdp = 1, kCdp = 2 };
+enum class AutoProgram : std::uint8_t { kNone = 0, kSdp = 1, kCdp = 2, kFakeQuant = 3 };
 
 [[nodiscard]] unsigned element_bytes(DataType t);
 [[nodiscard]] const char* data_type_name(DataType t);
