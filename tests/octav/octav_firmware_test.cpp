@@ -141,6 +141,84 @@ TEST(OctavFirmware, ClipFieldsAreModelsMapping) {
   EXPECT_THROW((void)sdp_clip_fields(-2.0, 8, false), FirmwareError);
 }
 
+TEST(OctavFirmware, FakeQuantModeDecodes) {
+  OctavLayer l;
+  l.type = OctavDataType::kInt16;
+  l.src = packed_surface(0x3000, 5, 5, 5, 8);
+  l.auto_program = OctavAutoProgram::kFakeQuant;
+  GroupedMmio m;
+  EXPECT_EQ(program_octav(m, l, 0), 22u);
+  EXPECT_EQ(R::OCTAV::D_MISC_CFG::AUTO_PROGRAM.get(m.regs[0][R::OCTAV::D_MISC_CFG::kAddr]),
+            R::OCTAV::D_MISC_CFG::AUTO_PROGRAM_FAKEQUANT);
+  const octav::OctavOp op = octav::decode_octav(m.reader(0), 8);
+  EXPECT_EQ(op.auto_program, octav::AutoProgram::kFakeQuant);
+  EXPECT_EQ(op.type, octav::DataType::kInt16);
+  l.type = OctavDataType::kFp16;
+  GroupedMmio refused;
+  EXPECT_THROW((void)program_octav(refused, l, 0), FirmwareError);
+  EXPECT_EQ(refused.writes, 0);
+}
+
+// Records every write in order (SDP's groups are not modelled: only what firmware writes).
+class WriteLog final : public Mmio {
+ public:
+  void write32(std::uint32_t addr, std::uint32_t value) override { writes[addr] = value; }
+  [[nodiscard]] std::uint32_t read32(std::uint32_t /*addr*/) override { return 0; }
+  void wait_interrupt(unsigned /*status_bit*/) override {}
+  std::map<std::uint32_t, std::uint32_t> writes;
+};
+
+TEST(OctavFirmware, FakeQuantSdpStaticPartAndOperands) {
+  namespace S = R::SDP;
+  FakeQuantSdpLayer l;
+  l.src = packed_surface(0x1000, 4, 4, 8, 8);
+  l.dst = packed_surface(0x9000, 4, 4, 8, 8);
+  l.bits = 4;
+  // Left to OCTAV: the stage configuration only, no operand register, no D_OP_ENABLE.
+  WriteLog octavs;
+  EXPECT_EQ(program_fake_quant_sdp(octavs, l, 1, 1, 8, false), 1u);  // SDP_DONE_STATUS1
+  using C = S::D_DP_BS_CFG;
+  const std::uint32_t bs = octavs.writes.at(S::D_DP_BS_CFG::kAddr);
+  EXPECT_EQ(C::BS_BYPASS.get(bs), C::BS_BYPASS_NO);
+  EXPECT_EQ(C::BS_ALU_ALGO.get(bs), C::BS_ALU_ALGO_MIN);
+  EXPECT_EQ(C::BS_MUL_BYPASS.get(bs), C::BS_MUL_BYPASS_NO);
+  EXPECT_EQ(C::BS_RELU_BYPASS.get(bs), C::BS_RELU_BYPASS_YES);  // signed data
+  const std::uint32_t bn = octavs.writes.at(S::D_DP_BN_CFG::kAddr);
+  EXPECT_EQ(C::BS_ALU_ALGO.get(bn), C::BS_ALU_ALGO_MAX);
+  EXPECT_EQ(C::BS_MUL_BYPASS.get(bn), C::BS_MUL_BYPASS_NO);
+  EXPECT_EQ(octavs.writes.at(S::D_DP_BS_MUL_CFG::kAddr), 0u);  // register operand, shift 0
+  for (std::uint32_t a :
+       {S::D_DP_BS_ALU_SRC_VALUE::kAddr, S::D_DP_BS_MUL_SRC_VALUE::kAddr, S::D_DP_BN_ALU_CFG::kAddr,
+        S::D_DP_BN_ALU_SRC_VALUE::kAddr, S::D_DP_BN_MUL_CFG::kAddr, S::D_DP_BN_MUL_SRC_VALUE::kAddr,
+        S::D_CVT_OFFSET::kAddr, S::D_CVT_SCALE::kAddr, S::D_CVT_SHIFT::kAddr, S::D_OP_ENABLE::kAddr,
+        R::SDP_RDMA::D_OP_ENABLE::kAddr}) {
+    EXPECT_EQ(octavs.writes.count(a), 0u) << std::hex << a;
+  }
+  // Host-programmed: the operands of fake_quant_fields, and ReLU for unsigned data.
+  l.is_unsigned = true;
+  l.params = fake_quant_fields(37.25, 4, true);
+  WriteLog host;
+  (void)program_fake_quant_sdp(host, l, 0, 0, 8);
+  EXPECT_EQ(C::BS_RELU_BYPASS.get(host.writes.at(S::D_DP_BS_CFG::kAddr)), C::BS_RELU_BYPASS_NO);
+  const auto u16 = [](std::int16_t v) { return std::uint32_t{static_cast<std::uint16_t>(v)}; };
+  EXPECT_EQ(host.writes.at(S::D_DP_BS_ALU_SRC_VALUE::kAddr), u16(l.params->hi));
+  EXPECT_EQ(host.writes.at(S::D_DP_BS_MUL_SRC_VALUE::kAddr), u16(l.params->r1));
+  EXPECT_EQ(host.writes.at(S::D_DP_BN_MUL_SRC_VALUE::kAddr), u16(l.params->r2));
+  EXPECT_EQ(host.writes.at(S::D_DP_BN_MUL_CFG::kAddr), std::uint32_t{l.params->t2} << 8);
+  EXPECT_EQ(host.writes.at(S::D_CVT_SCALE::kAddr), u16(l.params->cvt.scale));
+  EXPECT_EQ(host.writes.at(S::D_OP_ENABLE::kAddr), 1u);
+  // The model configuration holds the same stages.
+  const models::ops::SdpConfig c = fake_quant_sdp_model_config(l, 37.25, 8);
+  EXPECT_EQ(c.bs.alu_operand, l.params->hi);
+  EXPECT_EQ(c.bn.mul_operand, l.params->r2);
+  EXPECT_FALSE(c.bs.relu_bypass);
+  EXPECT_THROW((void)fake_quant_fields(-1.0, 4, false), FirmwareError);
+  l.bits = 1;
+  WriteLog none;
+  EXPECT_THROW((void)program_fake_quant_sdp(none, l, 0, 0, 8), FirmwareError);
+  EXPECT_TRUE(none.writes.empty());
+}
+
 TEST(OctavFirmware, QuantizedConvRefusesInt8) {
   QuantizedConvLayer l;
   l.conv.precision = Precision::kInt8;

@@ -409,6 +409,61 @@ TEST(OctavFunctional, RefusesBadProgramming) {
   expect_refused(vector0, "D_VECTOR_SIZE is 0", {}, false);
 }
 
+TEST(OctavFunctional, FakeQuantWritesTheSdpOperands) {
+  for (bool unsigned_data : {false, true}) {
+    Program p;
+    p.type = DataType::kInt8;
+    p.unsigned_data = unsigned_data;
+    p.w = 16;
+    p.h = 4;
+    p.c = 8;
+    p.bits = 4;
+    p.auto_program = R::OCTAV::D_MISC_CFG::AUTO_PROGRAM_FAKEQUANT;
+    const TypedTensor t = test::laplace_tensor(p.type, std::size_t{p.w} * p.h * p.c, 12.0, 47);
+    const dla::OpResult r = run_and_check(p, t);
+    const float clip = test::fp32_of(status(r, R::OCTAV::D_CLIP_RESULT::kAddr));
+    ASSERT_GT(clip, 1.0f);
+    const models::FakeQuantParams want = models::clip_to_fake_quant(
+        clip, 4, unsigned_data ? models::Signedness::kUnsigned : models::Signedness::kSigned);
+    const auto u16 = [](std::int16_t v) { return std::uint32_t{static_cast<std::uint16_t>(v)}; };
+    EXPECT_EQ(status(r, R::SDP::D_DP_BS_ALU_SRC_VALUE::kAddr), u16(want.hi));
+    EXPECT_EQ(status(r, R::SDP::D_DP_BS_MUL_SRC_VALUE::kAddr), u16(want.r1));
+    EXPECT_EQ(status(r, R::SDP::D_DP_BN_ALU_SRC_VALUE::kAddr), u16(want.lo));
+    EXPECT_EQ(status(r, R::SDP::D_DP_BN_MUL_SRC_VALUE::kAddr), u16(want.r2));
+    // Register operands (SRC field 0) with the shifts in bits 8 and up.
+    EXPECT_EQ(status(r, R::SDP::D_DP_BN_ALU_CFG::kAddr), std::uint32_t{want.lo_shift} << 8);
+    EXPECT_EQ(status(r, R::SDP::D_DP_BN_MUL_CFG::kAddr), std::uint32_t{want.t2} << 8);
+    EXPECT_EQ(status(r, R::SDP::D_CVT_OFFSET::kAddr), 0u);
+    EXPECT_EQ(status(r, R::SDP::D_CVT_SCALE::kAddr), u16(want.cvt.scale));
+    EXPECT_EQ(status(r, R::SDP::D_CVT_SHIFT::kAddr), want.cvt.shift);
+    // The clamp sits at the integers around the clip; the convertor dequantizes codes to s/M.
+    EXPECT_NEAR(want.hi, static_cast<double>(clip), 1.0);
+    EXPECT_NEAR(models::convertor_multiplier(want.cvt),
+                static_cast<double>(clip) / (unsigned_data ? 15 : 7),
+                1e-4 * static_cast<double>(clip));
+    EXPECT_FALSE(has_status(r, R::CDP::D_DATOUT_SCALE::kAddr));
+  }
+}
+
+TEST(OctavFunctional, RefusesBadFakeQuant) {
+  Program p;
+  p.w = 4;
+  p.auto_program = R::OCTAV::D_MISC_CFG::AUTO_PROGRAM_FAKEQUANT;
+  Program channel = p;
+  channel.granularity = R::OCTAV::D_MISC_CFG::GRANULARITY_CHANNEL;
+  expect_refused(channel, "AUTO_PROGRAM=FAKEQUANT needs per-tensor granularity", {}, false);
+  Program vector = p;
+  vector.granularity = R::OCTAV::D_MISC_CFG::GRANULARITY_VECTOR;
+  vector.vector = 2;
+  expect_refused(vector, "AUTO_PROGRAM=FAKEQUANT needs per-tensor granularity", {}, false);
+  Program fp16 = p;
+  fp16.type = DataType::kFp16;
+  expect_refused(fp16, "AUTO_PROGRAM=FAKEQUANT needs DATA_TYPE INT8 or INT16", {}, false);
+  Program clamp = p;
+  clamp.auto_clamp = true;
+  expect_refused(clamp, "AUTO_CLAMP needs AUTO_PROGRAM=SDP", {}, false);
+}
+
 TEST(OctavFunctional, RefusesNaNInput) {
   MemoryImage mem;
   const float v[3] = {1.0f, std::nanf(""), 2.0f};
