@@ -46,7 +46,7 @@ fn::QuantOptions quant_options(const NetCommonOptions& o) {
                     o.calibration));
   }
   if (!fn::parse_weight_quantizer(o.weights, q.weights)) {
-    throw UsageError(fmt::format("--weights {}: expected max or mmse", o.weights));
+    throw UsageError(fmt::format("--weights {}: expected max, mmse or octav", o.weights));
   }
   q.percentile = o.percentile;
   return q;
@@ -216,8 +216,8 @@ void add_net_common_options(CLI::App& cmd, NetCommonOptions& o) {
                  "calibration images)");
   cmd.add_option("--percentile", o.percentile, "the percentile of --calibration percentile");
   cmd.add_option("--weights", o.weights,
-                 "weight quantizer per output channel: max, or mmse (the QAT-init patent's "
-                 "MMSE scale)");
+                 "weight quantizer per output channel: max, mmse (the QAT-init patent's "
+                 "MMSE scale) or octav (OCTAV's clip per channel)");
   cmd.add_option("--calib-data", o.calib_data,
                  "calibration images (.npy, .pb or IDX[.gz]); default: the run's input");
   cmd.add_option("--calib-images", o.calib_images, "how many calibration images to use");
