@@ -41,9 +41,12 @@ const char* calibration_name(ClipCalibration c) {
 
 const char* weight_quantizer_name(WeightQuantizer w) {
   switch (w) {
-    case WeightQuantizer::kMax: return "max";
-    case WeightQuantizer::kMmse: return "mmse";
-    case WeightQuantizer::kOctav: return "octav";
+    case WeightQuantizer::kMax:
+      return "max";
+    case WeightQuantizer::kMmse:
+      return "mmse";
+    case WeightQuantizer::kOctav:
+      return "octav";
   }
   return "?";
 }
@@ -72,7 +75,8 @@ bool parse_calibration(const std::string& s, ClipCalibration& out) {
 }
 
 bool parse_weight_quantizer(const std::string& s, WeightQuantizer& out) {
-  for (WeightQuantizer w : {WeightQuantizer::kMax, WeightQuantizer::kMmse, WeightQuantizer::kOctav}) {
+  for (WeightQuantizer w :
+       {WeightQuantizer::kMax, WeightQuantizer::kMmse, WeightQuantizer::kOctav}) {
     if (s == weight_quantizer_name(w)) {
       out = w;
       return true;

@@ -29,7 +29,8 @@ Tensor first_items(Tensor t, std::size_t limit) {
 namespace {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // IDX by name (MNIST's "-idx3-ubyte", ".idx", optionally ".gz"), .npy (integers allowed), else an
