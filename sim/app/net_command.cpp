@@ -262,6 +262,9 @@ int run_net(const NetOptions& o) {
       p.calibration_images, p.calibration_images == 1 ? "" : "s",
       fn::weight_quantizer_name(prog.options.weights));
 
+  // Labels are checked before the (possibly long) run.
+  const std::vector<std::int64_t> labels =
+      o.labels.empty() ? std::vector<std::int64_t>{} : read_labels_file(o.labels, count);
   BatchResult batch;
   Timing timing;
   try {
@@ -295,7 +298,6 @@ int run_net(const NetOptions& o) {
   fmt::print("\nimages: {} ({} device)\n", count, o.functional ? "functional" : "cycle-level");
   fmt::print("device vs quantized reference: {} of {} images bit-exact\n", batch.bit_exact, count);
   if (!o.labels.empty()) {
-    const std::vector<std::int64_t> labels = read_labels_file(o.labels, count);
     std::size_t device_ok = 0, ref_ok = 0, agree = 0;
     for (std::size_t first = 0; first < count; first += 64) {
       const std::size_t n = std::min<std::size_t>(64, count - first);
