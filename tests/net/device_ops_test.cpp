@@ -4,6 +4,8 @@
 // of a signed tensor, GlobalAveragePool, Gemm with alpha, beta and transB=0. Two checks per
 // network on 4 images:
 //   - the device equals the quantized reference executor bit for bit, every layer (soc_run.hpp);
+//   - a PDP or SDP (lone ReLU) layer's output has its input's step, as program.hpp says those
+//     layers keep the codes;
 //   - the device's dequantized outputs are close to the FP32 reference executor's
 //     (models/graph/reference.hpp): the largest error within 5% of the largest output magnitude.
 //     At INT8 each tensor's rounding error is at most half a step, 1/254 of its clip, so a few
@@ -50,6 +52,13 @@ void check_network(const models::graph::Graph& g, std::size_t expected_layers, f
   fn::quantize_network(net, hw, calibration, fn::QuantOptions{});
   const fn::NetProgram& prog = net.program;
   ASSERT_EQ(prog.layers.size(), expected_layers);
+  // program.hpp: PDP pools codes and a lone ReLU on SDP is max(code, 0), so their outputs must
+  // be quantized with their input's step (the codes are not rescaled).
+  for (const fn::NetLayer& l : prog.layers) {
+    if (l.engine != "PDP" && l.engine != "SDP") continue;
+    EXPECT_DOUBLE_EQ(prog.table.at(l.output).step(), prog.table.at(l.input).step())
+        << l.engine << " " << l.nodes << ": output step differs from the input's";
+  }
 
   const nettest::SocRun run = nettest::run_on_soc(prog, hw, images, kImages);
   EXPECT_EQ(run.differing_images, 0U);
