@@ -10,6 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format
   libprotobuf-dev libonnx-dev libonnx-testdata
+  zlib1g-dev dataset-fashion-mnist
 )
 
 missing=()

@@ -9,10 +9,10 @@
 
 #include <fmt/core.h>
 
-#include "firmware/driver/host_memory.hpp"
 #include "firmware/dla/cdp.hpp"
 #include "firmware/dla/octav.hpp"
 #include "firmware/dla/sdp.hpp"
+#include "firmware/driver/host_memory.hpp"
 #include "models/numerics/crc32.hpp"
 #include "models/quant/octav.hpp"
 #include "octasim/regs/nvdla.hpp"

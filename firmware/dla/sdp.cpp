@@ -71,7 +71,9 @@ Stages stages(const SdpLayer& l) {
 }
 
 // BRDMA's stream: the bias alone (ALU) or bias and multiplier (BOTH).
-bool brdma_used(const SdpLayer& l) { return l.bias.has_value() || l.bias_scale.has_value(); }
+bool brdma_used(const SdpLayer& l) {
+  return l.bias.has_value() || l.bias_scale.has_value();
+}
 
 }  // namespace
 
@@ -79,8 +81,8 @@ std::vector<std::uint8_t> sdp_bias_scale_table(const std::vector<std::int16_t>& 
                                                const std::vector<std::int16_t>& mul,
                                                Precision precision, unsigned atom_bytes) {
   if (alu.size() != mul.size()) {
-    throw FirmwareError(fmt::format("SDP: {} bias operands for {} multipliers", alu.size(),
-                                    mul.size()));
+    throw FirmwareError(
+        fmt::format("SDP: {} bias operands for {} multipliers", alu.size(), mul.size()));
   }
   std::vector<std::int16_t> both(alu.size() * 2);
   for (std::size_t c = 0; c < alu.size(); ++c) {
@@ -214,14 +216,16 @@ void write_sdp_core_registers(Mmio& mmio, const SdpLayer& l, SdpInput input) {
   const unsigned alu_shift = l.bias ? l.bias->shift : l.bias_scale ? l.bias_scale->alu_shift : 0;
   mmio.write32(S::D_DP_BS_CFG::kAddr, x_cfg(st.bs_used, st.bs_alu, st.bs_mul, st.bs_relu));
   mmio.write32(S::D_DP_BS_ALU_CFG::kAddr,
-               st.bs_alu ? S::D_DP_BS_ALU_CFG::BS_ALU_SRC.set(0, S::D_DP_BS_ALU_CFG::BS_ALU_SRC_MEM) |
-                               S::D_DP_BS_ALU_CFG::BS_ALU_SHIFT_VALUE.set(0, alu_shift)
-                         : 0u);
+               st.bs_alu
+                   ? S::D_DP_BS_ALU_CFG::BS_ALU_SRC.set(0, S::D_DP_BS_ALU_CFG::BS_ALU_SRC_MEM) |
+                         S::D_DP_BS_ALU_CFG::BS_ALU_SHIFT_VALUE.set(0, alu_shift)
+                   : 0u);
   mmio.write32(S::D_DP_BS_ALU_SRC_VALUE::kAddr, 0);
   mmio.write32(S::D_DP_BS_MUL_CFG::kAddr,
-               st.bs_mul ? S::D_DP_BS_MUL_CFG::BS_MUL_SRC.set(0, S::D_DP_BS_MUL_CFG::BS_MUL_SRC_MEM) |
-                               S::D_DP_BS_MUL_CFG::BS_MUL_SHIFT_VALUE.set(0, l.bias_scale->mul_shift)
-                         : 0u);
+               st.bs_mul
+                   ? S::D_DP_BS_MUL_CFG::BS_MUL_SRC.set(0, S::D_DP_BS_MUL_CFG::BS_MUL_SRC_MEM) |
+                         S::D_DP_BS_MUL_CFG::BS_MUL_SHIFT_VALUE.set(0, l.bias_scale->mul_shift)
+                   : 0u);
   mmio.write32(S::D_DP_BS_MUL_SRC_VALUE::kAddr, 0);
 
   mmio.write32(S::D_DP_BN_CFG::kAddr, bn_cfg(l, st));

@@ -23,7 +23,8 @@ CalibrationTable code_formats(const NetPlan& plan, const Tensor& images,
   const int wide = code_bits(options.precision) == 16 ? 16 : 8;
   TensorQuant in;
   in.bits = wide;
-  const auto given_in = given != nullptr ? given->find(plan.input) : CalibrationTable::const_iterator{};
+  const auto given_in =
+      given != nullptr ? given->find(plan.input) : CalibrationTable::const_iterator{};
   if (given != nullptr && given_in != given->end()) {
     in.is_unsigned = given_in->second.is_unsigned || given_in->second.min >= 0.0;
   } else {
@@ -39,9 +40,15 @@ CalibrationTable code_formats(const NetPlan& plan, const Tensor& images,
         q.is_unsigned = l.conv.relu;
         if (q.is_unsigned) q.bits = code_bits(options.precision);
         break;
-      case LayerKind::kPool: q = src; break;
-      case LayerKind::kLrn: q.is_unsigned = src.is_unsigned; break;
-      case LayerKind::kRelu: q.is_unsigned = true; break;
+      case LayerKind::kPool:
+        q = src;
+        break;
+      case LayerKind::kLrn:
+        q.is_unsigned = src.is_unsigned;
+        break;
+      case LayerKind::kRelu:
+        q.is_unsigned = true;
+        break;
     }
     t[l.output] = q;
   }
@@ -56,7 +63,8 @@ double clip_of(const std::vector<float>& v, const TensorQuant& q, const QuantOpt
   *method = calibration_name(o.calibration);
   switch (o.calibration) {
     case ClipCalibration::kMax:
-    case ClipCalibration::kOctavDevice: return models::max_clip(v.data(), v.size(), sign).clip;
+    case ClipCalibration::kOctavDevice:
+      return models::max_clip(v.data(), v.size(), sign).clip;
     case ClipCalibration::kPercentile:
       return models::percentile_clip(v.data(), v.size(), sign, o.percentile).clip;
     case ClipCalibration::kMseHistogram:

@@ -71,10 +71,10 @@ Tensor as_input_batch(const NetPlan& plan, const Tensor& batch) {
   in_shape[0] = -1;
   if (batch.shape.empty() || batch.elements() == 0 ||
       static_cast<std::size_t>(batch.shape[0]) * per != batch.elements()) {
-    throw GraphError(fmt::format("input data of shape {} is not a batch of the network's input "
-                                 "{} (first axis: images)",
-                                 models::graph::shape_string(batch.shape),
-                                 models::graph::shape_string(in_shape)));
+    throw GraphError(fmt::format(
+        "input data of shape {} is not a batch of the network's input "
+        "{} (first axis: images)",
+        models::graph::shape_string(batch.shape), models::graph::shape_string(in_shape)));
   }
   std::vector<std::int64_t> shape = plan.input_shape;
   shape[0] = batch.shape[0];
@@ -86,13 +86,15 @@ Tensor as_input_batch(const NetPlan& plan, const Tensor& batch) {
 
 Tensor slice_batch(const Tensor& batch, std::size_t first, std::size_t count) {
   const auto n = static_cast<std::size_t>(batch.shape.at(0));
-  if (first + count > n) throw GraphError(fmt::format("images {}..{} of {}", first, first + count, n));
+  if (first + count > n)
+    throw GraphError(fmt::format("images {}..{} of {}", first, first + count, n));
   const std::size_t per = batch.elements() / n;
   std::vector<std::int64_t> shape = batch.shape;
   shape[0] = static_cast<std::int64_t>(count);
-  return Tensor::floats(std::move(shape),
-                        std::vector<float>(batch.f.begin() + static_cast<std::ptrdiff_t>(first * per),
-                                           batch.f.begin() + static_cast<std::ptrdiff_t>((first + count) * per)));
+  return Tensor::floats(
+      std::move(shape),
+      std::vector<float>(batch.f.begin() + static_cast<std::ptrdiff_t>(first * per),
+                         batch.f.begin() + static_cast<std::ptrdiff_t>((first + count) * per)));
 }
 
 namespace {
@@ -134,13 +136,14 @@ NetTraceFiles write_network_trace(const CompiledNetwork& net, const Tensor& imag
   write_input(p, batch, index, golden);
 
   TraceWriter trace;
-  trace.comment(fmt::format("octasim compile: {} layers on {}, {} codes, calibration {}, weights {}",
-                            p.layers.size(), p.config, precision_name(p.options.precision),
-                            calibration_name(p.options.calibration),
-                            weight_quantizer_name(p.options.weights)));
-  trace.comment(fmt::format("input image {} of the batch; goldens: the quantized reference "
-                            "executor (models/ ops, layer by layer)",
-                            index));
+  trace.comment(fmt::format(
+      "octasim compile: {} layers on {}, {} codes, calibration {}, weights {}", p.layers.size(),
+      p.config, precision_name(p.options.precision), calibration_name(p.options.calibration),
+      weight_quantizer_name(p.options.weights)));
+  trace.comment(
+      fmt::format("input image {} of the batch; goldens: the quantized reference "
+                  "executor (models/ ops, layer by layer)",
+                  index));
   for (std::size_t i = 0; i < p.constants.size(); ++i) {
     trace.mem_load(p.constants[i].address, fmt::format("const_{}.dat", i), p.constants[i].bytes);
   }
@@ -150,7 +153,8 @@ NetTraceFiles write_network_trace(const CompiledNetwork& net, const Tensor& imag
   GroupState groups;
   for (std::size_t i = 0; i < p.layers.size(); ++i) {
     const NetLayer& l = p.layers[i];
-    const FeatureSurface& out = std::visit([](const auto& hw) -> const FeatureSurface& { return hw.dst; }, l.hw);
+    const FeatureSurface& out =
+        std::visit([](const auto& hw) -> const FeatureSurface& { return hw.dst; }, l.hw);
     trace.comment(fmt::format("layer {}: {} <- {}", i, l.engine, l.nodes));
     trace.mem_init_zero(out.address, tensor_bytes(p, out));
     (void)run_layer_model(p, i, golden);

@@ -30,8 +30,8 @@ struct CompiledNetwork {
 [[nodiscard]] CompiledNetwork prepare_network(models::graph::Graph g, const HwConfig& hw);
 // Calibrates (or takes `table`) and lowers a prepared network into net.program.
 void quantize_network(CompiledNetwork& net, const HwConfig& hw,
-                      const models::graph::Tensor& calibration_images,
-                      const QuantOptions& options, const CalibrationTable* table = nullptr);
+                      const models::graph::Tensor& calibration_images, const QuantOptions& options,
+                      const CalibrationTable* table = nullptr);
 
 // Both: applies the passes to `g` and compiles it for `hw`. `calibration_images`: a batch of the
 // graph's input (first axis: images). `table`: clips to use instead of calibrating (may be

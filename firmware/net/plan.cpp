@@ -14,10 +14,14 @@ using models::graph::Node;
 
 const char* layer_engine(LayerKind k) {
   switch (k) {
-    case LayerKind::kConv: return "CONV";
-    case LayerKind::kPool: return "PDP";
-    case LayerKind::kLrn: return "CDP";
-    case LayerKind::kRelu: return "SDP";
+    case LayerKind::kConv:
+      return "CONV";
+    case LayerKind::kPool:
+      return "PDP";
+    case LayerKind::kLrn:
+      return "CDP";
+    case LayerKind::kRelu:
+      return "SDP";
   }
   return "?";
 }
@@ -36,7 +40,8 @@ std::string layer_nodes_label(const Graph& g, const PlannedLayer& l) {
 namespace {
 
 unsigned as_unsigned(const Node& n, std::int64_t v, const char* what) {
-  if (v < 0 || v > 65535) throw GraphError(fmt::format("{}: {} {} is out of range", n.label(), what, v));
+  if (v < 0 || v > 65535)
+    throw GraphError(fmt::format("{}: {} {} is out of range", n.label(), what, v));
   return static_cast<unsigned>(v);
 }
 
@@ -61,13 +66,13 @@ Spatial spatial(const Node& n, std::vector<std::int64_t> kernel_fallback) {
   const auto dil = two("dilations", {1, 1});
   const std::vector<std::int64_t> pads = n.get_ints("pads", {0, 0, 0, 0});
   if (pads.size() != 4) {
-    throw GraphError(fmt::format("{}: attribute 'pads' must have 4 values, has {}", n.label(),
-                                 pads.size()));
+    throw GraphError(
+        fmt::format("{}: attribute 'pads' must have 4 values, has {}", n.label(), pads.size()));
   }
   const std::string auto_pad = n.get_string("auto_pad", "NOTSET");
   if (auto_pad != "NOTSET" && auto_pad != "VALID") {
-    throw GraphError(fmt::format("{}: auto_pad {} is not supported (give explicit pads)",
-                                 n.label(), auto_pad));
+    throw GraphError(
+        fmt::format("{}: auto_pad {} is not supported (give explicit pads)", n.label(), auto_pad));
   }
   s.kh = as_unsigned(n, k[0], "kernel height");
   s.kw = as_unsigned(n, k[1], "kernel width");
@@ -91,9 +96,10 @@ class Planner {
   NetPlan run() {
     const auto data_inputs = g_.inputs;
     if (data_inputs.size() != 1) {
-      throw GraphError(fmt::format("the graph has {} data inputs; octasim compiles networks with "
-                                   "exactly one",
-                                   data_inputs.size()));
+      throw GraphError(
+          fmt::format("the graph has {} data inputs; octasim compiles networks with "
+                      "exactly one",
+                      data_inputs.size()));
     }
     plan_.input = data_inputs[0].name;
     plan_.shapes = models::graph::infer_shapes(g_, 1);
@@ -147,10 +153,10 @@ class Planner {
     } else if (shape.size() == 2 && shape[0] == 1) {
       c = {1, 1, static_cast<std::uint32_t>(shape[1])};
     } else {
-      throw GraphError(fmt::format("{}tensor '{}' has shape {}: the DLA holds 1xCxHxW or 1xF "
-                                   "tensors (one image)",
-                                   n != nullptr ? n->label() + ": " : "", tensor,
-                                   models::graph::shape_string(shape)));
+      throw GraphError(fmt::format(
+          "{}tensor '{}' has shape {}: the DLA holds 1xCxHxW or 1xF "
+          "tensors (one image)",
+          n != nullptr ? n->label() + ": " : "", tensor, models::graph::shape_string(shape)));
     }
     plan_.cubes[tensor] = c;
   }
@@ -203,9 +209,10 @@ class Planner {
                                    n.label(), models::graph::shape_string(w.shape)));
     }
     if (n.get_int("group", 1) != 1) {
-      throw GraphError(fmt::format("{}: grouped/depthwise convolution (group {}) is not supported "
-                                   "yet",
-                                   n.label(), n.get_int("group", 1)));
+      throw GraphError(
+          fmt::format("{}: grouped/depthwise convolution (group {}) is not supported "
+                      "yet",
+                      n.label(), n.get_int("group", 1)));
     }
     l.conv.weight = n.inputs[1];
     if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
@@ -247,7 +254,8 @@ class Planner {
     l.output = n.outputs.at(0);
     if (n.op_type == "Gemm") {
       if (n.get_int("transA", 0) != 0) {
-        throw GraphError(fmt::format("{}: transA=1 is not supported (the input is a row)", n.label()));
+        throw GraphError(
+            fmt::format("{}: transA=1 is not supported (the input is a row)", n.label()));
       }
       l.conv.transpose_b = n.get_int("transB", 0) != 0;
       l.conv.alpha = n.get_float("alpha", 1.0F);
@@ -307,9 +315,10 @@ class Planner {
       l.pool.kind = n.op_type == "MaxPool" ? PoolKind::kMax : PoolKind::kAverage;
       const bool padded = s.top + s.left + s.bottom + s.right != 0;
       if (l.pool.kind == PoolKind::kAverage && padded && n.get_int("count_include_pad", 0) == 0) {
-        throw GraphError(fmt::format("{}: padded average pooling with count_include_pad=0 is not "
-                                     "supported (PDP divides by the whole kernel)",
-                                     n.label()));
+        throw GraphError(
+            fmt::format("{}: padded average pooling with count_include_pad=0 is not "
+                        "supported (PDP divides by the whole kernel)",
+                        n.label()));
       }
       if (n.op_type == "MaxPool" && n.get_int("storage_order", 0) != 0) {
         throw GraphError(fmt::format("{}: storage_order=1 is not supported", n.label()));
@@ -354,8 +363,8 @@ class Planner {
     }
     const std::string& src = plan_.resolve(n.inputs.at(0));
     if (plan_.cubes.count(src) == 0) {
-      throw GraphError(fmt::format("{}: input '{}' is not computed on the device", n.label(),
-                                   n.inputs.at(0)));
+      throw GraphError(
+          fmt::format("{}: input '{}' is not computed on the device", n.label(), n.inputs.at(0)));
     }
     plan_.views[n.outputs[0]] = src;
   }
@@ -369,10 +378,11 @@ class Planner {
     if (op == "LRN") return plan_simple(i, LayerKind::kLrn);
     if (op == "Relu") return plan_simple(i, LayerKind::kRelu);
     if (op == "Flatten" || op == "Reshape") return plan_view(i);
-    throw GraphError(fmt::format("{}: {} is not supported on the DLA of {} (octasim lowers Conv, "
-                                 "Gemm, MatMul, MaxPool, AveragePool, GlobalAveragePool, LRN, "
-                                 "Relu, Clip, Flatten, Reshape)",
-                                 n.label(), op, config_));
+    throw GraphError(
+        fmt::format("{}: {} is not supported on the DLA of {} (octasim lowers Conv, "
+                    "Gemm, MatMul, MaxPool, AveragePool, GlobalAveragePool, LRN, "
+                    "Relu, Clip, Flatten, Reshape)",
+                    n.label(), op, config_));
   }
 
   const Graph& g_;

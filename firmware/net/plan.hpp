@@ -32,7 +32,7 @@ enum class LayerKind : std::uint8_t { kConv, kPool, kLrn, kRelu };
 struct ConvAttrs {
   std::string weight, bias;  // initializer names (bias may be empty)
   bool fully_connected = false;
-  bool transpose_b = false;  // Gemm transB / MatMul (B is K x N: false)
+  bool transpose_b = false;        // Gemm transB / MatMul (B is K x N: false)
   double alpha = 1.0, beta = 1.0;  // Gemm's factors
   unsigned kernel_w = 1, kernel_h = 1;
   unsigned stride_x = 1, stride_y = 1, dilation_x = 1, dilation_y = 1;
@@ -70,9 +70,9 @@ struct Cube {
 };
 
 struct NetPlan {
-  std::string input;                 // the graph's (one) data input
+  std::string input;                      // the graph's (one) data input
   std::vector<std::int64_t> input_shape;  // NCHW or N x F, N = 1
-  std::vector<std::string> outputs;  // the graph's outputs
+  std::vector<std::string> outputs;       // the graph's outputs
   std::vector<PlannedLayer> layers;
   std::map<std::string, Cube> cubes;  // every tensor a layer reads or writes, and the input
   // Tensors that are views of another (Flatten/Reshape outputs): name -> the viewed tensor.

@@ -26,7 +26,9 @@ constexpr std::uint64_t kMemoryBase = 0x80000000;
 constexpr std::uint64_t kAlign = 256;
 
 // Round half away from zero, as the device's convertors round.
-double round_away(double v) { return v < 0 ? -std::floor(-v + 0.5) : std::floor(v + 0.5); }
+double round_away(double v) {
+  return v < 0 ? -std::floor(-v + 0.5) : std::floor(v + 0.5);
+}
 
 class Builder {
  public:
@@ -42,14 +44,16 @@ class Builder {
 
   NetProgram run() {
     if (!prog_.hw.int8) {
-      throw GraphError(fmt::format("{} has no INT8 convolution; octasim's network compiler "
-                                   "quantizes to INT8/INT4 codes",
-                                   hw_.name));
+      throw GraphError(
+          fmt::format("{} has no INT8 convolution; octasim's network compiler "
+                      "quantizes to INT8/INT4 codes",
+                      hw_.name));
     }
     if (options_.precision != NetPrecision::kInt8 && options_.precision != NetPrecision::kInt4) {
-      throw GraphError(fmt::format("precision {} is not supported by the network compiler yet "
-                                   "(int8, int4)",
-                                   precision_name(options_.precision)));
+      throw GraphError(
+          fmt::format("precision {} is not supported by the network compiler yet "
+                      "(int8, int4)",
+                      precision_name(options_.precision)));
     }
     if (options_.calibration == ClipCalibration::kOctavDevice) {
       throw GraphError("calibration octav-device is not supported by the network compiler yet");
@@ -79,8 +83,8 @@ class Builder {
     const std::uint64_t a = next_;
     next_ += (bytes + kAlign - 1) / kAlign * kAlign;
     if (next_ > (std::uint64_t{1} << 32)) {
-      throw GraphError(fmt::format("the network needs more than the 2 GiB of DRAM at 0x{:x}",
-                                   kMemoryBase));
+      throw GraphError(
+          fmt::format("the network needs more than the 2 GiB of DRAM at 0x{:x}", kMemoryBase));
     }
     return a;
   }
@@ -114,9 +118,15 @@ class Builder {
     const NetTensor& in = tensor(l.input);
     const NetTensor& dst = tensor(l.output);
     switch (l.kind) {
-      case LayerKind::kConv: out.hw = lower_conv(l, in, dst, out); break;
-      case LayerKind::kPool: out.hw = lower_pool(l, in, dst); break;
-      case LayerKind::kLrn: out.hw = lower_lrn(l, in, dst); break;
+      case LayerKind::kConv:
+        out.hw = lower_conv(l, in, dst, out);
+        break;
+      case LayerKind::kPool:
+        out.hw = lower_pool(l, in, dst);
+        break;
+      case LayerKind::kLrn:
+        out.hw = lower_lrn(l, in, dst);
+        break;
       case LayerKind::kRelu: {
         SdpLayer s;
         s.precision = Precision::kInt8;
@@ -160,8 +170,8 @@ class Builder {
     conv.weight_address =
         constant(out.nodes + " weights", conv_weight_image(w.codes, Precision::kInt8, prog_.hw));
     conv.sdp = requantization(w, in.quant, dst.quant, a.relu, out.nodes);
-    out.macs = std::uint64_t{oc.width} * oc.height * conv.kernels * a.kernel_w * a.kernel_h *
-               c.channels;
+    out.macs =
+        std::uint64_t{oc.width} * oc.height * conv.kernels * a.kernel_w * a.kernel_h * c.channels;
     out.weight_scale_min = *std::min_element(w.scales.begin(), w.scales.end());
     out.weight_scale_max = *std::max_element(w.scales.begin(), w.scales.end());
     (void)plan_conv(conv, prog_.hw);  // refuses what the CBUF cannot hold, before anything runs
@@ -188,14 +198,16 @@ class Builder {
     int t = 0;
     while (t < 63 && round_away(mul_max * std::ldexp(1.0, t + 1)) <= 32767.0) ++t;
     if (round_away(mul_max * std::ldexp(1.0, t)) > 32767.0) {
-      throw GraphError(fmt::format("{}: the requantization factor {} exceeds SDP's INT16 "
-                                   "multiplier",
-                                   who, mul_max));
+      throw GraphError(
+          fmt::format("{}: the requantization factor {} exceeds SDP's INT16 "
+                      "multiplier",
+                      who, mul_max));
     }
     bs.mul_shift = static_cast<unsigned>(t);
     std::vector<std::int16_t> alu(k), m(k);
     for (std::size_t i = 0; i < k; ++i) {
-      alu[i] = static_cast<std::int16_t>(round_away(bias[i] / std::ldexp(1.0, static_cast<int>(bs.alu_shift))));
+      alu[i] = static_cast<std::int16_t>(
+          round_away(bias[i] / std::ldexp(1.0, static_cast<int>(bs.alu_shift))));
       m[i] = static_cast<std::int16_t>(round_away(mul[i] * std::ldexp(1.0, t)));
     }
     bs.address =
@@ -224,10 +236,10 @@ class Builder {
     p.pad_top = a.pad_top;
     p.pad_bottom = a.pad_bottom;
     p.pad_value = 0;
-    const std::uint32_t ow = pdp_output_size(in.surface.width, a.kernel_w, a.stride_x, a.pad_left,
-                                             a.pad_right);
-    const std::uint32_t oh = pdp_output_size(in.surface.height, a.kernel_h, a.stride_y,
-                                             a.pad_top, a.pad_bottom);
+    const std::uint32_t ow =
+        pdp_output_size(in.surface.width, a.kernel_w, a.stride_x, a.pad_left, a.pad_right);
+    const std::uint32_t oh =
+        pdp_output_size(in.surface.height, a.kernel_h, a.stride_y, a.pad_top, a.pad_bottom);
     if (ow != dst.surface.width || oh != dst.surface.height) {
       throw GraphError(fmt::format("{}: PDP output {}x{} differs from the graph's {}x{}",
                                    layer_nodes_label(g_, l), ow, oh, dst.surface.width,

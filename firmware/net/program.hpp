@@ -75,7 +75,7 @@ struct NetProgram {
   std::vector<NetTensor> outputs;  // in the graph's output order
   std::vector<NetLayer> layers;
   std::vector<ConstantBlob> constants;
-  CalibrationTable table;             // every quantized tensor's clip
+  CalibrationTable table;                          // every quantized tensor's clip
   std::uint64_t memory_begin = 0, memory_end = 0;  // the DRAM range the program uses
 
   [[nodiscard]] std::uint64_t macs() const;

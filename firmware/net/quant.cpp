@@ -11,21 +11,30 @@ namespace octasim::firmware::net {
 
 const char* precision_name(NetPrecision p) {
   switch (p) {
-    case NetPrecision::kInt8: return "int8";
-    case NetPrecision::kInt4: return "int4";
-    case NetPrecision::kInt16: return "int16";
-    case NetPrecision::kFp16: return "fp16";
+    case NetPrecision::kInt8:
+      return "int8";
+    case NetPrecision::kInt4:
+      return "int4";
+    case NetPrecision::kInt16:
+      return "int16";
+    case NetPrecision::kFp16:
+      return "fp16";
   }
   return "?";
 }
 
 const char* calibration_name(ClipCalibration c) {
   switch (c) {
-    case ClipCalibration::kMax: return "max";
-    case ClipCalibration::kPercentile: return "percentile";
-    case ClipCalibration::kMseHistogram: return "mse-hist";
-    case ClipCalibration::kOctav: return "octav";
-    case ClipCalibration::kOctavDevice: return "octav-device";
+    case ClipCalibration::kMax:
+      return "max";
+    case ClipCalibration::kPercentile:
+      return "percentile";
+    case ClipCalibration::kMseHistogram:
+      return "mse-hist";
+    case ClipCalibration::kOctav:
+      return "octav";
+    case ClipCalibration::kOctavDevice:
+      return "octav-device";
   }
   return "?";
 }
@@ -46,9 +55,9 @@ bool parse_precision(const std::string& s, NetPrecision& out) {
 }
 
 bool parse_calibration(const std::string& s, ClipCalibration& out) {
-  for (ClipCalibration c : {ClipCalibration::kMax, ClipCalibration::kPercentile,
-                            ClipCalibration::kMseHistogram, ClipCalibration::kOctav,
-                            ClipCalibration::kOctavDevice}) {
+  for (ClipCalibration c :
+       {ClipCalibration::kMax, ClipCalibration::kPercentile, ClipCalibration::kMseHistogram,
+        ClipCalibration::kOctav, ClipCalibration::kOctavDevice}) {
     if (s == calibration_name(c)) {
       out = c;
       return true;
@@ -67,9 +76,12 @@ bool parse_weight_quantizer(const std::string& s, WeightQuantizer& out) {
 
 int code_bits(NetPrecision p) {
   switch (p) {
-    case NetPrecision::kInt4: return 4;
-    case NetPrecision::kInt16: return 16;
-    default: return 8;
+    case NetPrecision::kInt4:
+      return 4;
+    case NetPrecision::kInt16:
+      return 16;
+    default:
+      return 8;
   }
 }
 
@@ -78,7 +90,9 @@ int TensorQuant::max_code() const {
   return (1 << (bits - 1)) - 1;
 }
 
-double TensorQuant::step() const { return clip / max_code(); }
+double TensorQuant::step() const {
+  return clip / max_code();
+}
 
 std::int32_t TensorQuant::code(double x) const {
   if (clip <= 0.0) return 0;
@@ -100,7 +114,8 @@ namespace {
 double number(const nlohmann::json& entry, const char* key, const std::string& where) {
   const auto it = entry.find(key);
   if (it == entry.end()) return 0.0;
-  if (!it->is_number()) throw CalibrationError(fmt::format("{}: \"{}\" is not a number", where, key));
+  if (!it->is_number())
+    throw CalibrationError(fmt::format("{}: \"{}\" is not a number", where, key));
   return it->get<double>();
 }
 
@@ -137,11 +152,13 @@ CalibrationTable read_calibration_table(const std::string& path) {
       throw CalibrationError(where + ": expected \"clip\" or \"scale\"");
     }
     if (!(q.clip > 0.0) || !std::isfinite(q.clip)) {
-      throw CalibrationError(fmt::format("{}: the clip {} is not a positive number", where, q.clip));
+      throw CalibrationError(
+          fmt::format("{}: the clip {} is not a positive number", where, q.clip));
     }
     if (entry.contains("bits")) q.bits = static_cast<int>(number(entry, "bits", where));
     if (entry.contains("unsigned")) {
-      if (!entry["unsigned"].is_boolean()) throw CalibrationError(where + ": \"unsigned\" is not true/false");
+      if (!entry["unsigned"].is_boolean())
+        throw CalibrationError(where + ": \"unsigned\" is not true/false");
       q.is_unsigned = entry["unsigned"].get<bool>();
     }
     if (q.bits != 4 && q.bits != 8 && q.bits != 16) {
@@ -155,8 +172,8 @@ CalibrationTable read_calibration_table(const std::string& path) {
 void write_calibration_table(const std::string& path, const CalibrationTable& table) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [name, q] : table) {
-    j[name] = {{"clip", q.clip},   {"scale", q.step()}, {"bits", q.bits}, {"unsigned", q.is_unsigned},
-               {"min", q.min},     {"max", q.max},      {"offset", 0},    {"method", q.method}};
+    j[name] = {{"clip", q.clip}, {"scale", q.step()}, {"bits", q.bits}, {"unsigned", q.is_unsigned},
+               {"min", q.min},   {"max", q.max},      {"offset", 0},    {"method", q.method}};
   }
   std::ofstream out(path);
   if (!out) throw CalibrationError(fmt::format("{}: cannot write the calibration table", path));

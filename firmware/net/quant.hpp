@@ -17,7 +17,13 @@
 namespace octasim::firmware::net {
 
 enum class NetPrecision : std::uint8_t { kInt8, kInt4, kInt16, kFp16 };
-enum class ClipCalibration : std::uint8_t { kMax, kPercentile, kMseHistogram, kOctav, kOctavDevice };
+enum class ClipCalibration : std::uint8_t {
+  kMax,
+  kPercentile,
+  kMseHistogram,
+  kOctav,
+  kOctavDevice
+};
 enum class WeightQuantizer : std::uint8_t { kMax, kMmse };
 
 [[nodiscard]] const char* precision_name(NetPrecision p);

@@ -20,16 +20,15 @@ std::uint64_t tensor_bytes(const NetProgram& p, const FeatureSurface& s) {
   return surface_bytes(s, Precision::kInt8, p.hw.atom_bytes);
 }
 
-std::vector<std::uint8_t> input_image(const NetProgram& p, const Tensor& batch,
-                                      std::size_t index) {
+std::vector<std::uint8_t> input_image(const NetProgram& p, const Tensor& batch, std::size_t index) {
   const FeatureSurface& s = p.input.surface;
   const std::size_t per = std::size_t{s.width} * s.height * s.channels;
   if (batch.f.empty() || batch.shape.empty() || batch.elements() % per != 0 ||
       static_cast<std::size_t>(batch.shape[0]) * per != batch.elements()) {
-    throw FirmwareError(fmt::format("the input batch of shape {} does not hold images of {} "
-                                    "elements ({})",
-                                    models::graph::shape_string(batch.shape), per,
-                                    models::graph::shape_string(p.input.shape)));
+    throw FirmwareError(fmt::format(
+        "the input batch of shape {} does not hold images of {} "
+        "elements ({})",
+        models::graph::shape_string(batch.shape), per, models::graph::shape_string(p.input.shape)));
   }
   if (index >= static_cast<std::size_t>(batch.shape[0])) {
     throw FirmwareError(fmt::format("image {} of a batch of {}", index, batch.shape[0]));
@@ -105,8 +104,8 @@ LayerGolden run_layer_model(const NetProgram& p, std::size_t i, models::ops::Mem
     const auto r = models::ops::run_cdp_layer(cdp_model_params(*cdp, atom), tables, mem);
     out.saturations = r.stats.out_saturation.value();
   } else {
-    const auto r = models::ops::run_sdp_layer(sdp_model_config(std::get<SdpLayer>(l.hw), atom),
-                                              mem, nullptr);
+    const auto r =
+        models::ops::run_sdp_layer(sdp_model_config(std::get<SdpLayer>(l.hw), atom), mem, nullptr);
     out.saturations = r.stats.out_saturation.value();
   }
   return out;

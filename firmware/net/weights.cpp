@@ -43,7 +43,8 @@ FloatWeights conv_weights(const models::graph::Graph& g, const PlannedLayer& l, 
 
 FloatWeights fc_weights(const models::graph::Graph& g, const PlannedLayer& l, const Cube& in) {
   const auto& b = g.initializers.at(l.conv.weight);
-  const auto rows = static_cast<std::size_t>(b.shape[0]), cols = static_cast<std::size_t>(b.shape[1]);
+  const auto rows = static_cast<std::size_t>(b.shape[0]),
+             cols = static_cast<std::size_t>(b.shape[1]);
   const std::size_t features = l.conv.transpose_b ? cols : rows;
   const std::size_t outputs = l.conv.transpose_b ? rows : cols;
   const std::size_t expected = std::size_t{in.channels} * in.height * in.width;
@@ -78,10 +79,11 @@ QuantizedWeights quantize_conv_weights(const models::graph::Graph& g, const Plan
     const auto& b = g.initializers.at(l.conv.bias);
     const double factor = l.conv.fully_connected ? l.conv.beta : 1.0;
     if (b.f.size() != f.k && b.f.size() != 1) {
-      throw GraphError(fmt::format("bias '{}' has {} values for {} outputs", l.conv.bias,
-                                   b.f.size(), f.k));
+      throw GraphError(
+          fmt::format("bias '{}' has {} values for {} outputs", l.conv.bias, b.f.size(), f.k));
     }
-    for (std::uint32_t k = 0; k < f.k; ++k) f.bias[k] = factor * double{b.f[b.f.size() == 1 ? 0 : k]};
+    for (std::uint32_t k = 0; k < f.k; ++k)
+      f.bias[k] = factor * double{b.f[b.f.size() == 1 ? 0 : k]};
   }
   QuantizedWeights q;
   q.codes = models::ops::ConvWeights(f.k, f.r, f.s, f.c);

@@ -152,7 +152,7 @@ std::uint64_t load_le(const unsigned char* p, std::size_t bytes, bool big_endian
 
 }  // namespace
 
-Tensor read_npy(const std::string& path) {
+Tensor read_npy(const std::string& path, bool integers) {
   const std::vector<char> bytes = read_all(path);
   if (bytes.size() < kMagicLen + 4 || std::memcmp(bytes.data(), kMagic, kMagicLen) != 0) {
     fail(path, "not a NumPy .npy file (expected the magic \\x93NUMPY at the start)");
@@ -185,23 +185,25 @@ Tensor read_npy(const std::string& path) {
 
   std::size_t width = 0;
   bool big_endian = false;
+  char kind = 0;  // 'f' float, 'i' signed, 'u' unsigned integer
   if (descr.size() == 3 &&
       (descr[0] == '<' || descr[0] == '>' || descr[0] == '=' || descr[0] == '|') &&
-      descr[1] == 'f') {
+      (descr[1] == 'f' || descr[1] == 'i' || descr[1] == 'u') && descr[2] >= '1' &&
+      descr[2] <= '8') {
     big_endian = descr[0] == '>';
-    if (descr[2] == '2') {
-      width = 2;
-      t.dtype = "float16";
-    } else if (descr[2] == '4') {
-      width = 4;
-      t.dtype = "float32";
-    } else if (descr[2] == '8') {
-      width = 8;
-      t.dtype = "float64";
+    kind = descr[1];
+    const std::size_t w = static_cast<std::size_t>(descr[2] - '0');
+    const bool valid = kind == 'f' ? (w == 2 || w == 4 || w == 8)
+                                   : integers && (w == 1 || w == 2 || w == 4 || w == 8);
+    if (valid) {
+      width = w;
+      t.dtype = (kind == 'f' ? "float" : kind == 'i' ? "int" : "uint") + std::to_string(8 * w);
     }
   }
   if (width == 0) {
-    fail(path, "unsupported dtype '" + descr + "' (expected float16, float32 or float64)");
+    fail(path, "unsupported dtype '" + descr +
+                   (integers ? "' (expected float16/32/64 or an integer of 8 to 64 bits)"
+                             : "' (expected float16, float32 or float64)"));
   }
   if (fortran) fail(path, "Fortran-order arrays are not supported (expected C order)");
 
@@ -227,7 +229,14 @@ Tensor read_npy(const std::string& path) {
   const unsigned char* p = u + data_start;
   for (std::size_t i = 0; i < count; ++i, p += width) {
     const std::uint64_t raw = load_le(p, width, big_endian);
-    if (width == 2) {
+    if (kind == 'u') {
+      t.values[i] = static_cast<float>(raw);
+    } else if (kind == 'i') {
+      const unsigned bits = static_cast<unsigned>(8 * width);
+      const auto v = bits == 64 ? static_cast<std::int64_t>(raw)
+                                : static_cast<std::int64_t>(raw << (64 - bits)) >> (64 - bits);
+      t.values[i] = static_cast<float>(v);
+    } else if (width == 2) {
       t.values[i] = fp16_to_float(static_cast<std::uint16_t>(raw));
     } else if (width == 4) {
       t.values[i] = fp32_from_bits(static_cast<std::uint32_t>(raw));

@@ -1,5 +1,5 @@
-// Reading tensors from files: NumPy .npy (float16/float32/float64, any shape, C order) and raw
-// little-endian float32. Values arrive as float32 (float64 is rounded to nearest-even; values
+// Reading tensors from files: NumPy .npy (float16/float32/float64, any shape, C order; integers
+// on request) and raw little-endian float32. Values arrive as float32 (float64 is rounded to nearest-even; values
 // beyond the FP32 range become infinite, which the quantizers then reject).
 #pragma once
 
@@ -20,13 +20,15 @@ class TensorFileError : public std::runtime_error {
 struct Tensor {
   std::vector<std::size_t> shape;  // empty for a 0-d array (one element)
   std::vector<float> values;       // C order
-  std::string dtype;               // "float16", "float32", "float64" as stored in the file
+  std::string dtype;               // "float32", "int64", "uint8", ... as stored in the file
 };
 
 // Parses a .npy file (format versions 1.0, 2.0 and 3.0). Accepts descr '<f2', '<f4', '<f8'
 // and their big-endian forms; rejects bad magic, other dtypes, Fortran order, a truncated
 // data section and bytes after it.
-[[nodiscard]] Tensor read_npy(const std::string& path);
+// With `integers`, also signed/unsigned integer arrays of 1, 2, 4 or 8 bytes ('|u1', '<i8', ...),
+// their values converted to float (exact up to 2^24: labels, pixels).
+[[nodiscard]] Tensor read_npy(const std::string& path, bool integers = false);
 // A raw file of little-endian float32 values; `shape` (if not empty) must match the count.
 [[nodiscard]] Tensor read_raw_float32(const std::string& path,
                                       const std::vector<std::size_t>& shape = {});

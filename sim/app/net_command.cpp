@@ -37,12 +37,13 @@ using models::graph::Tensor;
 fn::QuantOptions quant_options(const NetCommonOptions& o) {
   fn::QuantOptions q;
   if (!fn::parse_precision(o.precision, q.precision)) {
-    throw UsageError(fmt::format("--precision {}: expected int8, int4, int16 or fp16", o.precision));
+    throw UsageError(
+        fmt::format("--precision {}: expected int8, int4, int16 or fp16", o.precision));
   }
   if (!fn::parse_calibration(o.calibration, q.calibration)) {
-    throw UsageError(fmt::format(
-        "--calibration {}: expected max, percentile, mse-hist, octav or octav-device",
-        o.calibration));
+    throw UsageError(
+        fmt::format("--calibration {}: expected max, percentile, mse-hist, octav or octav-device",
+                    o.calibration));
   }
   if (!fn::parse_weight_quantizer(o.weights, q.weights)) {
     throw UsageError(fmt::format("--weights {}: expected max or mmse", o.weights));
@@ -56,7 +57,7 @@ fn::QuantOptions quant_options(const NetCommonOptions& o) {
 struct Prepared {
   HwConfig hw;
   fn::CompiledNetwork net;
-  Tensor images;        // the run's batch, as the network's input
+  Tensor images;  // the run's batch, as the network's input
   std::size_t calibration_images = 0;
 };
 
@@ -178,9 +179,10 @@ std::size_t argmax(const Tensor& t) {
 void print_layers(const fn::CompiledNetwork& net, const Timing& timing, const BatchResult& r,
                   std::size_t images, unsigned macs_per_cycle) {
   const fn::NetProgram& p = net.program;
-  fmt::print("\nlayers (cycles: one inference on the cycle-level device; saturations: {} "
-             "image{}):\n",
-             images, images == 1 ? "" : "s");
+  fmt::print(
+      "\nlayers (cycles: one inference on the cycle-level device; saturations: {} "
+      "image{}):\n",
+      images, images == 1 ? "" : "s");
   fmt::print("  {:>2}  {:<5} {:>9} {:>7}  {:<28} {:>11}  {}\n", "#", "unit", "cycles", "MAC%",
              "clip (bits, sign)", "saturations", "ONNX nodes");
   for (std::size_t i = 0; i < p.layers.size(); ++i) {
@@ -192,8 +194,8 @@ void print_layers(const fn::CompiledNetwork& net, const Timing& timing, const Ba
             ? std::string("-")
             : fmt::format("{:.1f}", 100.0 * static_cast<double>(l.macs) /
                                         (static_cast<double>(cycles) * macs_per_cycle));
-    const std::string clip = fmt::format("{:.4g} ({}, {}) {}", q.clip, q.bits,
-                                         q.is_unsigned ? "u" : "s", q.method);
+    const std::string clip =
+        fmt::format("{:.4g} ({}, {}) {}", q.clip, q.bits, q.is_unsigned ? "u" : "s", q.method);
     fmt::print("  {:>2}  {:<5} {:>9} {:>7}  {:<28} {:>11}  {}\n", i, l.engine, cycles, util,
                clip.size() > 28 ? clip.substr(0, 28) : clip, r.saturations[i], l.nodes);
   }
@@ -202,13 +204,13 @@ void print_layers(const fn::CompiledNetwork& net, const Timing& timing, const Ba
 }  // namespace
 
 void add_net_common_options(CLI::App& cmd, NetCommonOptions& o) {
-  cmd.add_option("model", o.model, "the network: an ONNX model file (opsets up to 17)")
-      ->required();
+  cmd.add_option("model", o.model, "the network: an ONNX model file (opsets up to 17)")->required();
   cmd.add_option("--config", o.config,
                  "hardware configuration: a built-in name (nv_small, nv_full, soc_small, ...), a "
                  "JSON file or an NVDLA .spec file");
-  cmd.add_option("--precision", o.precision, "code precision: int8 or int4 (4-bit codes in the "
-                                             "INT8 datapath)");
+  cmd.add_option("--precision", o.precision,
+                 "code precision: int8 or int4 (4-bit codes in the "
+                 "INT8 datapath)");
   cmd.add_option("--calibration", o.calibration,
                  "activation clipping: max, percentile, mse-hist or octav (computed on the "
                  "calibration images)");
@@ -228,8 +230,9 @@ void add_net_common_options(CLI::App& cmd, NetCommonOptions& o) {
 
 void add_net_command(CLI::App& app, NetOptions& o) {
   auto* cmd = app.add_subcommand(
-      "net", "compile an ONNX network for the DLA, run images on the device, report accuracy "
-             "and timing");
+      "net",
+      "compile an ONNX network for the DLA, run images on the device, report accuracy "
+      "and timing");
   add_net_common_options(*cmd, o.common);
   cmd->add_option("--input", o.input,
                   "input images: a batch (first axis) as .npy, ONNX TensorProto .pb or IDX[.gz]; "
@@ -251,13 +254,13 @@ int run_net(const NetOptions& o) {
   const Prepared p = prepare(o.common, o.input, o.limit);
   const fn::NetProgram& prog = p.net.program;
   const auto count = static_cast<std::size_t>(p.images.shape[0]);
-  fmt::print("octasim net: {} on {}: {} layers, {} codes, calibration {} ({} image{}), weights "
-             "{}\n",
-             o.common.model, p.hw.name, prog.layers.size(), fn::precision_name(prog.options.precision),
-             o.common.calibration_table.empty() ? fn::calibration_name(prog.options.calibration)
-                                                : "table",
-             p.calibration_images, p.calibration_images == 1 ? "" : "s",
-             fn::weight_quantizer_name(prog.options.weights));
+  fmt::print(
+      "octasim net: {} on {}: {} layers, {} codes, calibration {} ({} image{}), weights "
+      "{}\n",
+      o.common.model, p.hw.name, prog.layers.size(), fn::precision_name(prog.options.precision),
+      o.common.calibration_table.empty() ? fn::calibration_name(prog.options.calibration) : "table",
+      p.calibration_images, p.calibration_images == 1 ? "" : "s",
+      fn::weight_quantizer_name(prog.options.weights));
 
   BatchResult batch;
   Timing timing;
@@ -313,13 +316,13 @@ int run_net(const NetOptions& o) {
       }
     }
     const auto pct = [count](std::size_t n) { return 100.0 * static_cast<double>(n) / count; };
-    fmt::print("top-1: device {:.2f}%, FP32 reference {:.2f}%, agreement {:.2f}%\n",
-               pct(device_ok), pct(ref_ok), pct(agree));
+    fmt::print("top-1: device {:.2f}%, FP32 reference {:.2f}%, agreement {:.2f}%\n", pct(device_ok),
+               pct(ref_ok), pct(agree));
   }
   fmt::print("macs: {}\n", prog.macs());
   fmt::print("cycles: {} per inference\n", timing.cycles);
-  const double fps = timing.cycles == 0 ? 0.0
-                                        : p.hw.clock_mhz * 1e6 / static_cast<double>(timing.cycles);
+  const double fps =
+      timing.cycles == 0 ? 0.0 : p.hw.clock_mhz * 1e6 / static_cast<double>(timing.cycles);
   fmt::print("fps: {:.1f} (at {} MHz)\n", fps, p.hw.clock_mhz);
   const double host =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -328,12 +331,12 @@ int run_net(const NetOptions& o) {
 }
 
 void add_compile_command(CLI::App& app, CompileOptions& o) {
-  auto* cmd = app.add_subcommand(
-      "compile", "compile an ONNX network into an NVDLA trace (net.cfg) with goldens and a "
-                 "layer map, for octasim run");
+  auto* cmd =
+      app.add_subcommand("compile",
+                         "compile an ONNX network into an NVDLA trace (net.cfg) with goldens and a "
+                         "layer map, for octasim run");
   add_net_common_options(*cmd, o.common);
-  cmd->add_option("--out", o.out, "the directory to write net.cfg and its files into")
-      ->required();
+  cmd->add_option("--out", o.out, "the directory to write net.cfg and its files into")->required();
   cmd->add_option("--input", o.input,
                   "the image the trace runs (and the calibration images unless --calib-data): "
                   ".npy, .pb or IDX[.gz]; default: a deterministic random image");
@@ -343,8 +346,8 @@ void add_compile_command(CLI::App& app, CompileOptions& o) {
 int run_compile(const CompileOptions& o) {
   const Prepared p = prepare(o.common, o.input, 0);
   if (o.image >= static_cast<std::size_t>(p.images.shape[0])) {
-    throw UsageError(fmt::format("--image {}: the input holds {} images", o.image,
-                                 p.images.shape[0]));
+    throw UsageError(
+        fmt::format("--image {}: the input holds {} images", o.image, p.images.shape[0]));
   }
   fn::NetTraceFiles files;
   try {

@@ -5,6 +5,8 @@
 #include <fmt/core.h>
 
 #include "firmware/onnx/onnx_import.hpp"
+#include "models/io/idx_file.hpp"
+#include "models/io/tensor_file.hpp"
 #include "sim/app/commands.hpp"
 
 namespace octasim::app {
@@ -24,10 +26,35 @@ Tensor first_items(Tensor t, std::size_t limit) {
 
 }  // namespace
 
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// IDX by name (MNIST's "-idx3-ubyte", ".idx", optionally ".gz"), .npy (integers allowed), else an
+// ONNX TensorProto.
+Tensor read_any(const std::string& path, std::size_t limit) {
+  const std::string base = ends_with(path, ".gz") ? path.substr(0, path.size() - 3) : path;
+  if (base.find("-idx") != std::string::npos || ends_with(base, ".idx")) {
+    const models::IdxArray a = models::read_idx(path, limit == 0 ? models::kIdxAllItems : limit);
+    std::vector<std::int64_t> shape(a.shape.begin(), a.shape.end());
+    return Tensor::floats(std::move(shape), a.as_floats());
+  }
+  if (ends_with(path, ".npy")) {
+    models::Tensor npy = models::read_npy(path, true);
+    std::vector<std::int64_t> shape(npy.shape.begin(), npy.shape.end());
+    return Tensor::floats(std::move(shape), std::move(npy.values));
+  }
+  return firmware::read_tensor(path);
+}
+
+}  // namespace
+
 Tensor read_data_file(const std::string& path, std::size_t limit) {
   Tensor t;
   try {
-    t = firmware::read_tensor(path);
+    t = read_any(path, limit);
   } catch (const std::exception& e) {
     throw UsageError(e.what());
   }

@@ -130,16 +130,19 @@ class ProgressDevice final : public trace::Device {
 // The layer map `octasim compile` writes beside its trace (layer_map.json): hardware layer i ->
 // its ONNX nodes, in execution order. Empty when there is none or it does not parse.
 std::vector<std::string> read_layer_map(const std::string& trace_path) {
-  const std::filesystem::path map = std::filesystem::path(trace_path).parent_path() / "layer_map.json";
+  const std::filesystem::path map =
+      std::filesystem::path(trace_path).parent_path() / "layer_map.json";
   std::ifstream in(map);
   std::vector<std::string> nodes;
   if (!in) return nodes;
   try {
     const nlohmann::json j = nlohmann::json::parse(in);
-    for (const nlohmann::json& l : j.at("layers")) nodes.push_back(l.at("onnx_nodes").get<std::string>());
+    for (const nlohmann::json& l : j.at("layers"))
+      nodes.push_back(l.at("onnx_nodes").get<std::string>());
   } catch (const nlohmann::json::exception&) {
-    fmt::print("note: {} is not a layer map octasim can read; layers are shown without ONNX nodes\n",
-               map.string());
+    fmt::print(
+        "note: {} is not a layer map octasim can read; layers are shown without ONNX nodes\n",
+        map.string());
     nodes.clear();
   }
   return nodes;
@@ -306,7 +309,8 @@ int run_trace(const RunOptions& opts) {
 
   trace::PlayResult result;
   try {
-    result = opts.functional ? play_functional(t, hw, po, opts.trace) : play_cycle_level(t, hw, po, opts);
+    result = opts.functional ? play_functional(t, hw, po, opts.trace)
+                             : play_cycle_level(t, hw, po, opts);
   } catch (const trace::TraceError& e) {
     throw UsageError(e.what());
   }

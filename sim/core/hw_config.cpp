@@ -43,7 +43,9 @@ auto& octav_field(HwConfig& c) {
   return c.octav.*F;
 }
 
-unsigned& clock_field(HwConfig& c) { return c.clock_mhz; }
+unsigned& clock_field(HwConfig& c) {
+  return c.clock_mhz;
+}
 
 struct Param {
   const char* key;

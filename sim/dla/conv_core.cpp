@@ -9,12 +9,16 @@
 #include "sim/dla/conv_winograd.hpp"
 
 // Sources of the mechanisms (NVDLA's RTL, nvdla/hw vmod/nvdla): the CSC sequence generator
-// (NV_NVDLA_CSC_sg.v: loop order, stripe lengths, package issue cost, credit check on a stripe's
-// last package, start gates "all input slices" and "whole kernel group"), CDMA_wt (weights
-// reported in kernel groups), NV_NVDLA_CACC_delivery_buffer.v (one atom read when its lanes
-// are out, one lane per cycle at SDP throughput, one credit per atom), CDMA_dma_mux (data and
-// weights are separate DMA clients). The DRAM bandwidth and conv_pipeline_latency come from
-// NVDLA's RTL runs of the dc traces (README, "Timing fidelity").
+// (NV_NVDLA_CSC_sg.v: loop order, stripe lengths, package issue cost -- a data package holds the
+// CSC for at least the minimum stripe, atomic-K cycles, even with a single kernel, while the next
+// package's weights load one kernel per cycle -- credit check on a stripe's last package, start
+// gates "all input slices" and "whole kernel group"), CDMA_wt (weights reported in kernel
+// groups), NV_NVDLA_CACC_delivery_buffer.v (one atom read when its lanes are out, one lane per
+// cycle at SDP throughput, one credit per atom), CDMA_dma_mux (data and weights are separate DMA
+// clients). NVDLA's unit description ("Stripe Operation", "Multi-Batch Mode") gives the same
+// floor as the time to load the next atomic operation's weights, 16 cycles on its 16-cell array
+// (nv_full). The DRAM bandwidth and conv_pipeline_latency come from NVDLA's RTL runs of the dc
+// traces (README, "Timing fidelity").
 
 namespace octasim::dla {
 
@@ -148,17 +152,26 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
   if (!l.weight_compressed) group_bytes_.back() += l.weight_bytes - per_kernel * l.kernels;
   weight_space_ = std::uint64_t{l.weight_banks} * hw_.dla.cbuf_bank_depth * hw_.dla.cbuf_bank_width;
 
-  // CSC stripes: 2*atomic-K output points while at least 4*atomic-K remain; the last 2*atomic-K
-  // or fewer form the final stripe; otherwise an atomic-K stripe.
-  // The kernel group (atomic-K at INT8, atomic-K/2 at INT16/FP16) is the CSC's atomic-K.
+  // CSC stripes: 2*lower output points while at least 4*lower remain; the last 2*lower or fewer
+  // form the final stripe; otherwise a stripe of `lower`. The lower limit is the time the CSC
+  // needs to load a kernel group's weights for the next atomic operation (unit description,
+  // "Stripe Operation": "The lower limit 16 is due to internal bandwidth to fetch weights for next
+  // stripe operation"; "Multi-Batch Mode": "the convolution pipeline needs 16 cycles to load
+  // weight for next atomic operation"): the weight loader fills one MAC cell per cycle, and there
+  // are atomic-K cells, or atomic-K/2 on arrays whose cells have 16-bit multipliers (INT16/FP16
+  // configurations: "16 MAC cells ... cache weights from 16 int16/fp16 kernels or 32 int8
+  // kernels"), where a cell holds two INT8 kernels. So nv_small (8 cells): 8/16; nv_full (16
+  // cells): 16/32 at every precision, 16 cycles per full group.
   // Multi-batch: a stripe takes its points from every batch, interlaced, so the per-batch lengths
-  // shrink (NVDLA's unit description, "Multi-Batch Mode": at atomic-K 16, 16/32 points at batch
-  // 1, 8x2/16x2 at 2-3, 4xN/8xN at 4-7, 2xN/4xN at 8-15, 1xN from 16); a stripe is its points
+  // shrink (NVDLA's unit description, "Multi-Batch Mode": 16/32 points at batch 1, 8x2/16x2 at
+  // 2-3, 4xN/8xN at 4-7, 2xN/4xN at 8-15, 1xN from 16 with 16 cells); a stripe is its points
   // times the batches in atomic operations and in output atoms.
   atomic_k_ = group;
+  const bool wide_cells = hw_.dla.feature_int16 || hw_.dla.feature_fp16;
+  cells_ = std::max<std::uint32_t>(1, wide_cells ? hw_.dla.mac_atomic_k / 2 : hw_.dla.mac_atomic_k);
   std::uint32_t pow2 = 1;
   while (pow2 * 2 <= l.batches) pow2 *= 2;
-  const std::uint32_t lower = std::max<std::uint32_t>(1, atomic_k_ / pow2);
+  const std::uint32_t lower = std::max<std::uint32_t>(1, cells_ / pow2);
   const std::uint32_t upper = l.batches >= 16 ? lower : 2 * lower;
   const std::uint32_t total = l.winograd ? wino.atomics : l.params.out_width * l.params.out_height;
   stripes_.clear();
@@ -188,7 +201,7 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
   output_bytes_ = op.bytes_written + op.bytes_on_the_fly;
   link_ = op.to_pdp != nullptr ? next_link_ : nullptr;
   next_link_ = nullptr;
-  credits_ = std::max(2 * atomic_k_, upper * l.batches);  // CACC holds a stripe's output atoms
+  credits_ = std::max(2 * cells_, upper * l.batches);  // CACC holds a stripe's output atoms
   if (drive_signals_) credits_signal_.write(credits_);
   data_walk_ = AddressGenerator(op.dma.input, l.input.base);
   output_walk_ = AddressGenerator(op.dma.output);
@@ -341,13 +354,12 @@ void ConvCore::csc_thread() {
       while (groups_fetched_ <= g) sc_core::wait(group_ev_);
       wait_until(group_ready_[g]);
       counters_.read_stall_cycles += to_cycles(sc_core::sc_time_stamp() - blocked);
-      const std::uint32_t k = group_kernels_[g];
       for (std::size_t j = 0; j < stripes_.size(); ++j) {
         const std::uint32_t len = stripes_[j];
-        // One package per kernel position and channel block; the weight load of the next
-        // package (one kernel per cycle) overlaps the current one's data.
-        const std::uint32_t per_package =
-            k <= 1 ? std::max(len, 2u) : std::max({len, atomic_k_, k});
+        // One package per kernel position and channel block: its data take the stripe length
+        // but at least the lower limit, which also covers loading the next package's weights
+        // (at most one cycle per MAC cell, overlapping the data) whatever the group's kernels.
+        const std::uint32_t per_package = std::max(len, cells_);
         const std::uint64_t stripe_start = now();
         sc_core::wait(cycles(std::uint64_t{packages_ - 1} * per_package));
         const sc_core::sc_time gate = sc_core::sc_time_stamp();

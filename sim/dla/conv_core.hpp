@@ -14,10 +14,15 @@
 // - The CSC starts once the whole input cube is in CBUF and, per kernel group, once the group's
 //   weights are. Loop order: kernel group, stripe, channel block, kernel row, kernel column; one
 //   package (one kernel position x one channel block for a stripe of output atoms) takes
-//   max(stripe length, atomic-K, kernels in the group) cycles (2 for a single kernel).
-// - Stripes: 2 x atomic-K output atoms while 4 x atomic-K remain, then atomic-K, then the rest.
+//   max(stripe length, MAC cells) cycles, whatever the group's kernels: the weight loader fills
+//   one MAC cell per cycle for the next package meanwhile. MAC cells: atomic-K (nv_small,
+//   nv_large), atomic-K/2 where cells have 16-bit multipliers (nv_full: 16 cells, two INT8
+//   kernels each), so a deep-channel 1x1 layer with one output pixel takes 8 cycles per atomic
+//   operation on nv_small and 16 on nv_full (the unit description's "16 cycles to load weight for
+//   next atomic operation").
+// - Stripes: 2 x cells output atoms while 4 x cells remain, then cells, then the rest.
 // - The last package of a stripe waits for as many CACC credits as the stripe has atoms
-//   (2 x atomic-K credits in all); CACC returns one credit per atom it hands to SDP, one atom per
+//   (2 x cells credits in all); CACC returns one credit per atom it hands to SDP, one atom per
 //   (atom elements / SDP throughput + 1) cycles, conv_pipeline_latency after the package issue.
 // - SDP writes each stripe's output through the WDMA; the layer ends when the last write is
 //   acknowledged.
@@ -133,6 +138,7 @@ class ConvCore final : public sc_core::sc_module, public EngineModel, private Cl
   std::vector<std::uint32_t> stripes_;        // stripe lengths (output atoms), same per group
   std::uint32_t packages_ = 0;                // packages per stripe
   std::uint32_t atomic_k_ = 8;                // kernels per group at the layer's precision
+  std::uint32_t cells_ = 8;                   // MAC cells: the stripe and package floor
   std::uint64_t weight_space_ = 0;            // CBUF weight bytes (WEIGHT_BANK banks)
   std::uint64_t output_bytes_ = 0;
   std::uint32_t atoms_per_output_ = 1;  // memory atoms of output per output atom of a group

@@ -21,15 +21,14 @@ class DeviceMmio final : public firmware::Mmio {
       : device_(device), timeout_(timeout_cycles) {}
 
   void write32(std::uint32_t addr, std::uint32_t value) override { device_.csb_write(addr, value); }
-  [[nodiscard]] std::uint32_t read32(std::uint32_t addr) override {
-    return device_.csb_read(addr);
-  }
+  [[nodiscard]] std::uint32_t read32(std::uint32_t addr) override { return device_.csb_read(addr); }
   // Waits for GLB S_INTR_STATUS bit `status_bit`, then clears it (write one to clear).
   void wait_interrupt(unsigned status_bit) override {
     if (!device_.wait_interrupt(status_bit, timeout_)) {
-      throw std::runtime_error(fmt::format("the device did not raise GLB S_INTR_STATUS bit {} within {} "
-                                   "cycles",
-                                   status_bit, timeout_));
+      throw std::runtime_error(
+          fmt::format("the device did not raise GLB S_INTR_STATUS bit {} within {} "
+                      "cycles",
+                      status_bit, timeout_));
     }
     device_.csb_write(regs::GLB::S_INTR_STATUS::kAddr, 1U << status_bit);
   }

@@ -15,8 +15,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "firmware/driver/host_memory.hpp"
 #include "firmware/dla/bdma.hpp"
+#include "firmware/driver/host_memory.hpp"
 #include "firmware/driver/trace_writer.hpp"
 #include "models/ops/bdma.hpp"
 #include "sim/core/hw_config.hpp"

@@ -23,8 +23,8 @@
 
 #include <gtest/gtest.h>
 
-#include "firmware/driver/host_memory.hpp"
 #include "firmware/dla/conv.hpp"
+#include "firmware/driver/host_memory.hpp"
 #include "firmware/driver/trace_writer.hpp"
 #include "models/numerics/crc32.hpp"
 #include "models/ops/conv_compress.hpp"

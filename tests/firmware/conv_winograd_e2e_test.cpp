@@ -20,9 +20,9 @@
 
 #include <gtest/gtest.h>
 
-#include "firmware/driver/host_memory.hpp"
 #include "firmware/dla/conv.hpp"
 #include "firmware/dla/conv_winograd.hpp"
+#include "firmware/driver/host_memory.hpp"
 #include "firmware/driver/trace_writer.hpp"
 #include "models/numerics/crc32.hpp"
 #include "octasim/regs/nvdla.hpp"

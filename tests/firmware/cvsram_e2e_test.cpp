@@ -16,8 +16,8 @@
 
 #include <gtest/gtest.h>
 
-#include "firmware/driver/host_memory.hpp"
 #include "firmware/dla/pdp.hpp"
+#include "firmware/driver/host_memory.hpp"
 #include "firmware/driver/trace_writer.hpp"
 #include "models/numerics/crc32.hpp"
 #include "sim/core/hw_config.hpp"

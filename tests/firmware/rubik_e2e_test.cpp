@@ -21,8 +21,8 @@
 
 #include <gtest/gtest.h>
 
-#include "firmware/driver/host_memory.hpp"
 #include "firmware/dla/rubik.hpp"
+#include "firmware/driver/host_memory.hpp"
 #include "firmware/driver/trace_writer.hpp"
 #include "models/numerics/crc32.hpp"
 #include "models/ops/rubik.hpp"

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "firmware/driver/host_memory.hpp"
 #include "firmware/dla/conv.hpp"
 #include "firmware/dla/octav.hpp"
+#include "firmware/driver/host_memory.hpp"
 #include "firmware/driver/trace_writer.hpp"
 #include "models/numerics/crc32.hpp"
 #include "models/ops/sdp.hpp"

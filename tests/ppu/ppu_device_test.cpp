@@ -17,9 +17,9 @@
 
 #include <systemc>
 
-#include "firmware/driver/host_memory.hpp"
 #include "firmware/dla/sdp.hpp"
 #include "firmware/dla/surface.hpp"
+#include "firmware/driver/host_memory.hpp"
 #include "firmware/driver/trace_writer.hpp"
 #include "firmware/ppu/commands.hpp"
 #include "firmware/ppu/push_buffer_mmio.hpp"
