@@ -24,7 +24,7 @@ enum class ClipCalibration : std::uint8_t {
   kOctav,
   kOctavDevice
 };
-enum class WeightQuantizer : std::uint8_t { kMax, kMmse };
+enum class WeightQuantizer : std::uint8_t { kMax, kMmse, kOctav };
 
 [[nodiscard]] const char* precision_name(NetPrecision p);
 [[nodiscard]] const char* calibration_name(ClipCalibration c);

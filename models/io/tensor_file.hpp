@@ -1,6 +1,6 @@
 // Reading tensors from files: NumPy .npy (float16/float32/float64, any shape, C order; integers
-// on request) and raw little-endian float32. Values arrive as float32 (float64 is rounded to nearest-even; values
-// beyond the FP32 range become infinite, which the quantizers then reject).
+// on request) and raw little-endian float32. Values arrive as float32 (float64 is rounded to
+// nearest-even; values beyond the FP32 range become infinite, which the quantizers then reject).
 #pragma once
 
 #include <cstddef>

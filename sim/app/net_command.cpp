@@ -46,7 +46,7 @@ fn::QuantOptions quant_options(const NetCommonOptions& o) {
                     o.calibration));
   }
   if (!fn::parse_weight_quantizer(o.weights, q.weights)) {
-    throw UsageError(fmt::format("--weights {}: expected max or mmse", o.weights));
+    throw UsageError(fmt::format("--weights {}: expected max, mmse or octav", o.weights));
   }
   q.percentile = o.percentile;
   return q;
@@ -216,8 +216,8 @@ void add_net_common_options(CLI::App& cmd, NetCommonOptions& o) {
                  "calibration images)");
   cmd.add_option("--percentile", o.percentile, "the percentile of --calibration percentile");
   cmd.add_option("--weights", o.weights,
-                 "weight quantizer per output channel: max, or mmse (the QAT-init patent's "
-                 "MMSE scale)");
+                 "weight quantizer per output channel: max, mmse (the QAT-init patent's "
+                 "MMSE scale) or octav (OCTAV's clip per channel)");
   cmd.add_option("--calib-data", o.calib_data,
                  "calibration images (.npy, .pb or IDX[.gz]); default: the run's input");
   cmd.add_option("--calib-images", o.calib_images, "how many calibration images to use");
@@ -262,6 +262,9 @@ int run_net(const NetOptions& o) {
       p.calibration_images, p.calibration_images == 1 ? "" : "s",
       fn::weight_quantizer_name(prog.options.weights));
 
+  // Labels are checked before the (possibly long) run.
+  const std::vector<std::int64_t> labels =
+      o.labels.empty() ? std::vector<std::int64_t>{} : read_labels_file(o.labels, count);
   BatchResult batch;
   Timing timing;
   try {
@@ -295,7 +298,6 @@ int run_net(const NetOptions& o) {
   fmt::print("\nimages: {} ({} device)\n", count, o.functional ? "functional" : "cycle-level");
   fmt::print("device vs quantized reference: {} of {} images bit-exact\n", batch.bit_exact, count);
   if (!o.labels.empty()) {
-    const std::vector<std::int64_t> labels = read_labels_file(o.labels, count);
     std::size_t device_ok = 0, ref_ok = 0, agree = 0;
     for (std::size_t first = 0; first < count; first += 64) {
       const std::size_t n = std::min<std::size_t>(64, count - first);
