@@ -1,8 +1,9 @@
 // Runs a compiled network (firmware/net NetProgram) on the cycle-level SoC (sim/soc: Soc +
-// HostAdapter, programmed through DeviceMmio as `octasim net` does), image after image, and
-// checks after each image that every layer's output surface equals the quantized reference
-// executor's (run_network_model: models/ ops) byte for byte. One SoC per call: SystemC
-// elaborates once per process, so call it once per TEST.
+// HostAdapter, programmed through DeviceMmio as `octasim net` does), image after image and
+// layer after layer, and checks after each layer that its output surface equals the quantized
+// reference executor's (run_layer_model: models/ ops) byte for byte — after each layer, since a
+// dead tensor's buffer is reused by later layers. One SoC per call: SystemC elaborates once per
+// process, so call it once per TEST.
 #pragma once
 
 #include <cstdint>
@@ -50,11 +51,11 @@ inline SocRun run_on_soc(const firmware::net::NetProgram& prog, const HwConfig& 
   SocRun run;
   for (std::size_t i = 0; i < count; ++i) {
     fn::write_input(prog, images, i, device.memory());
-    fn::program_network(prog, mmio, groups);
     fn::write_input(prog, images, i, golden);
-    (void)fn::run_network_model(prog, golden);
     bool same = true;
     for (std::size_t l = 0; l < prog.layers.size(); ++l) {
+      mmio.wait_interrupt(fn::program_layer(prog, l, mmio, groups));
+      (void)fn::run_layer_model(prog, l, golden);
       const fn::NetLayer& layer = prog.layers[l];
       const firmware::FeatureSurface& dst = std::visit(
           [](const auto& h) -> const firmware::FeatureSurface& { return h.dst; }, layer.hw);
