@@ -91,7 +91,11 @@ Prepared prepare(const NetCommonOptions& o, const std::string& input, std::size_
   } catch (const models::graph::GraphError& e) {
     throw UsageError(fmt::format("{}: {}", o.model, e.what()));
   } catch (const fn::CalibrationError& e) {
-    throw UsageError(e.what());
+    // Reading errors start with the table's path; a missing entry is found while calibrating.
+    const std::string what = e.what();
+    const std::string& table = o.calibration_table;
+    const bool named = table.empty() || what.compare(0, table.size(), table) == 0;
+    throw UsageError(named ? what : fmt::format("{}: {}", table, what));
   } catch (const models::TensorFileError& e) {
     throw UsageError(e.what());
   } catch (const firmware::FirmwareError& e) {
@@ -254,13 +258,15 @@ int run_net(const NetOptions& o) {
   const Prepared p = prepare(o.common, o.input, o.limit);
   const fn::NetProgram& prog = p.net.program;
   const auto count = static_cast<std::size_t>(p.images.shape[0]);
-  fmt::print(
-      "octasim net: {} on {}: {} layers, {} codes, calibration {} ({} image{}), weights "
-      "{}\n",
-      o.common.model, p.hw.name, prog.layers.size(), fn::precision_name(prog.options.precision),
-      o.common.calibration_table.empty() ? fn::calibration_name(prog.options.calibration) : "table",
-      p.calibration_images, p.calibration_images == 1 ? "" : "s",
-      fn::weight_quantizer_name(prog.options.weights));
+  const std::string calibration =
+      o.common.calibration_table.empty()
+          ? fmt::format("{} ({} image{})", fn::calibration_name(prog.options.calibration),
+                        p.calibration_images, p.calibration_images == 1 ? "" : "s")
+          : fmt::format("table {}", o.common.calibration_table);
+  fmt::print("octasim net: {} on {}: {} layers, {} codes, calibration {}, weights {}\n",
+             o.common.model, p.hw.name, prog.layers.size(),
+             fn::precision_name(prog.options.precision), calibration,
+             fn::weight_quantizer_name(prog.options.weights));
 
   // Labels are checked before the (possibly long) run.
   const std::vector<std::int64_t> labels =

@@ -67,9 +67,10 @@ std::vector<std::int64_t> read_labels_file(const std::string& path, std::size_t 
   const Tensor t = read_data_file(path, count);
   const bool one_per_item = t.shape.size() == 1 || (t.shape.size() == 2 && t.shape[1] == 1);
   if (!one_per_item) {
-    throw UsageError(fmt::format("{}: labels of shape {}: expected one class index per image "
-                                 "(shape N or N x 1)",
-                                 path, models::graph::shape_string(t.shape)));
+    throw UsageError(
+        fmt::format("{}: labels of shape {}: expected one class index per image "
+                    "(shape N or N x 1)",
+                    path, models::graph::shape_string(t.shape)));
   }
   if (t.elements() < count) {
     throw UsageError(fmt::format("{}: {} labels for {} images", path, t.elements(), count));
