@@ -17,6 +17,9 @@ class TensorFileError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The whole file, or TensorFileError ("path: cannot open file").
+[[nodiscard]] std::vector<char> read_file_bytes(const std::string& path);
+
 struct Tensor {
   std::vector<std::size_t> shape;  // empty for a 0-d array (one element)
   std::vector<float> values;       // C order
