@@ -93,13 +93,14 @@ CalibrationTable calibrate(const Graph& g, const NetPlan& plan, const Tensor& im
     }
     return nullptr;
   };
-  // In plan order, so that a pool finds its input's clip already set.
+  // In plan order, so that a pool or a lone ReLU (SDP keeps the codes) finds its input's clip
+  // already set.
   std::vector<std::string> order{plan.input};
   for (const PlannedLayer& l : plan.layers) order.push_back(l.output);
   for (const std::string& name : order) {
     TensorQuant& q = table.at(name);
     const PlannedLayer* layer = input_of(name);
-    if (layer != nullptr && layer->kind == LayerKind::kPool) {
+    if (layer != nullptr && (layer->kind == LayerKind::kPool || layer->kind == LayerKind::kRelu)) {
       const TensorQuant& src = table.at(layer->input);
       q.clip = src.clip;
       q.min = src.min;

@@ -94,6 +94,14 @@ class Planner {
   Planner(const Graph& g, std::string config) : g_(g), config_(std::move(config)) {}
 
   NetPlan run() {
+    // A weight or bias the graph takes as an input (ONNX's node tests do) is refused by the node
+    // that needs it constant, before the inputs are counted.
+    for (const Node& n : g_.nodes) {
+      const bool weighted = n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul";
+      for (std::size_t k = 1; weighted && k < n.inputs.size(); ++k) {
+        if (!n.inputs[k].empty()) (void)constant(n, k, k == 1 ? "weight" : "bias");
+      }
+    }
     const auto data_inputs = g_.inputs;
     if (data_inputs.size() != 1) {
       throw GraphError(

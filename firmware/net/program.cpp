@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include <fmt/core.h>
 
@@ -22,8 +23,61 @@ std::uint64_t NetProgram::macs() const {
 
 namespace {
 
-constexpr std::uint64_t kMemoryBase = 0x80000000;
+constexpr std::uint64_t kMemoryBase = 0x80000000;      // constants (weights, tables)
+constexpr std::uint64_t kActivationBase = 0xC0000000;  // feature surfaces
+constexpr std::uint64_t kMemoryLimit = std::uint64_t{1} << 32;
 constexpr std::uint64_t kAlign = 256;
+
+std::uint64_t aligned(std::uint64_t bytes) {
+  return (bytes + kAlign - 1) / kAlign * kAlign;
+}
+
+// The activation region: first fit over the buffers of dead tensors, else at the end.
+class ActivationPool {
+ public:
+  std::uint64_t allocate(std::uint64_t bytes) {
+    bytes = aligned(bytes);
+    for (auto it = free_.begin(); it != free_.end(); ++it) {
+      if (it->second < bytes) continue;
+      const std::uint64_t a = it->first;
+      const std::uint64_t rest = it->second - bytes;
+      free_.erase(it);
+      if (rest != 0) free_[a + bytes] = rest;
+      return a;
+    }
+    const std::uint64_t a = end_;
+    end_ += bytes;
+    if (end_ > kMemoryLimit) {
+      throw GraphError(
+          fmt::format("the network's activations need more than the {} MiB of DRAM "
+                      "at 0x{:x}",
+                      (kMemoryLimit - kActivationBase) >> 20, kActivationBase));
+    }
+    return a;
+  }
+  // Returns a buffer, merged with free neighbours.
+  void release(std::uint64_t addr, std::uint64_t bytes) {
+    bytes = aligned(bytes);
+    auto next = free_.lower_bound(addr);
+    if (next != free_.end() && addr + bytes == next->first) {
+      bytes += next->second;
+      next = free_.erase(next);
+    }
+    if (next != free_.begin()) {
+      auto prev = std::prev(next);
+      if (prev->first + prev->second == addr) {
+        prev->second += bytes;
+        return;
+      }
+    }
+    free_[addr] = bytes;
+  }
+  [[nodiscard]] std::uint64_t end() const { return end_; }
+
+ private:
+  std::uint64_t end_ = kActivationBase;
+  std::map<std::uint64_t, std::uint64_t> free_;  // address -> bytes
+};
 
 // Round half away from zero, as the device's convertors round.
 double round_away(double v) {
@@ -59,11 +113,25 @@ class Builder {
       throw GraphError("calibration octav-device is not supported by the network compiler yet");
     }
     prog_.input = tensor(plan_.input);
-    for (const PlannedLayer& l : plan_.layers) {
+    // The last layer reading each tensor: its buffer is free for later layers after that one.
+    std::map<std::string, std::size_t> last_read;
+    for (std::size_t i = 0; i < plan_.layers.size(); ++i) last_read[plan_.layers[i].input] = i;
+    std::set<std::string> kept{plan_.input};
+    for (const std::string& out : plan_.outputs) kept.insert(plan_.resolve(out));
+    for (std::size_t i = 0; i < plan_.layers.size(); ++i) {
+      const PlannedLayer& l = plan_.layers[i];
       try {
         lower(l);
       } catch (const FirmwareError& e) {
         throw GraphError(fmt::format("{}: {}", layer_nodes_label(g_, l), e.what()));
+      }
+      for (const std::string& t : {l.input, l.output}) {
+        const auto r = last_read.find(t);
+        const bool dead = r == last_read.end() ? t == l.output : r->second == i;
+        if (dead && kept.count(t) == 0 && released_.insert(t).second) {
+          const FeatureSurface& s = tensors_.at(t).surface;
+          activations_.release(s.address, surface_bytes(s, Precision::kInt8, atom()));
+        }
       }
     }
     for (const std::string& out : plan_.outputs) {
@@ -72,7 +140,8 @@ class Builder {
       t.shape = plan_.shapes.at(out);
       prog_.outputs.push_back(t);
     }
-    prog_.memory_end = next_;
+    prog_.memory_end = activations_.end();
+    prog_.constants_end = next_;
     return std::move(prog_);
   }
 
@@ -105,7 +174,7 @@ class Builder {
     t.shape = plan_.shapes.at(name);
     t.quant = table_.at(name);
     t.surface = packed_surface(0, c.width, c.height, c.channels, atom());
-    t.surface.address = allocate(surface_bytes(t.surface, Precision::kInt8, atom()));
+    t.surface.address = activations_.allocate(surface_bytes(t.surface, Precision::kInt8, atom()));
     return tensors_.emplace(name, t).first->second;
   }
 
@@ -282,7 +351,9 @@ class Builder {
   const HwConfig& hw_;
   NetProgram prog_;
   std::map<std::string, NetTensor> tensors_;
-  std::uint64_t next_ = 0;
+  std::uint64_t next_ = 0;  // the constants' bump pointer
+  ActivationPool activations_;
+  std::set<std::string> released_;
 };
 
 }  // namespace

@@ -75,8 +75,10 @@ struct NetProgram {
   std::vector<NetTensor> outputs;  // in the graph's output order
   std::vector<NetLayer> layers;
   std::vector<ConstantBlob> constants;
-  CalibrationTable table;                          // every quantized tensor's clip
-  std::uint64_t memory_begin = 0, memory_end = 0;  // the DRAM range the program uses
+  CalibrationTable table;  // every quantized tensor's clip
+  // DRAM the program uses: constants in [memory_begin, constants_end), feature surfaces from
+  // 0xC000_0000 to memory_end (a dead tensor's buffer is reused by later layers).
+  std::uint64_t memory_begin = 0, constants_end = 0, memory_end = 0;
 
   [[nodiscard]] std::uint64_t macs() const;
 };

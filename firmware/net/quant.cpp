@@ -40,7 +40,15 @@ const char* calibration_name(ClipCalibration c) {
 }
 
 const char* weight_quantizer_name(WeightQuantizer w) {
-  return w == WeightQuantizer::kMmse ? "mmse" : "max";
+  switch (w) {
+    case WeightQuantizer::kMax:
+      return "max";
+    case WeightQuantizer::kMmse:
+      return "mmse";
+    case WeightQuantizer::kOctav:
+      return "octav";
+  }
+  return "?";
 }
 
 bool parse_precision(const std::string& s, NetPrecision& out) {
@@ -67,9 +75,12 @@ bool parse_calibration(const std::string& s, ClipCalibration& out) {
 }
 
 bool parse_weight_quantizer(const std::string& s, WeightQuantizer& out) {
-  if (s == "max" || s == "mmse") {
-    out = s == "max" ? WeightQuantizer::kMax : WeightQuantizer::kMmse;
-    return true;
+  for (WeightQuantizer w :
+       {WeightQuantizer::kMax, WeightQuantizer::kMmse, WeightQuantizer::kOctav}) {
+    if (s == weight_quantizer_name(w)) {
+      out = w;
+      return true;
+    }
   }
   return false;
 }

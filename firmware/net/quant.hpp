@@ -24,7 +24,7 @@ enum class ClipCalibration : std::uint8_t {
   kOctav,
   kOctavDevice
 };
-enum class WeightQuantizer : std::uint8_t { kMax, kMmse };
+enum class WeightQuantizer : std::uint8_t { kMax, kMmse, kOctav };
 
 [[nodiscard]] const char* precision_name(NetPrecision p);
 [[nodiscard]] const char* calibration_name(ClipCalibration c);
@@ -60,8 +60,9 @@ struct TensorQuant {
   [[nodiscard]] std::int32_t code(double x) const;
 };
 
-// The bits the calibrators of models/quant take for a tensor with this many code levels: their
-// quantizer has 2^B (unsigned) or 2^B + 1 (signed) levels, the device 2M + 1 or M + 1.
+// The bits the calibrators of models/quant take for a tensor: their quantizer's codes are
+// 0..2^B (unsigned, step s/2^B) or -2^(B-1)..2^(B-1) (signed, step s/2^(B-1)); B is chosen so
+// that their step is nearest the device's s/M: 2^B = M + 1 (unsigned) or 2^(B-1) = M + 1.
 [[nodiscard]] int calibrator_bits(const TensorQuant& q);
 
 using CalibrationTable = std::map<std::string, TensorQuant>;

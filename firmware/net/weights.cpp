@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include "models/quant/octav.hpp"
 #include "models/quant/qat_init.hpp"
 
 namespace octasim::firmware::net {
@@ -99,11 +100,23 @@ QuantizedWeights quantize_conv_weights(const models::graph::Graph& g, const Plan
     std::int32_t* out = &q.codes.data[k * per];
     if (quantizer == WeightQuantizer::kMmse) {
       const models::MmseWeights mm = models::mmse_weight_quantization(w, per, bits);
+      if (!(mm.scale > 0.0)) continue;
       q.scales[k] = mm.scale;
       std::copy(mm.codes.begin(), mm.codes.end(), out);
       continue;
     }
-    q.scales[k] = m / max_code;
+    // kOctav: the MSE-optimal clip of the channel (the patent's signed B-bit quantizer) in
+    // place of max|w|; codes then saturate at +-max_code.
+    double clip = m;
+    if (quantizer == WeightQuantizer::kOctav) {
+      models::OctavOptions oo;
+      oo.bits = bits;
+      oo.sign = models::Signedness::kSigned;
+      oo.max_iterations = 50;
+      const double s = models::octav(w, per, oo).clip;
+      if (s > 0.0) clip = s;
+    }
+    q.scales[k] = clip / max_code;
     for (std::size_t i = 0; i < per; ++i) {
       const double v = double{w[i]} / q.scales[k];
       const double r = v < 0 ? -std::floor(-v + 0.5) : std::floor(v + 0.5);

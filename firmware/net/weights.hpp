@@ -22,7 +22,8 @@ struct QuantizedWeights {
 // a Gemm/MatMul's B (with alpha, and beta on the bias) laid over the input cube in ONNX's
 // flattening order (channel, row, column). `bits` 8 or 4: codes in [-(2^(bits-1) - 1),
 // 2^(bits-1) - 1] with s_w = max|w_k| / (2^(bits-1) - 1) (kMax), or the MMSE scale and codes
-// of models::mmse_weight_quantization (kMmse: codes down to -2^(bits-1)). A channel of zeros gets
+// of models::mmse_weight_quantization (kMmse: codes down to -2^(bits-1)), or OCTAV's clip of
+// the channel (kOctav: s_w = clip / (2^(bits-1) - 1), codes saturating). A channel of zeros gets
 // scale 1 and zero codes. Throws GraphError on a shape that does not match.
 [[nodiscard]] QuantizedWeights quantize_conv_weights(const models::graph::Graph& g,
                                                      const PlannedLayer& l, const Cube& in,

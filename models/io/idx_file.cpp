@@ -17,20 +17,6 @@ namespace {
   throw TensorFileError(path + ": " + what);
 }
 
-std::vector<unsigned char> read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot open file");
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  if (size < 0) fail(path, "cannot read file");
-  in.seekg(0, std::ios::beg);
-  std::vector<unsigned char> bytes(static_cast<std::size_t>(size));
-  if (size > 0 && !in.read(reinterpret_cast<char*>(bytes.data()), size)) {
-    fail(path, "cannot read file");
-  }
-  return bytes;
-}
-
 bool has_gzip_magic(const unsigned char* p, std::size_t n) {
   return n >= 2 && p[0] == 0x1f && p[1] == 0x8b;
 }
@@ -289,7 +275,8 @@ std::vector<float> IdxArray::as_floats() const {
 }
 
 IdxArray read_idx(const std::string& path, std::size_t max_items) {
-  const std::vector<unsigned char> bytes = read_all(path);
+  const std::vector<char> file = read_file_bytes(path);
+  const std::vector<unsigned char> bytes(file.begin(), file.end());
   std::unique_ptr<ByteSource> src;
   if (has_gzip_magic(bytes.data(), bytes.size())) {
     src = std::make_unique<GzipSource>(path, bytes);

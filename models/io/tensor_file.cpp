@@ -20,18 +20,6 @@ constexpr std::size_t kMagicLen = 6;
   throw TensorFileError(path + ": " + what);
 }
 
-std::vector<char> read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot open file");
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  if (size < 0) fail(path, "cannot read file");
-  in.seekg(0, std::ios::beg);
-  std::vector<char> bytes(static_cast<std::size_t>(size));
-  if (size > 0 && !in.read(bytes.data(), size)) fail(path, "cannot read file");
-  return bytes;
-}
-
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -152,8 +140,20 @@ std::uint64_t load_le(const unsigned char* p, std::size_t bytes, bool big_endian
 
 }  // namespace
 
+std::vector<char> read_file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path, "cannot open file");
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  if (size < 0) fail(path, "cannot read file");
+  in.seekg(0, std::ios::beg);
+  std::vector<char> bytes(static_cast<std::size_t>(size));
+  if (size > 0 && !in.read(bytes.data(), size)) fail(path, "cannot read file");
+  return bytes;
+}
+
 Tensor read_npy(const std::string& path, bool integers) {
-  const std::vector<char> bytes = read_all(path);
+  const std::vector<char> bytes = read_file_bytes(path);
   if (bytes.size() < kMagicLen + 4 || std::memcmp(bytes.data(), kMagic, kMagicLen) != 0) {
     fail(path, "not a NumPy .npy file (expected the magic \\x93NUMPY at the start)");
   }
@@ -248,7 +248,7 @@ Tensor read_npy(const std::string& path, bool integers) {
 }
 
 Tensor read_raw_float32(const std::string& path, const std::vector<std::size_t>& shape) {
-  const std::vector<char> bytes = read_all(path);
+  const std::vector<char> bytes = read_file_bytes(path);
   if (bytes.size() % 4 != 0) {
     fail(path,
          "raw float32 file size " + std::to_string(bytes.size()) + " is not a multiple of 4 bytes");

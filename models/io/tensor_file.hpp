@@ -1,6 +1,6 @@
 // Reading tensors from files: NumPy .npy (float16/float32/float64, any shape, C order; integers
-// on request) and raw little-endian float32. Values arrive as float32 (float64 is rounded to nearest-even; values
-// beyond the FP32 range become infinite, which the quantizers then reject).
+// on request) and raw little-endian float32. Values arrive as float32 (float64 is rounded to
+// nearest-even; values beyond the FP32 range become infinite, which the quantizers then reject).
 #pragma once
 
 #include <cstddef>
@@ -16,6 +16,9 @@ class TensorFileError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// The whole file, or TensorFileError ("path: cannot open file").
+[[nodiscard]] std::vector<char> read_file_bytes(const std::string& path);
 
 struct Tensor {
   std::vector<std::size_t> shape;  // empty for a 0-d array (one element)

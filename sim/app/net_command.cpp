@@ -46,7 +46,7 @@ fn::QuantOptions quant_options(const NetCommonOptions& o) {
                     o.calibration));
   }
   if (!fn::parse_weight_quantizer(o.weights, q.weights)) {
-    throw UsageError(fmt::format("--weights {}: expected max or mmse", o.weights));
+    throw UsageError(fmt::format("--weights {}: expected max, mmse or octav", o.weights));
   }
   q.percentile = o.percentile;
   return q;
@@ -91,7 +91,11 @@ Prepared prepare(const NetCommonOptions& o, const std::string& input, std::size_
   } catch (const models::graph::GraphError& e) {
     throw UsageError(fmt::format("{}: {}", o.model, e.what()));
   } catch (const fn::CalibrationError& e) {
-    throw UsageError(e.what());
+    // Reading errors start with the table's path; a missing entry is found while calibrating.
+    const std::string what = e.what();
+    const std::string& table = o.calibration_table;
+    const bool named = table.empty() || what.compare(0, table.size(), table) == 0;
+    throw UsageError(named ? what : fmt::format("{}: {}", table, what));
   } catch (const models::TensorFileError& e) {
     throw UsageError(e.what());
   } catch (const firmware::FirmwareError& e) {
@@ -216,8 +220,8 @@ void add_net_common_options(CLI::App& cmd, NetCommonOptions& o) {
                  "calibration images)");
   cmd.add_option("--percentile", o.percentile, "the percentile of --calibration percentile");
   cmd.add_option("--weights", o.weights,
-                 "weight quantizer per output channel: max, or mmse (the QAT-init patent's "
-                 "MMSE scale)");
+                 "weight quantizer per output channel: max, mmse (the QAT-init patent's "
+                 "MMSE scale) or octav (OCTAV's clip per channel)");
   cmd.add_option("--calib-data", o.calib_data,
                  "calibration images (.npy, .pb or IDX[.gz]); default: the run's input");
   cmd.add_option("--calib-images", o.calib_images, "how many calibration images to use");
@@ -254,14 +258,19 @@ int run_net(const NetOptions& o) {
   const Prepared p = prepare(o.common, o.input, o.limit);
   const fn::NetProgram& prog = p.net.program;
   const auto count = static_cast<std::size_t>(p.images.shape[0]);
-  fmt::print(
-      "octasim net: {} on {}: {} layers, {} codes, calibration {} ({} image{}), weights "
-      "{}\n",
-      o.common.model, p.hw.name, prog.layers.size(), fn::precision_name(prog.options.precision),
-      o.common.calibration_table.empty() ? fn::calibration_name(prog.options.calibration) : "table",
-      p.calibration_images, p.calibration_images == 1 ? "" : "s",
-      fn::weight_quantizer_name(prog.options.weights));
+  const std::string calibration =
+      o.common.calibration_table.empty()
+          ? fmt::format("{} ({} image{})", fn::calibration_name(prog.options.calibration),
+                        p.calibration_images, p.calibration_images == 1 ? "" : "s")
+          : fmt::format("table {}", o.common.calibration_table);
+  fmt::print("octasim net: {} on {}: {} layers, {} codes, calibration {}, weights {}\n",
+             o.common.model, p.hw.name, prog.layers.size(),
+             fn::precision_name(prog.options.precision), calibration,
+             fn::weight_quantizer_name(prog.options.weights));
 
+  // Labels are checked before the (possibly long) run.
+  const std::vector<std::int64_t> labels =
+      o.labels.empty() ? std::vector<std::int64_t>{} : read_labels_file(o.labels, count);
   BatchResult batch;
   Timing timing;
   try {
@@ -295,7 +304,6 @@ int run_net(const NetOptions& o) {
   fmt::print("\nimages: {} ({} device)\n", count, o.functional ? "functional" : "cycle-level");
   fmt::print("device vs quantized reference: {} of {} images bit-exact\n", batch.bit_exact, count);
   if (!o.labels.empty()) {
-    const std::vector<std::int64_t> labels = read_labels_file(o.labels, count);
     std::size_t device_ok = 0, ref_ok = 0, agree = 0;
     for (std::size_t first = 0; first < count; first += 64) {
       const std::size_t n = std::min<std::size_t>(64, count - first);

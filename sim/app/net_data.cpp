@@ -29,7 +29,8 @@ Tensor first_items(Tensor t, std::size_t limit) {
 namespace {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // IDX by name (MNIST's "-idx3-ubyte", ".idx", optionally ".gz"), .npy (integers allowed), else an
@@ -64,6 +65,13 @@ Tensor read_data_file(const std::string& path, std::size_t limit) {
 
 std::vector<std::int64_t> read_labels_file(const std::string& path, std::size_t count) {
   const Tensor t = read_data_file(path, count);
+  const bool one_per_item = t.shape.size() == 1 || (t.shape.size() == 2 && t.shape[1] == 1);
+  if (!one_per_item) {
+    throw UsageError(
+        fmt::format("{}: labels of shape {}: expected one class index per image "
+                    "(shape N or N x 1)",
+                    path, models::graph::shape_string(t.shape)));
+  }
   if (t.elements() < count) {
     throw UsageError(fmt::format("{}: {} labels for {} images", path, t.elements(), count));
   }

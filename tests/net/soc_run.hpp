@@ -1,0 +1,79 @@
+// Runs a compiled network (firmware/net NetProgram) on the cycle-level SoC (sim/soc: Soc +
+// HostAdapter, programmed through DeviceMmio as `octasim net` does), image after image and
+// layer after layer, and checks after each layer that its output surface equals the quantized
+// reference executor's (run_layer_model: models/ ops) byte for byte — after each layer, since a
+// dead tensor's buffer is reused by later layers. One SoC per call: SystemC elaborates once per
+// process, so call it once per TEST.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <systemc>
+
+#include "firmware/driver/host_memory.hpp"
+#include "firmware/net/runtime.hpp"
+#include "sim/core/hw_config.hpp"
+#include "sim/soc/host_adapter.hpp"
+#include "sim/soc/soc.hpp"
+#include "sim/trace/device_mmio.hpp"
+
+namespace octasim::nettest {
+
+struct SocRun {
+  std::vector<std::vector<std::int32_t>> codes;  // output 0's codes per image (the device's)
+  std::vector<models::graph::Tensor> outputs;    // output 0 dequantized per image
+  std::size_t layers_run = 0;                    // operations the SoC's DLA recorded
+  std::size_t differing_images = 0;              // images with any byte unlike the golden
+};
+
+inline std::vector<std::uint8_t> memory_bytes(const models::ops::Memory& m, std::uint64_t addr,
+                                              std::size_t n) {
+  std::vector<std::uint8_t> v(n);
+  m.read(addr, v.data(), n);
+  return v;
+}
+
+inline SocRun run_on_soc(const firmware::net::NetProgram& prog, const HwConfig& hw,
+                         const models::graph::Tensor& images, std::size_t count) {
+  namespace fn = firmware::net;
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  soc::Soc soc("dla", hw);
+  soc::HostAdapter device(soc);
+  trace::DeviceMmio mmio(device, 50'000'000);
+  fn::load_constants(prog, device.memory());
+  firmware::HostMemory golden;
+  fn::load_constants(prog, golden);
+  fn::GroupState groups;
+  SocRun run;
+  for (std::size_t i = 0; i < count; ++i) {
+    fn::write_input(prog, images, i, device.memory());
+    fn::write_input(prog, images, i, golden);
+    bool same = true;
+    for (std::size_t l = 0; l < prog.layers.size(); ++l) {
+      mmio.wait_interrupt(fn::program_layer(prog, l, mmio, groups));
+      (void)fn::run_layer_model(prog, l, golden);
+      const fn::NetLayer& layer = prog.layers[l];
+      const firmware::FeatureSurface& dst = std::visit(
+          [](const auto& h) -> const firmware::FeatureSurface& { return h.dst; }, layer.hw);
+      const auto n = static_cast<std::size_t>(fn::tensor_bytes(prog, dst));
+      const bool equal =
+          memory_bytes(device.memory(), dst.address, n) == memory_bytes(golden, dst.address, n);
+      EXPECT_TRUE(equal) << "image " << i << ": layer " << l << " (" << layer.engine << " "
+                         << layer.nodes << ") differs from the quantized reference executor";
+      same = same && equal;
+    }
+    const std::vector<std::int32_t> dev = fn::read_output_codes(prog, 0, device.memory());
+    EXPECT_EQ(dev, fn::read_output_codes(prog, 0, golden)) << "image " << i;
+    run.differing_images += same ? 0 : 1;
+    run.codes.push_back(dev);
+    run.outputs.push_back(fn::read_output(prog, 0, device.memory()));
+  }
+  run.layers_run = soc.dla().layers().size();
+  return run;
+}
+
+}  // namespace octasim::nettest
