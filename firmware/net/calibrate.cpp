@@ -38,7 +38,11 @@ CalibrationTable code_formats(const NetPlan& plan, const Tensor& images,
     switch (l.kind) {
       case LayerKind::kConv:
         q.is_unsigned = l.conv.relu;
-        if (q.is_unsigned) q.bits = code_bits(options.precision);
+        // octav-device: the convolution writes 8-bit codes at the static max scale; the OCTAV
+        // unit then snaps them to the B-bit grid of its own clip (program.hpp).
+        if (q.is_unsigned && options.calibration != ClipCalibration::kOctavDevice) {
+          q.bits = code_bits(options.precision);
+        }
         break;
       case LayerKind::kPool:
         q = src;

@@ -11,7 +11,9 @@
 #include "firmware/driver/trace_writer.hpp"
 #include "firmware/net/runtime.hpp"
 #include "models/graph/passes.hpp"
+#include "models/numerics/bit_cast.hpp"
 #include "models/numerics/crc32.hpp"
+#include "octasim/regs/nvdla.hpp"
 #include "sim/core/hw_config.hpp"
 
 namespace octasim::firmware::net {
@@ -153,9 +155,16 @@ NetTraceFiles write_network_trace(const CompiledNetwork& net, const Tensor& imag
   GroupState groups;
   for (std::size_t i = 0; i < p.layers.size(); ++i) {
     const NetLayer& l = p.layers[i];
-    const FeatureSurface& out =
-        std::visit([](const auto& hw) -> const FeatureSurface& { return hw.dst; }, l.hw);
     trace.comment(fmt::format("layer {}: {} <- {}", i, l.engine, l.nodes));
+    if (std::holds_alternative<OctavLayer>(l.hw)) {
+      // OCTAV writes registers, not a surface: the clip it finds is checked.
+      const LayerGolden g = run_layer_model(p, i, golden);
+      trace.wait_interrupt(program_layer(p, i, trace, groups));
+      trace.check_register(regs::OCTAV::D_CLIP_RESULT::kAddr,
+                           models::bit_cast<std::uint32_t>(g.clip));
+      continue;
+    }
+    const FeatureSurface& out = *layer_output(l);
     trace.mem_init_zero(out.address, tensor_bytes(p, out));
     (void)run_layer_model(p, i, golden);
     trace.wait_interrupt(program_layer(p, i, trace, groups));

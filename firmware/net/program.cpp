@@ -109,9 +109,6 @@ class Builder {
                       "(int8, int4)",
                       precision_name(options_.precision)));
     }
-    if (options_.calibration == ClipCalibration::kOctavDevice) {
-      throw GraphError("calibration octav-device is not supported by the network compiler yet");
-    }
     prog_.input = tensor(plan_.input);
     // The last layer reading each tensor: its buffer is free for later layers after that one.
     std::map<std::string, std::size_t> last_read;
@@ -208,6 +205,51 @@ class Builder {
       }
     }
     prog_.layers.push_back(std::move(out));
+    if (l.kind == LayerKind::kConv && options_.calibration == ClipCalibration::kOctavDevice) {
+      add_device_clip(l);
+    }
+  }
+
+  // OCTAV on the CONV output's surface, then the fake-quantizing SDP into a new surface that
+  // takes the tensor's place for its readers.
+  void add_device_clip(const PlannedLayer& l) {
+    NetTensor& t = tensors_.at(l.output);
+    const std::string nodes = prog_.layers.back().nodes;
+    OctavLayer o;
+    o.type = OctavDataType::kInt8;
+    o.is_unsigned = t.quant.is_unsigned;
+    o.src = t.surface;
+    o.granularity = OctavGranularity::kTensor;
+    o.bits = t.quant.is_unsigned ? code_bits(options_.precision) : 8;
+    o.max_iterations = 20;
+    o.tolerance = 1e-4F;
+    o.init = OctavInit::kHalfMax;
+    o.auto_program = OctavAutoProgram::kFakeQuant;
+    FakeQuantSdpLayer f;
+    f.precision = Precision::kInt8;
+    f.src = t.surface;
+    f.dst = t.surface;
+    f.dst.address = activations_.allocate(surface_bytes(t.surface, Precision::kInt8, atom()));
+    f.bits = o.bits;
+    f.is_unsigned = o.is_unsigned;
+    (void)fake_quant_sdp_model_config(f, 1.0, atom());  // checks the layer
+    t.quant.method = fmt::format("{}; OCTAV {}-bit grid in the device", t.quant.method, o.bits);
+    prog_.table[l.output].method = t.quant.method;
+    NetLayer octav;
+    octav.engine = "OCTAV";
+    octav.nodes = nodes + " (clip in the device)";
+    octav.input = octav.output = l.output;
+    octav.hw = o;
+    prog_.layers.push_back(std::move(octav));
+    NetLayer fq;
+    fq.engine = "SDP";
+    fq.nodes = nodes + " (snap to the clip's grid)";
+    fq.input = fq.output = l.output;
+    fq.hw = f;
+    prog_.layers.push_back(std::move(fq));
+    // The codes before snapping are dead once the SDP has read them.
+    activations_.release(t.surface.address, surface_bytes(t.surface, Precision::kInt8, atom()));
+    t.surface = f.dst;
   }
 
   ConvLayer lower_conv(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,

@@ -18,6 +18,13 @@
 //   CDP   LRN through the LUT (firmware/dla/cdp.hpp make_lrn_lut at the input's step), the
 //         output convertor rescales to the output's step: scale round(s_x/s_y * 2^u), shift F+u.
 //   SDP   a lone ReLU: max(code, 0), the input's step.
+// Calibration octav-device (dynamic quantization): every CONV output is written as 8-bit codes at
+// its static max-calibrated step, then two layers follow it —
+//   OCTAV the MSE-optimal clip s of that tensor, computed in the device for this inference, with
+//         AUTO_PROGRAM=FAKEQUANT writing SDP's operands (models::clip_to_fake_quant);
+//   SDP   (memory to memory) snaps the codes to the B-bit grid of s in the same step, so the
+//         consumers' static programming stays valid: A' = round(round(clamp(A) M/s) s/M).
+// B is the precision's code bits for unsigned (ReLU) outputs, 8 for signed ones.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +35,7 @@
 
 #include "firmware/dla/cdp.hpp"
 #include "firmware/dla/conv.hpp"
+#include "firmware/dla/octav.hpp"
 #include "firmware/dla/pdp.hpp"
 #include "firmware/dla/sdp.hpp"
 #include "firmware/net/plan.hpp"
@@ -48,10 +56,11 @@ struct NetTensor {
   std::vector<std::int64_t> shape;
 };
 
-using HwLayer = std::variant<ConvLayer, PdpLayer, CdpLayer, SdpLayer>;
+using HwLayer =
+    std::variant<ConvLayer, PdpLayer, CdpLayer, SdpLayer, OctavLayer, FakeQuantSdpLayer>;
 
 struct NetLayer {
-  std::string engine;  // CONV, PDP, CDP, SDP
+  std::string engine;  // CONV, PDP, CDP, SDP, OCTAV
   std::string nodes;   // the ONNX nodes it computes: "Conv 'conv1' + Relu 'relu1'"
   std::string input, output;
   HwLayer hw;

@@ -1,12 +1,14 @@
 #include "firmware/net/runtime.hpp"
 
 #include <cmath>
+#include <type_traits>
 
 #include <fmt/core.h>
 
 #include "models/ops/cdp.hpp"
 #include "models/ops/pdp.hpp"
 #include "models/ops/sdp.hpp"
+#include "models/quant/octav.hpp"
 
 namespace octasim::firmware::net {
 
@@ -14,6 +16,18 @@ using models::graph::Tensor;
 
 void load_constants(const NetProgram& p, models::ops::Memory& mem) {
   for (const ConstantBlob& c : p.constants) mem.write(c.address, c.bytes.data(), c.bytes.size());
+}
+
+const FeatureSurface* layer_output(const NetLayer& l) {
+  return std::visit(
+      [](const auto& hw) -> const FeatureSurface* {
+        if constexpr (std::is_same_v<std::decay_t<decltype(hw)>, OctavLayer>) {
+          return nullptr;
+        } else {
+          return &hw.dst;
+        }
+      },
+      l.hw);
 }
 
 std::uint64_t tensor_bytes(const NetProgram& p, const FeatureSurface& s) {
@@ -75,6 +89,13 @@ unsigned program_layer(const NetProgram& p, std::size_t i, Mmio& mmio, GroupStat
   } else if (const auto* cdp = std::get_if<CdpLayer>(&l.hw)) {
     bit = program_cdp(mmio, *cdp, g.cdp, atom);
     g.cdp ^= 1U;
+  } else if (const auto* octav = std::get_if<OctavLayer>(&l.hw)) {
+    bit = program_octav(mmio, *octav, g.octav);
+    g.octav ^= 1U;
+  } else if (const auto* fq = std::get_if<FakeQuantSdpLayer>(&l.hw)) {
+    // Its operands are OCTAV's (written into this group when OCTAV finished).
+    bit = program_fake_quant_sdp(mmio, *fq, g.sdp, g.sdp, atom);
+    g.sdp ^= 1U;
   } else {
     bit = program_sdp(mmio, std::get<SdpLayer>(l.hw), g.sdp, atom);
     g.sdp ^= 1U;
@@ -87,6 +108,25 @@ void program_network(const NetProgram& p, Mmio& mmio, GroupState& groups) {
     mmio.wait_interrupt(program_layer(p, i, mmio, groups));
   }
 }
+
+namespace {
+
+// The clip the OCTAV unit computes for `o` on the tensor in `mem` (models::octav with the
+// unit's options; the unit keeps it as FP32).
+float device_clip(const OctavLayer& o, const NetProgram& p, const models::ops::Memory& mem) {
+  const models::ops::ConvCube cube = models::ops::read_feature_cube(
+      conv_model_surface(o.src, p.hw.atom_bytes), models::ops::ConvPrecision::kInt8, mem);
+  const std::vector<float> v(cube.data.begin(), cube.data.end());
+  models::OctavOptions oo;
+  oo.bits = o.bits;
+  oo.sign = o.is_unsigned ? models::Signedness::kUnsigned : models::Signedness::kSigned;
+  oo.init = o.init;
+  oo.tolerance = static_cast<double>(o.tolerance);
+  oo.max_iterations = o.max_iterations;
+  return static_cast<float>(models::octav(v.data(), v.size(), oo).clip);
+}
+
+}  // namespace
 
 LayerGolden run_layer_model(const NetProgram& p, std::size_t i, models::ops::Memory& mem) {
   const NetLayer& l = p.layers.at(i);
@@ -102,6 +142,14 @@ LayerGolden run_layer_model(const NetProgram& p, std::size_t i, models::ops::Mem
     tables.le = cdp->lut_tables.le;
     tables.lo = cdp->lut_tables.lo;
     const auto r = models::ops::run_cdp_layer(cdp_model_params(*cdp, atom), tables, mem);
+    out.saturations = r.stats.out_saturation.value();
+  } else if (const auto* octav = std::get_if<OctavLayer>(&l.hw)) {
+    out.clip = device_clip(*octav, p, mem);
+  } else if (const auto* fq = std::get_if<FakeQuantSdpLayer>(&l.hw)) {
+    // OCTAV ran on this layer's input just before: the same clip.
+    out.clip = device_clip(std::get<OctavLayer>(p.layers.at(i - 1).hw), p, mem);
+    const auto r = models::ops::run_sdp_layer(
+        fake_quant_sdp_model_config(*fq, static_cast<double>(out.clip), atom), mem, nullptr);
     out.saturations = r.stats.out_saturation.value();
   } else {
     const auto r =

@@ -37,7 +37,7 @@ void write_input(const NetProgram& p, const models::graph::Tensor& batch, std::s
 // Each unit's next register group (NVDLA's ping-pong groups): kept across runs of a program on
 // one device, whose consumer pointers advance with every layer.
 struct GroupState {
-  unsigned conv = 0, sdp = 0, pdp = 0, cdp = 0;
+  unsigned conv = 0, sdp = 0, pdp = 0, cdp = 0, octav = 0;
 };
 
 // Programs layer `i` through `mmio` (register writes, D_OP_ENABLE) and returns the GLB
@@ -50,11 +50,15 @@ void program_network(const NetProgram& p, Mmio& mmio, GroupState& groups);
 // What the quantized reference executor counted in a layer.
 struct LayerGolden {
   std::uint64_t saturations = 0;  // CACC + SDP output saturations, or CDP's
+  float clip = 0.0F;              // OCTAV (and the SDP it programs): the clip the device finds
 };
 // Runs layer `i` through models/ on `mem` (inputs and constants already there).
 LayerGolden run_layer_model(const NetProgram& p, std::size_t i, models::ops::Memory& mem);
 // Every layer.
 std::vector<LayerGolden> run_network_model(const NetProgram& p, models::ops::Memory& mem);
+
+// The surface layer `l` writes, or null for a layer that writes registers only (OCTAV).
+[[nodiscard]] const FeatureSurface* layer_output(const NetLayer& l);
 
 // The bytes of a tensor's surface (what a CRC check covers).
 [[nodiscard]] std::uint64_t tensor_bytes(const NetProgram& p, const FeatureSurface& s);

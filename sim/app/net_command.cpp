@@ -116,12 +116,14 @@ struct BatchResult {
   std::vector<Tensor> outputs;  // output 0 of each image
   std::size_t bit_exact = 0;
   std::vector<std::uint64_t> saturations;  // per layer, summed over the images
+  std::vector<double> clip_sum;            // per OCTAV layer, the device's clips summed
 };
 
 BatchResult run_batch(const fn::NetProgram& prog, const Tensor& images, std::size_t count,
                       trace::Device& device, std::uint64_t timeout, bool progress) {
   BatchResult r;
   r.saturations.assign(prog.layers.size(), 0);
+  r.clip_sum.assign(prog.layers.size(), 0.0);
   fn::load_constants(prog, device.memory());
   firmware::HostMemory golden;
   fn::load_constants(prog, golden);
@@ -133,7 +135,10 @@ BatchResult run_batch(const fn::NetProgram& prog, const Tensor& images, std::siz
     fn::program_network(prog, mmio, groups);
     fn::write_input(prog, images, i, golden);
     const std::vector<fn::LayerGolden> g = fn::run_network_model(prog, golden);
-    for (std::size_t l = 0; l < g.size(); ++l) r.saturations[l] += g[l].saturations;
+    for (std::size_t l = 0; l < g.size(); ++l) {
+      r.saturations[l] += g[l].saturations;
+      r.clip_sum[l] += static_cast<double>(g[l].clip);
+    }
     bool same = true;
     for (std::size_t k = 0; k < prog.outputs.size(); ++k) {
       same = same && fn::read_output_codes(prog, k, device.memory()) ==
@@ -198,8 +203,12 @@ void print_layers(const fn::CompiledNetwork& net, const Timing& timing, const Ba
             ? std::string("-")
             : fmt::format("{:.1f}", 100.0 * static_cast<double>(l.macs) /
                                         (static_cast<double>(cycles) * macs_per_cycle));
+    // OCTAV: the mean of the clips the device found (in the convolution's output codes).
     const std::string clip =
-        fmt::format("{:.4g} ({}, {}) {}", q.clip, q.bits, q.is_unsigned ? "u" : "s", q.method);
+        l.engine == "OCTAV"
+            ? fmt::format("mean {:.4g} (codes)", r.clip_sum[i] / static_cast<double>(images))
+            : fmt::format("{:.4g} ({}, {}) {}", q.clip, q.bits, q.is_unsigned ? "u" : "s",
+                          q.method);
     fmt::print("  {:>2}  {:<5} {:>9} {:>7}  {:<28} {:>11}  {}\n", i, l.engine, cycles, util,
                clip.size() > 28 ? clip.substr(0, 28) : clip, r.saturations[i], l.nodes);
   }
@@ -217,7 +226,8 @@ void add_net_common_options(CLI::App& cmd, NetCommonOptions& o) {
                  "INT8 datapath)");
   cmd.add_option("--calibration", o.calibration,
                  "activation clipping: max, percentile, mse-hist or octav (computed on the "
-                 "calibration images)");
+                 "calibration images), or octav-device (the OCTAV unit clips every convolution "
+                 "output in the device, per inference)");
   cmd.add_option("--percentile", o.percentile, "the percentile of --calibration percentile");
   cmd.add_option("--weights", o.weights,
                  "weight quantizer per output channel: max, mmse (the QAT-init patent's "

@@ -11,12 +11,15 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "fashion_data.hpp"
+#include "firmware/driver/host_memory.hpp"
 #include "firmware/net/compiler.hpp"
+#include "firmware/net/runtime.hpp"
 #include "firmware/onnx/onnx_import.hpp"
 #include "sim/core/hw_config.hpp"
 #include "soc_run.hpp"
@@ -56,7 +59,38 @@ void run_fashion_cnn(const Case& c) {
   options.weights = c.weights;
   fn::quantize_network(net, hw, calibration, options);
   const fn::NetProgram& prog = net.program;
-  ASSERT_EQ(prog.layers.size(), 7U);  // models/networks/fashion_mnist/README.md: 7 DLA layers
+  // models/networks/fashion_mnist/README.md: 7 DLA layers; octav-device adds OCTAV and the SDP
+  // it programs after each of the 4 convolutions.
+  const bool device_clips = c.calibration == fn::ClipCalibration::kOctavDevice;
+  ASSERT_EQ(prog.layers.size(), device_clips ? 15U : 7U);
+  if (device_clips) {
+    // The snapped tensors lie on the grid of the device's clip: at INT4 an unsigned (ReLU)
+    // tensor takes at most 16 values (codes 0..15) per image, in its own 8-bit units.
+    firmware::HostMemory mem;
+    fn::load_constants(prog, mem);
+    fn::write_input(prog, images, 0, mem);
+    std::size_t snapped = 0;
+    for (std::size_t l = 0; l < prog.layers.size(); ++l) {
+      const fn::LayerGolden g = fn::run_layer_model(prog, l, mem);
+      const auto* fq = std::get_if<firmware::FakeQuantSdpLayer>(&prog.layers[l].hw);
+      if (fq == nullptr) continue;
+      EXPECT_GT(g.clip, 0.0F);
+      const std::vector<std::int32_t> v =
+          models::ops::read_feature_cube(firmware::conv_model_surface(fq->dst, prog.hw.atom_bytes),
+                                         models::ops::ConvPrecision::kInt8, mem)
+              .data;
+      const std::set<std::int32_t> levels(v.begin(), v.end());
+      if (fq->is_unsigned && c.precision == fn::NetPrecision::kInt4) {
+        EXPECT_EQ(fq->bits, 4);
+        EXPECT_LE(levels.size(), 16U) << prog.layers[l].nodes;
+        EXPECT_GE(levels.size(), 4U) << prog.layers[l].nodes;  // not collapsed to a few values
+        ++snapped;
+      }
+    }
+    if (c.precision == fn::NetPrecision::kInt4) {
+      EXPECT_EQ(snapped, 3U);  // conv1, conv2, fc1
+    }
+  }
   ASSERT_EQ(prog.outputs.size(), 1U);
 
   const nettest::SocRun run = nettest::run_on_soc(prog, hw, images, kImages);
@@ -90,6 +124,16 @@ TEST(FashionCnnOnSoc, NvSmallInt4) {
 TEST(FashionCnnOnSoc, NvSmallInt4OctavMmse) {
   run_fashion_cnn({"nv_small", fn::NetPrecision::kInt4, fn::ClipCalibration::kOctav,
                    fn::WeightQuantizer::kMmse});
+}
+
+TEST(FashionCnnOnSoc, NvSmallInt4OctavDevice) {
+  run_fashion_cnn({"nv_small", fn::NetPrecision::kInt4, fn::ClipCalibration::kOctavDevice,
+                   fn::WeightQuantizer::kMmse});
+}
+
+TEST(FashionCnnOnSoc, SocSmallInt8OctavDevice) {
+  run_fashion_cnn({"soc_small", fn::NetPrecision::kInt8, fn::ClipCalibration::kOctavDevice,
+                   fn::WeightQuantizer::kMax});
 }
 
 TEST(FashionCnnOnSoc, SocSmallInt8) {
