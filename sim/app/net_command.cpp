@@ -338,7 +338,14 @@ int run_net(const NetOptions& o) {
                pct(ref_ok), pct(agree));
   }
   fmt::print("macs: {}\n", prog.macs());
-  fmt::print("cycles: {} per inference\n", timing.cycles);
+  // MAC utilization over the whole inference: the network's MACs against the array's peak
+  // (atomic-C x atomic-K per cycle) for every cycle of it.
+  const double util = timing.cycles == 0 ? 0.0
+                                         : 100.0 * static_cast<double>(prog.macs()) /
+                                               (static_cast<double>(timing.cycles) * macs_per_cycle);
+  fmt::print("cycles: {} per inference ({:.3f} ms at {} MHz), MAC utilization {:.1f}%\n",
+             timing.cycles, static_cast<double>(timing.cycles) / (p.hw.clock_mhz * 1e3),
+             p.hw.clock_mhz, util);
   const double fps =
       timing.cycles == 0 ? 0.0 : p.hw.clock_mhz * 1e6 / static_cast<double>(timing.cycles);
   fmt::print("fps: {:.1f} (at {} MHz)\n", fps, p.hw.clock_mhz);
