@@ -376,6 +376,12 @@ class Builder {
     c.in_cvt = CdpConvertor{0, 1, 0};
     // y = x f at the input's step, times s_x / s_y: scale 2^u * s_x/s_y in INT16.
     const double ratio = in.quant.step() / dst.quant.step();
+    if (round_away(ratio) > 32767.0) {
+      throw GraphError(
+          fmt::format("{}: the output step is {} times finer than the input's, "
+                      "beyond CDP's INT16 output scale",
+                      layer_nodes_label(g_, l), ratio));
+    }
     int u = 0;
     while (lut.fraction_bits + u < 63 && round_away(ratio * std::ldexp(1.0, u + 1)) <= 32767.0) ++u;
     c.out_cvt = CdpConvertor{0, static_cast<std::int16_t>(round_away(ratio * std::ldexp(1.0, u))),

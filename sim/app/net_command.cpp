@@ -234,7 +234,8 @@ void add_net_common_options(CLI::App& cmd, NetCommonOptions& o) {
                  "MMSE scale) or octav (OCTAV's clip per channel)");
   cmd.add_option("--calib-data", o.calib_data,
                  "calibration images (.npy, .pb or IDX[.gz]); default: the run's input");
-  cmd.add_option("--calib-images", o.calib_images, "how many calibration images to use");
+  cmd.add_option("--calib-images", o.calib_images, "how many calibration images to use")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
   cmd.add_option("--calibration-table", o.calibration_table,
                  "take every clip from this JSON table (octasim's or NVDLA's form) instead of "
                  "calibrating");
@@ -340,9 +341,10 @@ int run_net(const NetOptions& o) {
   fmt::print("macs: {}\n", prog.macs());
   // MAC utilization over the whole inference: the network's MACs against the array's peak
   // (atomic-C x atomic-K per cycle) for every cycle of it.
-  const double util = timing.cycles == 0 ? 0.0
-                                         : 100.0 * static_cast<double>(prog.macs()) /
-                                               (static_cast<double>(timing.cycles) * macs_per_cycle);
+  const double util = timing.cycles == 0
+                          ? 0.0
+                          : 100.0 * static_cast<double>(prog.macs()) /
+                                (static_cast<double>(timing.cycles) * macs_per_cycle);
   fmt::print("cycles: {} per inference ({:.3f} ms at {} MHz), MAC utilization {:.1f}%\n",
              timing.cycles, static_cast<double>(timing.cycles) / (p.hw.clock_mhz * 1e3),
              p.hw.clock_mhz, util);
