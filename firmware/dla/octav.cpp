@@ -163,7 +163,10 @@ SdpOverrideMmio::Overrides fake_quant_overrides(const FakeQuantSdpLayer& l) {
   };
 }
 
-SdpLayer plain_sdp(const FakeQuantSdpLayer& l) {
+// The memory-to-memory SDP layer (surfaces, precision, counting) a clip or fake-quant layer
+// programs its stages onto.
+template <class Layer>
+SdpLayer plain_sdp(const Layer& l) {
   SdpLayer s;
   s.precision = l.precision;
   s.src = l.src;
@@ -183,14 +186,6 @@ models::Signedness signedness(bool is_unsigned) {
   return is_unsigned ? models::Signedness::kUnsigned : models::Signedness::kSigned;
 }
 
-SdpLayer plain_sdp(const ClipSdpLayer& l) {
-  SdpLayer s;
-  s.precision = l.precision;
-  s.src = l.src;
-  s.dst = l.dst;
-  s.count_saturation = l.count_saturation;
-  return s;
-}
 
 }  // namespace
 
