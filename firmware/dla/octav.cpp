@@ -186,7 +186,6 @@ models::Signedness signedness(bool is_unsigned) {
   return is_unsigned ? models::Signedness::kUnsigned : models::Signedness::kSigned;
 }
 
-
 }  // namespace
 
 unsigned program_octav(Mmio& mmio, const OctavLayer& l, unsigned group) {

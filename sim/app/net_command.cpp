@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,10 +21,12 @@
 #include "firmware/onnx/onnx_import.hpp"
 #include "models/graph/reference.hpp"
 #include "models/io/tensor_file.hpp"
+#include "octasim/version.hpp"
 #include "sim/app/commands.hpp"
 #include "sim/app/net_data.hpp"
 #include "sim/core/hw_config.hpp"
 #include "sim/dla/functional_device.hpp"
+#include "sim/report/report.hpp"
 #include "sim/soc/host_adapter.hpp"
 #include "sim/soc/soc.hpp"
 #include "sim/trace/device_mmio.hpp"
@@ -110,8 +113,8 @@ struct Timing {
   std::uint64_t cycles = 0;  // the inference: first register write to last interrupt
 };
 
-// Runs images [0, count) on `device`, checking each output against the quantized reference
-// executor; returns the dequantized outputs (output 0) and counts saturations per layer.
+// What running images on a device gave: the dequantized outputs (output 0), how many images were
+// bit-exact against the quantized reference executor, and per-layer counts.
 struct BatchResult {
   std::vector<Tensor> outputs;  // output 0 of each image
   std::size_t bit_exact = 0;
@@ -119,65 +122,119 @@ struct BatchResult {
   std::vector<double> clip_sum;            // per OCTAV layer, the device's clips summed
 };
 
-BatchResult run_batch(const fn::NetProgram& prog, const Tensor& images, std::size_t count,
-                      trace::Device& device, std::uint64_t timeout, bool progress) {
-  BatchResult r;
-  r.saturations.assign(prog.layers.size(), 0);
-  r.clip_sum.assign(prog.layers.size(), 0.0);
-  fn::load_constants(prog, device.memory());
-  firmware::HostMemory golden;
-  fn::load_constants(prog, golden);
-  trace::DeviceMmio mmio(device, timeout);
-  fn::GroupState groups;
-  const auto started = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; i < count; ++i) {
-    fn::write_input(prog, images, i, device.memory());
-    fn::program_network(prog, mmio, groups);
-    fn::write_input(prog, images, i, golden);
-    const std::vector<fn::LayerGolden> g = fn::run_network_model(prog, golden);
-    for (std::size_t l = 0; l < g.size(); ++l) {
-      r.saturations[l] += g[l].saturations;
-      r.clip_sum[l] += static_cast<double>(g[l].clip);
-    }
-    bool same = true;
-    for (std::size_t k = 0; k < prog.outputs.size(); ++k) {
-      same = same && fn::read_output_codes(prog, k, device.memory()) ==
-                         fn::read_output_codes(prog, k, golden);
-    }
-    r.bit_exact += same ? 1 : 0;
-    r.outputs.push_back(fn::read_output(prog, 0, device.memory()));
-    if (progress && std::chrono::steady_clock::now() - started > std::chrono::seconds(2) &&
-        (i % 50 == 0 || i + 1 == count)) {
-      fmt::print(stderr, "\r\033[Koctasim: image {} of {}", i + 1, count);
-      std::fflush(stderr);
-    }
+// Runs images on one device, one after the other, each checked against the quantized reference
+// executor (models/) on a host memory image. Register groups carry over between calls.
+class BatchRunner {
+ public:
+  BatchRunner(const fn::NetProgram& prog, const Tensor& images, trace::Device& device,
+              std::uint64_t timeout)
+      : prog_(prog), images_(images), device_(device), mmio_(device, timeout) {
+    r_.saturations.assign(prog.layers.size(), 0);
+    r_.clip_sum.assign(prog.layers.size(), 0.0);
+    fn::load_constants(prog, device.memory());
+    fn::load_constants(prog, golden_);
   }
-  if (progress && std::chrono::steady_clock::now() - started > std::chrono::seconds(2)) {
-    std::fputs("\r\033[K", stderr);
-  }
-  return r;
-}
 
-Timing time_one(const fn::NetProgram& prog, const Tensor& images, const HwConfig& hw,
-                std::uint64_t timeout, BatchResult* batch, std::size_t count, bool progress) {
+  // Images [first, first + count).
+  void run(std::size_t first, std::size_t count, bool progress) {
+    const auto started = std::chrono::steady_clock::now();
+    for (std::size_t i = first; i < first + count; ++i) {
+      fn::write_input(prog_, images_, i, device_.memory());
+      fn::program_network(prog_, mmio_, groups_);
+      fn::write_input(prog_, images_, i, golden_);
+      const std::vector<fn::LayerGolden> g = fn::run_network_model(prog_, golden_);
+      for (std::size_t l = 0; l < g.size(); ++l) {
+        r_.saturations[l] += g[l].saturations;
+        r_.clip_sum[l] += static_cast<double>(g[l].clip);
+      }
+      bool same = true;
+      for (std::size_t k = 0; k < prog_.outputs.size(); ++k) {
+        same = same && fn::read_output_codes(prog_, k, device_.memory()) ==
+                           fn::read_output_codes(prog_, k, golden_);
+      }
+      r_.bit_exact += same ? 1 : 0;
+      r_.outputs.push_back(fn::read_output(prog_, 0, device_.memory()));
+      if (progress && std::chrono::steady_clock::now() - started > std::chrono::seconds(2) &&
+          (i % 50 == 0 || i + 1 == first + count)) {
+        fmt::print(stderr, "\r\033[Koctasim: image {} of {}", i + 1, first + count);
+        std::fflush(stderr);
+      }
+    }
+    if (progress && std::chrono::steady_clock::now() - started > std::chrono::seconds(2)) {
+      std::fputs("\r\033[K", stderr);
+    }
+  }
+
+  [[nodiscard]] BatchResult& result() { return r_; }
+
+ private:
+  const fn::NetProgram& prog_;
+  const Tensor& images_;
+  trace::Device& device_;
+  firmware::HostMemory golden_;
+  trace::DeviceMmio mmio_;
+  fn::GroupState groups_;
+  BatchResult r_;
+};
+
+// What the cycle-level run writes besides the summary.
+struct CycleOutputs {
+  std::string model;
+  std::string report;    // --report FILE.json: the first inference's report
+  std::string timeline;  // --timeline FILE.json: the first inference's timeline
+};
+
+// The cycle-level device: image 0 timed (per layer, and the report and timeline the options ask
+// for), then, with `batch`, the other images of the batch on the same device.
+Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const HwConfig& hw,
+                       std::uint64_t timeout, BatchResult* batch, std::size_t count, bool progress,
+                       const CycleOutputs& out) {
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   soc::Soc soc("dla", hw);
   soc::HostAdapter device(soc);
+  std::unique_ptr<stats::Timeline> timeline;
+  if (!out.timeline.empty()) {
+    timeline = std::make_unique<stats::Timeline>(stats::Detail::kLayer);
+    soc.set_timeline(timeline.get());
+  }
+  BatchRunner runner(prog, images, device, timeout);
   Timing t;
   const std::uint64_t start = device.cycle();
-  if (batch != nullptr) {
-    *batch = run_batch(prog, images, count, device, timeout, progress);
-  } else {
-    (void)run_batch(prog, images, 1, device, timeout, false);
-  }
+  runner.run(0, 1, false);
   const auto& layers = soc.dla().layers();
   for (std::size_t i = 0; i < prog.layers.size() && i < layers.size(); ++i) {
     t.layer_cycles.push_back(layers[i].end_cycle - layers[i].start_cycle);
   }
-  const std::uint64_t first_end = layers.size() >= prog.layers.size()
-                                      ? layers[prog.layers.size() - 1].end_cycle
-                                      : device.cycle();
-  t.cycles = first_end - start;
+  // As `octasim run` counts a compiled trace: from the start to the last layer's end.
+  t.cycles = (layers.size() >= prog.layers.size() ? layers[prog.layers.size() - 1].end_cycle
+                                                  : device.cycle()) -
+             start;
+  report::RunInfo info;
+  info.generator = fmt::format("octasim {}", kVersion);
+  info.trace = out.model;
+  info.checks_passed = runner.result().bit_exact;
+  info.checks_failed = 1 - runner.result().bit_exact;
+  info.trace_cycles = t.cycles;
+  info.compute_cycles = t.cycles;
+  try {
+    if (!out.report.empty()) {
+      nlohmann::json j = report::build(soc, info);
+      std::vector<std::string> nodes;
+      for (const fn::NetLayer& l : prog.layers) nodes.push_back(l.nodes);
+      report::annotate_onnx_nodes(j, nodes);
+      report::write(j, out.report);
+    }
+    if (timeline) {
+      soc.set_timeline(nullptr);
+      report::write_timeline(*timeline, info.generator, out.timeline);
+    }
+  } catch (const std::exception& e) {
+    throw UsageError(e.what());
+  }
+  if (batch != nullptr) {
+    runner.run(1, count - 1, progress);
+    *batch = runner.result();
+  }
   return t;
 }
 
@@ -261,11 +318,22 @@ void add_net_command(CLI::App& app, NetOptions& o) {
                 "inference on the cycle-level device)");
   cmd->add_option("--timeout-cycles", o.timeout_cycles,
                   "fail a layer that takes longer than this many cycles");
+  cmd->add_option("--report", o.report,
+                  "write the first inference's cycle-level report (layers with their ONNX nodes, "
+                  "units, statistics, roofline) as JSON to FILE");
+  cmd->add_option("--timeline", o.timeline,
+                  "write the first inference's Chrome-trace timeline (a track per unit) to FILE");
   cmd->add_flag("!--no-progress", o.progress, "no progress line on stderr");
 }
 
 int run_net(const NetOptions& o) {
   const auto started = std::chrono::steady_clock::now();
+  // Output files are created first: an unwritable path is a usage error before the run.
+  for (const std::string& path : {o.report, o.timeline, o.output}) {
+    if (path.empty()) continue;
+    std::ofstream probe(path);
+    if (!probe) throw UsageError(fmt::format("{}: cannot write file", path));
+  }
   const Prepared p = prepare(o.common, o.input, o.limit);
   const fn::NetProgram& prog = p.net.program;
   const auto count = static_cast<std::size_t>(p.images.shape[0]);
@@ -282,15 +350,19 @@ int run_net(const NetOptions& o) {
   // Labels are checked before the (possibly long) run.
   const std::vector<std::int64_t> labels =
       o.labels.empty() ? std::vector<std::int64_t>{} : read_labels_file(o.labels, count);
+  const CycleOutputs outputs{o.common.model, o.report, o.timeline};
   BatchResult batch;
   Timing timing;
   try {
     if (o.functional) {
       dla::FunctionalDevice device(p.hw);
-      batch = run_batch(prog, p.images, count, device, o.timeout_cycles, o.progress);
-      timing = time_one(prog, p.images, p.hw, o.timeout_cycles, nullptr, 1, false);
+      BatchRunner runner(prog, p.images, device, o.timeout_cycles);
+      runner.run(0, count, o.progress);
+      batch = runner.result();
+      timing = run_cycle_level(prog, p.images, p.hw, o.timeout_cycles, nullptr, 1, false, outputs);
     } else {
-      timing = time_one(prog, p.images, p.hw, o.timeout_cycles, &batch, count, o.progress);
+      timing = run_cycle_level(prog, p.images, p.hw, o.timeout_cycles, &batch, count, o.progress,
+                               outputs);
     }
   } catch (const std::runtime_error& e) {
     throw UsageError(fmt::format("{}: {}", o.common.model, e.what()));

@@ -148,14 +148,6 @@ std::vector<std::string> read_layer_map(const std::string& trace_path) {
   return nodes;
 }
 
-// Adds each layer's ONNX nodes (when the trace has a layer map) to the report's layers: program
-// layer i is the i-th operation run, repeated when the trace runs the program again.
-void annotate_layers(nlohmann::json& summary, const std::vector<std::string>& nodes) {
-  if (nodes.empty()) return;
-  std::size_t i = 0;
-  for (nlohmann::json& l : summary.at("layers")) l["onnx_nodes"] = nodes[i++ % nodes.size()];
-}
-
 report::RunInfo run_info(const RunOptions& opts, const trace::PlayResult& result) {
   report::RunInfo info;
   info.generator = fmt::format("octasim {}", kVersion);
@@ -201,7 +193,7 @@ trace::PlayResult play_cycle_level(const trace::Trace& t, const HwConfig& hw,
   if (vcd != nullptr) sc_core::sc_close_vcd_trace_file(vcd);
   const report::RunInfo info = run_info(opts, result);
   nlohmann::json summary = report::build(soc, info);
-  annotate_layers(summary, read_layer_map(opts.trace));
+  report::annotate_onnx_nodes(summary, read_layer_map(opts.trace));
   report::print_summary(summary);
   try {
     if (!opts.report.empty()) report::write(summary, opts.report);

@@ -681,4 +681,10 @@ void print_diff(const json& a, const std::string& name_a, const json& b,
   }
 }
 
+void annotate_onnx_nodes(json& report, const std::vector<std::string>& nodes) {
+  if (nodes.empty()) return;
+  std::size_t i = 0;
+  for (json& l : report.at("layers")) l["onnx_nodes"] = nodes[i++ % nodes.size()];
+}
+
 }  // namespace octasim::report

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -29,6 +30,10 @@ struct RunInfo {
 
 // Builds the report of a finished cycle-level run.
 [[nodiscard]] nlohmann::json build(const soc::Soc& soc, const RunInfo& run);
+
+// Names each layer's ONNX nodes (`onnx_nodes`) in a report: layer i is program layer
+// i % nodes.size() (a compiled network run once or several times). Nothing when `nodes` is empty.
+void annotate_onnx_nodes(nlohmann::json& report, const std::vector<std::string>& nodes);
 
 // The per-layer and per-unit tables, the non-zero statistics counters and roofline lines of
 // `report` (without the PASS/checks/cycles lines), on stdout.
