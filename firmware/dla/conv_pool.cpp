@@ -24,14 +24,20 @@ ConvPoolLayer resolve(const ConvPoolLayer& layer) {
 
 }  // namespace
 
-ConvPoolInterrupts program_conv_pool(Mmio& mmio, const ConvPoolLayer& layer, unsigned group,
-                                     const ConvHardware& hw) {
+void check_conv_pool(const ConvPoolLayer& layer, const ConvHardware& hw) {
   const ConvPoolLayer r = resolve(layer);
-  (void)plan_conv(r.conv, hw);  // every check before the first write
+  (void)plan_conv(r.conv, hw);
   (void)pdp_model_params(r.pool, hw.atom_bytes);
+}
+
+ConvPoolInterrupts program_conv_pool(Mmio& mmio, const ConvPoolLayer& layer, unsigned group,
+                                     const ConvHardware& hw, int pdp_group, int sdp_group) {
+  const ConvPoolLayer r = resolve(layer);
+  check_conv_pool(layer, hw);  // every check before the first write
   ConvPoolInterrupts intr;
-  intr.pdp = program_pdp(mmio, r.pool, group, hw.atom_bytes);
-  intr.sdp = program_conv(mmio, r.conv, group, hw);
+  intr.pdp = program_pdp(mmio, r.pool, pdp_group < 0 ? group : static_cast<unsigned>(pdp_group),
+                         hw.atom_bytes);
+  intr.sdp = program_conv(mmio, r.conv, group, hw, sdp_group);
   return intr;
 }
 

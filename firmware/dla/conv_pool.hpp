@@ -28,8 +28,13 @@ struct ConvPoolInterrupts {
 // Programs `layer` into register group `group` of PDP and of the convolution pipeline. Throws
 // FirmwareError, before any register is written, for a layer it cannot program (either part, or
 // a pooling precision other than the convolution's).
+// `pdp_group` / `sdp_group` (0 or 1), when given, are PDP's and SDP's groups where they differ
+// from the convolution units' (their consumer pointers advance with their own layers).
 [[nodiscard]] ConvPoolInterrupts program_conv_pool(Mmio& mmio, const ConvPoolLayer& layer,
-                                                   unsigned group, const ConvHardware& hw);
+                                                   unsigned group, const ConvHardware& hw,
+                                                   int pdp_group = -1, int sdp_group = -1);
+// The checks program_conv_pool makes before writing anything (FirmwareError).
+void check_conv_pool(const ConvPoolLayer& layer, const ConvHardware& hw);
 
 // Golden output (models/ only): runs run_conv_model, which writes the SDP output to conv.dst in
 // `mem` (a scratch surface there; the device never writes it), then models::ops::run_pdp_layer
