@@ -23,6 +23,7 @@
 #include "sim/dla/functional_device.hpp"
 #include "sim/trace/player.hpp"
 #include "sim/trace/trace.hpp"
+#include "tests/firmware/e2e_util.hpp"
 
 #ifndef OCTASIM_BIN
 #error "OCTASIM_BIN must name the octasim executable"
@@ -30,6 +31,9 @@
 
 namespace octasim::firmware {
 namespace {
+
+using octasim::test::run_octasim;
+using octasim::test::TempDir;
 
 constexpr std::uint64_t kSrc = 0x80000000;
 constexpr std::uint64_t kDst = 0x80100000;
@@ -91,33 +95,6 @@ std::uint64_t build(TraceWriter& t) {
   }
   t.check_file(kDst, "bdma_dst_golden.dat", golden.bytes(kDst, kDstBytes));
   return bytes;
-}
-
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag) {
-    path_ = std::filesystem::temp_directory_path() /
-            ("octasim-bdma-e2e-" + std::to_string(::getpid()) + "-" + tag);
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  [[nodiscard]] std::string str() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
-
-int run_octasim(const std::string& args, std::string* output) {
-  const std::string log = std::filesystem::temp_directory_path().string() + "/octasim-bdma-e2e-" +
-                          std::to_string(::getpid()) + ".log";
-  const std::string cmd = std::string(OCTASIM_BIN) + " " + args + " > " + log + " 2>&1";
-  const int rc = std::system(cmd.c_str());
-  std::stringstream s;
-  s << std::ifstream(log).rdbuf();
-  *output = s.str();
-  std::filesystem::remove(log);
-  return rc;
 }
 
 TEST(BdmaEndToEnd, FunctionalNvFull) {

@@ -30,6 +30,7 @@
 #include "sim/dla/functional_device.hpp"
 #include "sim/trace/player.hpp"
 #include "sim/trace/trace.hpp"
+#include "tests/firmware/e2e_util.hpp"
 
 #ifndef OCTASIM_BIN
 #error "OCTASIM_BIN must name the octasim executable"
@@ -37,6 +38,9 @@
 
 namespace octasim::firmware {
 namespace {
+
+using octasim::test::run_octasim;
+using octasim::test::TempDir;
 
 constexpr std::uint64_t kInput = 0x80000000, kWeights = 0x80100000, kBias = 0x80180000,
                         kOutput = 0x80200000;
@@ -132,36 +136,9 @@ Recorded record(const BatchCase& bc, const std::string& dir) {
   return r;
 }
 
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag) {
-    path_ = std::filesystem::temp_directory_path() /
-            ("octasim-batch-e2e-" + std::to_string(::getpid()) + "-" + tag);
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  [[nodiscard]] std::string str() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
-
 trace::PlayResult play_functional(const std::string& cfg, const std::string& config) {
   dla::FunctionalDevice device(load_hw_config(config));
   return trace::play(trace::parse_trace_file(cfg), device, trace::PlayerOptions{});
-}
-
-int run_octasim(const std::string& args, std::string* output) {
-  const std::string log = std::filesystem::temp_directory_path().string() + "/octasim-batch-e2e-" +
-                          std::to_string(::getpid()) + ".log";
-  const int rc =
-      std::system((std::string(OCTASIM_BIN) + " " + args + " > " + log + " 2>&1").c_str());
-  std::stringstream s;
-  s << std::ifstream(log).rdbuf();
-  *output = s.str();
-  std::filesystem::remove(log);
-  return rc;
 }
 
 // Plays the case on both devices (every CRC passes); returns the cycle-level compute cycles.

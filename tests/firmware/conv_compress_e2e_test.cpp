@@ -33,6 +33,7 @@
 #include "sim/dla/functional_device.hpp"
 #include "sim/trace/player.hpp"
 #include "sim/trace/trace.hpp"
+#include "tests/firmware/e2e_util.hpp"
 
 #ifndef OCTASIM_BIN
 #error "OCTASIM_BIN must name the octasim executable"
@@ -40,6 +41,9 @@
 
 namespace octasim::firmware {
 namespace {
+
+using octasim::test::run_octasim;
+using octasim::test::TempDir;
 
 constexpr std::uint64_t kInput = 0x80000000, kDense = 0x80100000, kData = 0x80200000,
                         kWmb = 0x80280000, kWgs = 0x802c0000, kBias = 0x802d0000,
@@ -100,21 +104,6 @@ struct Recorded {
   std::string compressed_cfg, dense_cfg;
   std::uint64_t dense_weight_bytes = 0;  // the 128-byte-aligned dense weight image
   std::uint64_t compressed_fetch = 0;    // data + WMB + WGS (4 B a group, whole 32-B atoms)
-};
-
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag) {
-    path_ = std::filesystem::temp_directory_path() /
-            ("octasim-compress-e2e-" + std::to_string(::getpid()) + "-" + tag);
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  [[nodiscard]] std::string str() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
 };
 
 // Records the case twice (compressed and dense weights) into `dir`. `corrupt_wgs` adds one
@@ -225,18 +214,6 @@ void expect_all_pass(const trace::PlayResult& r, const std::string& what) {
   for (const auto& c : r.checks) {
     EXPECT_TRUE(c.pass) << what << " line " << c.line << ": " << c.description << ": " << c.detail;
   }
-}
-
-int run_octasim(const std::string& args, std::string* output) {
-  const std::string log = std::filesystem::temp_directory_path().string() +
-                          "/octasim-compress-e2e-" + std::to_string(::getpid()) + ".log";
-  const std::string cmd = std::string(OCTASIM_BIN) + " " + args + " > " + log + " 2>&1";
-  const int rc = std::system(cmd.c_str());
-  std::stringstream s;
-  s << std::ifstream(log).rdbuf();
-  *output = s.str();
-  std::filesystem::remove(log);
-  return rc;
 }
 
 // A number after `pattern` (a regex with one group) in `text`, or -1.

@@ -28,9 +28,12 @@
 #include "sim/dla/functional_device.hpp"
 #include "sim/trace/player.hpp"
 #include "sim/trace/trace.hpp"
+#include "tests/sim/sim_test_util.hpp"
 
 namespace octasim::firmware {
 namespace {
+
+using octasim::test::TempDir;
 
 enum class Data { kRandom, kSaturating };
 
@@ -262,21 +265,6 @@ ConvGolden record_case(const ConvCase& cc, TraceWriter& trace, const std::string
   trace.check_register(regs::SDP::D_PERF_OUT_SATURATION::kAddr, g.sdp_saturation);
   return g;
 }
-
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag) {
-    path_ = std::filesystem::temp_directory_path() /
-            ("octasim-conv-e2e-" + std::to_string(::getpid()) + "-" + tag);
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  [[nodiscard]] std::string str() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 WrittenTrace write_case(const ConvCase& cc, const std::string& dir) {
   TraceWriter trace;

@@ -28,6 +28,7 @@
 #include "sim/dla/functional_device.hpp"
 #include "sim/trace/player.hpp"
 #include "sim/trace/trace.hpp"
+#include "tests/firmware/e2e_util.hpp"
 
 #ifndef OCTASIM_BIN
 #error "OCTASIM_BIN must name the octasim executable"
@@ -35,6 +36,9 @@
 
 namespace octasim::firmware {
 namespace {
+
+using octasim::test::run_octasim;
+using octasim::test::TempDir;
 
 namespace R = octasim::regs;
 using models::ops::ConvCube;
@@ -363,37 +367,10 @@ Golden build(const ImageCase& c, const HwConfig& hw, TraceWriter& t) {
   return g;
 }
 
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag) {
-    path_ = std::filesystem::temp_directory_path() /
-            ("octasim-img-e2e-" + std::to_string(::getpid()) + "-" + tag);
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  [[nodiscard]] std::string str() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
-
 trace::PlayResult play_functional(const std::string& cfg) {
   dla::FunctionalDevice device(load_hw_config("nv_small"));
   const trace::Trace t = trace::parse_trace_file(cfg);
   return trace::play(t, device, trace::PlayerOptions{});
-}
-
-int run_octasim(const std::string& args, std::string* output) {
-  const std::string log = std::filesystem::temp_directory_path().string() + "/octasim-img-e2e-" +
-                          std::to_string(::getpid()) + ".log";
-  const std::string cmd = std::string(OCTASIM_BIN) + " " + args + " > " + log + " 2>&1";
-  const int rc = std::system(cmd.c_str());
-  std::stringstream s;
-  s << std::ifstream(log).rdbuf();
-  *output = s.str();
-  std::filesystem::remove(log);
-  return rc;
 }
 
 // Records the case, plays it on the functional device (every check passes), then runs it with

@@ -26,9 +26,12 @@
 #include "sim/dla/functional_device.hpp"
 #include "sim/trace/player.hpp"
 #include "sim/trace/trace.hpp"
+#include "tests/sim/sim_test_util.hpp"
 
 namespace octasim::firmware {
 namespace {
+
+using octasim::test::TempDir;
 
 struct PoolCase {
   std::string name;
@@ -150,21 +153,6 @@ void record(const PoolCase& pc, Recorded& rec, bool pdp_first = true) {
   t.check_crc(kConvOut, rec.conv_out_bytes, models::crc32(zeros.data(), zeros.size()));
   t.check_register(regs::SDP::D_PERF_OUT_SATURATION::kAddr, g.sdp_saturation);
 }
-
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag) {
-    path_ = std::filesystem::temp_directory_path() /
-            ("octasim-conv-pool-" + std::to_string(::getpid()) + "-" + tag);
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  [[nodiscard]] std::string str() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 trace::PlayResult play(const std::string& cfg, const std::string& config,
                        dla::FunctionalDevice& device) {

@@ -31,6 +31,7 @@
 #include "sim/dla/functional_device.hpp"
 #include "sim/trace/player.hpp"
 #include "sim/trace/trace.hpp"
+#include "tests/firmware/e2e_util.hpp"
 
 #ifndef OCTASIM_BIN
 #error "OCTASIM_BIN must name the octasim executable"
@@ -38,6 +39,9 @@
 
 namespace octasim::firmware {
 namespace {
+
+using octasim::test::run_octasim;
+using octasim::test::TempDir;
 
 constexpr std::uint64_t kInput = 0x80000000, kWeights = 0x80100000, kBias = 0x80180000,
                         kOutput = 0x80200000;
@@ -94,21 +98,6 @@ struct Recorded {
   std::uint64_t useful_out_bytes = 0;                  // output elements, without padding lanes
   std::uint64_t winograd_weight_bytes = 0, direct_weight_bytes = 0;
   unsigned pra = 0;
-};
-
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag) {
-    path_ = std::filesystem::temp_directory_path() /
-            ("octasim-wino-e2e-" + std::to_string(::getpid()) + "-" + tag);
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  [[nodiscard]] std::string str() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
 };
 
 using Overrides = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
@@ -221,18 +210,6 @@ void expect_all_pass(const trace::PlayResult& r, const std::string& what) {
   for (const auto& c : r.checks) {
     EXPECT_TRUE(c.pass) << what << " line " << c.line << ": " << c.description << ": " << c.detail;
   }
-}
-
-int run_octasim(const std::string& args, std::string* output) {
-  const std::string log = std::filesystem::temp_directory_path().string() + "/octasim-wino-e2e-" +
-                          std::to_string(::getpid()) + ".log";
-  const std::string cmd = std::string(OCTASIM_BIN) + " " + args + " > " + log + " 2>&1";
-  const int rc = std::system(cmd.c_str());
-  std::stringstream s;
-  s << std::ifstream(log).rdbuf();
-  *output = s.str();
-  std::filesystem::remove(log);
-  return rc;
 }
 
 long long number(const std::string& text, const std::string& pattern) {

@@ -15,23 +15,12 @@
 #include "sim/dla/functional_device.hpp"
 #include "sim/trace/player.hpp"
 #include "sim/trace/trace.hpp"
+#include "tests/sim/sim_test_util.hpp"
 
 namespace octasim::firmware {
 namespace {
 
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag) {
-    path_ = std::filesystem::temp_directory_path() /
-            ("octasim-fw-e2e-" + std::to_string(::getpid()) + "-" + tag);
-    std::filesystem::remove_all(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  [[nodiscard]] std::string str() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using octasim::test::TempDir;
 
 trace::PlayResult play(const std::string& cfg, std::vector<std::string>* engines = nullptr) {
   dla::FunctionalDevice device(load_hw_config("nv_small"));
@@ -120,13 +109,14 @@ TEST(DemoEndToEnd, TheDemoIsDeterministic) {
 
 TEST(DemoEndToEnd, UnwritableDirectoryIsOneLineError) {
   TempDir dir("file");
-  std::ofstream(dir.str()) << "a file, not a directory";
+  const std::string file = dir.str() + "/file";
+  std::ofstream(file) << "a file, not a directory";
   try {
-    (void)write_demo(dir.str(), DemoOptions{});
+    (void)write_demo(file, DemoOptions{});
     FAIL() << "expected FirmwareError";
   } catch (const FirmwareError& e) {
     const std::string msg = e.what();
-    EXPECT_EQ(msg.rfind("cannot create directory '" + dir.str() + "'", 0), 0u) << msg;
+    EXPECT_EQ(msg.rfind("cannot create directory '" + file + "'", 0), 0u) << msg;
     EXPECT_EQ(msg.find('\n'), std::string::npos);
   }
 }

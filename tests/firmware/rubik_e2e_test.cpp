@@ -31,6 +31,7 @@
 #include "sim/dla/functional_device.hpp"
 #include "sim/trace/player.hpp"
 #include "sim/trace/trace.hpp"
+#include "tests/firmware/e2e_util.hpp"
 
 #ifndef OCTASIM_BIN
 #error "OCTASIM_BIN must name the octasim executable"
@@ -38,6 +39,9 @@
 
 namespace octasim::firmware {
 namespace {
+
+using octasim::test::run_octasim;
+using octasim::test::TempDir;
 
 constexpr std::uint64_t kInput = 0x80000000, kOutput = 0x80400000;
 constexpr unsigned kAtom = 32;  // nv_full's memory atom
@@ -72,21 +76,6 @@ std::vector<RubikCase> cases() {
 struct Recorded {
   std::string cfg;
   std::uint64_t bytes_read = 0, bytes_written = 0;  // from the geometry, worked out here
-};
-
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag) {
-    path_ = std::filesystem::temp_directory_path() /
-            ("octasim-rubik-e2e-" + std::to_string(::getpid()) + "-" + tag);
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  [[nodiscard]] std::string str() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
 };
 
 std::vector<std::uint8_t> element(const HostMemory& m, std::uint64_t addr, Precision p) {
@@ -235,18 +224,6 @@ Recorded record(const RubikCase& rc, const std::string& dir, const Overrides& ov
 trace::PlayResult play_functional(const std::string& cfg, const std::string& config) {
   dla::FunctionalDevice device(load_hw_config(config));
   return trace::play(trace::parse_trace_file(cfg), device, trace::PlayerOptions{});
-}
-
-int run_octasim(const std::string& args, std::string* output) {
-  const std::string log = std::filesystem::temp_directory_path().string() + "/octasim-rubik-e2e-" +
-                          std::to_string(::getpid()) + ".log";
-  const std::string cmd = std::string(OCTASIM_BIN) + " " + args + " > " + log + " 2>&1";
-  const int rc = std::system(cmd.c_str());
-  std::stringstream s;
-  s << std::ifstream(log).rdbuf();
-  *output = s.str();
-  std::filesystem::remove(log);
-  return rc;
 }
 
 long long number(const std::string& text, const std::string& pattern) {

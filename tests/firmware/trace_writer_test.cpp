@@ -11,28 +11,14 @@
 #include "firmware/driver/trace_writer.hpp"
 #include "octasim/regs/nvdla.hpp"
 #include "sim/trace/trace.hpp"
+#include "tests/sim/sim_test_util.hpp"
 
 namespace octasim::firmware {
 namespace {
 
+using octasim::test::TempDir;
+
 namespace R = octasim::regs;
-
-class TempDir {
- public:
-  TempDir() {
-    path_ =
-        std::filesystem::temp_directory_path() /
-        ("octasim-fw-test-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-         "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  [[nodiscard]] std::string str() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);

@@ -41,6 +41,7 @@
 #include "firmware/driver/trace_writer.hpp"
 #include "models/numerics/crc32.hpp"
 #include "sim/core/hw_config.hpp"
+#include "tests/sim/sim_test_util.hpp"
 
 #ifndef OCTASIM_BIN
 #error "OCTASIM_BIN must name the octasim executable"
@@ -48,6 +49,8 @@
 
 namespace octasim::firmware {
 namespace {
+
+using octasim::test::TempDir;
 
 constexpr std::uint64_t kInput = 0x80000000, kWeights = 0x80100000, kOutput = 0x80400000;
 
@@ -100,21 +103,6 @@ std::string record(const DeepCase& dc, const std::string& dir) {
   trace.check_crc(kOutput, out_bytes, models::crc32(want.data(), want.size()));
   return trace.save(dir, dc.name() + ".cfg");
 }
-
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag) {
-    path_ = std::filesystem::temp_directory_path() /
-            ("octasim-deep-channel-" + std::to_string(::getpid()) + "-" + tag);
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  [[nodiscard]] std::string str() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 // What the cycle-level run reports for the layer.
 struct Measured {

@@ -16,12 +16,14 @@ namespace octasim::test {
 
 class TempDir {
  public:
-  TempDir() {
+  // `tag` (optional) names the directory, for a reader of /tmp.
+  explicit TempDir(const std::string& tag = "") {
     static std::atomic<unsigned> counter{0};
     std::random_device rd;
-    path_ = std::filesystem::temp_directory_path() /
-            ("octasim_sim_tests_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) +
-             "_" + std::to_string(rd()));
+    path_ =
+        std::filesystem::temp_directory_path() /
+        ("octasim_tests_" + (tag.empty() ? std::string() : tag + "_") + std::to_string(::getpid()) +
+         "_" + std::to_string(counter++) + "_" + std::to_string(rd()));
     std::filesystem::create_directories(path_);
   }
   TempDir(const TempDir&) = delete;
@@ -32,6 +34,7 @@ class TempDir {
   }
 
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+  [[nodiscard]] std::string str() const { return path_.string(); }
 
   // Writes `text` to `name` inside the directory and returns the full path.
   std::string write(const std::string& name, const std::string& text) const {
