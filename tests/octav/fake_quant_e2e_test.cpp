@@ -21,31 +21,15 @@
 #include "sim/trace/trace.hpp"
 #include "tests/octav/fake_quant_case.hpp"
 #include "tests/octav/fake_quant_ideal.hpp"
+#include "tests/sim/sim_test_util.hpp"
 
 namespace octasim::test {
 namespace {
 
 namespace R = octasim::regs;
 
-class TraceDir {
- public:
-  TraceDir() {
-    path_ = std::filesystem::temp_directory_path() /
-            ("octasim-fake-quant-e2e-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  TraceDir(const TraceDir&) = delete;
-  TraceDir& operator=(const TraceDir&) = delete;
-  ~TraceDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  [[nodiscard]] std::string str() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
+// A private directory for the traces (tests/sim/sim_test_util.hpp).
+using TraceDir = TempDir;
 
 // The output against the exact ideal at the clip OCTAV computed.
 void expect_fake_quantized(const FakeQuantCase& k, const FakeQuantRecord& r,

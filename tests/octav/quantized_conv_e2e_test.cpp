@@ -15,29 +15,13 @@
 #include "sim/trace/trace.hpp"
 #include "tests/octav/octav_test_util.hpp"
 #include "tests/octav/quantized_conv_case.hpp"
+#include "tests/sim/sim_test_util.hpp"
 
 namespace octasim::test {
 namespace {
 
-class TraceDir {
- public:
-  TraceDir() {
-    path_ = std::filesystem::temp_directory_path() /
-            ("octasim-octav-e2e-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  TraceDir(const TraceDir&) = delete;
-  TraceDir& operator=(const TraceDir&) = delete;
-  ~TraceDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  [[nodiscard]] std::string str() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
+// A private directory for the traces (tests/sim/sim_test_util.hpp).
+using TraceDir = TempDir;
 
 TEST(QuantizedConvE2e, FunctionalDeviceMatchesModelsAndBeatsMaxScaling) {
   const HwConfig hw = load_hw_config("nv_full");
