@@ -153,24 +153,23 @@ NetTraceFiles write_network_trace(const CompiledNetwork& net, const Tensor& imag
                  golden.bytes(p.input.surface.address,
                               static_cast<std::size_t>(tensor_bytes(p, p.input.surface))));
   GroupState groups;
+  LayerGolden previous;
   for (std::size_t i = 0; i < p.layers.size(); ++i) {
     const NetLayer& l = p.layers[i];
     trace.comment(fmt::format("layer {}: {} <- {}", i, l.engine, l.nodes));
-    if (std::holds_alternative<OctavLayer>(l.hw)) {
+    const FeatureSurface* out = layer_output(l);
+    if (out != nullptr) trace.mem_init_zero(out->address, tensor_bytes(p, *out));
+    previous = run_layer_model(p, i, golden, i == 0 ? nullptr : &previous);
+    trace.wait_interrupt(program_layer(p, i, trace, groups));
+    if (out == nullptr) {
       // OCTAV writes registers, not a surface: the clip it finds is checked.
-      const LayerGolden g = run_layer_model(p, i, golden);
-      trace.wait_interrupt(program_layer(p, i, trace, groups));
       trace.check_register(regs::OCTAV::D_CLIP_RESULT::kAddr,
-                           models::bit_cast<std::uint32_t>(g.clip));
+                           models::bit_cast<std::uint32_t>(previous.clip));
       continue;
     }
-    const FeatureSurface& out = *layer_output(l);
-    trace.mem_init_zero(out.address, tensor_bytes(p, out));
-    (void)run_layer_model(p, i, golden);
-    trace.wait_interrupt(program_layer(p, i, trace, groups));
     const std::vector<std::uint8_t> bytes =
-        golden.bytes(out.address, static_cast<std::size_t>(tensor_bytes(p, out)));
-    trace.check_crc(out.address, bytes.size(), models::crc32(bytes.data(), bytes.size()));
+        golden.bytes(out->address, static_cast<std::size_t>(tensor_bytes(p, *out)));
+    trace.check_crc(out->address, bytes.size(), models::crc32(bytes.data(), bytes.size()));
   }
   for (std::size_t k = 0; k < p.outputs.size(); ++k) {
     const FeatureSurface& s = p.outputs[k].surface;

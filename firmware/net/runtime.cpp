@@ -128,7 +128,8 @@ float device_clip(const OctavLayer& o, const NetProgram& p, const models::ops::M
 
 }  // namespace
 
-LayerGolden run_layer_model(const NetProgram& p, std::size_t i, models::ops::Memory& mem) {
+LayerGolden run_layer_model(const NetProgram& p, std::size_t i, models::ops::Memory& mem,
+                            const LayerGolden* previous) {
   const NetLayer& l = p.layers.at(i);
   const unsigned atom = p.hw.atom_bytes;
   LayerGolden out;
@@ -147,7 +148,9 @@ LayerGolden run_layer_model(const NetProgram& p, std::size_t i, models::ops::Mem
     out.clip = device_clip(*octav, p, mem);
   } else if (const auto* fq = std::get_if<FakeQuantSdpLayer>(&l.hw)) {
     // OCTAV ran on this layer's input just before: the same clip.
-    out.clip = device_clip(std::get<OctavLayer>(p.layers.at(i - 1).hw), p, mem);
+    out.clip = previous != nullptr
+                   ? previous->clip
+                   : device_clip(std::get<OctavLayer>(p.layers.at(i - 1).hw), p, mem);
     const auto r = models::ops::run_sdp_layer(
         fake_quant_sdp_model_config(*fq, static_cast<double>(out.clip), atom), mem, nullptr);
     out.saturations = r.stats.out_saturation.value();
@@ -161,7 +164,9 @@ LayerGolden run_layer_model(const NetProgram& p, std::size_t i, models::ops::Mem
 
 std::vector<LayerGolden> run_network_model(const NetProgram& p, models::ops::Memory& mem) {
   std::vector<LayerGolden> out;
-  for (std::size_t i = 0; i < p.layers.size(); ++i) out.push_back(run_layer_model(p, i, mem));
+  for (std::size_t i = 0; i < p.layers.size(); ++i) {
+    out.push_back(run_layer_model(p, i, mem, out.empty() ? nullptr : &out.back()));
+  }
   return out;
 }
 

@@ -52,8 +52,11 @@ struct LayerGolden {
   std::uint64_t saturations = 0;  // CACC + SDP output saturations, or CDP's
   float clip = 0.0F;              // OCTAV (and the SDP it programs): the clip the device finds
 };
-// Runs layer `i` through models/ on `mem` (inputs and constants already there).
-LayerGolden run_layer_model(const NetProgram& p, std::size_t i, models::ops::Memory& mem);
+// Runs layer `i` through models/ on `mem` (inputs and constants already there). `previous`:
+// layer i-1's result when the caller has it — the SDP an OCTAV layer programs then takes that
+// layer's clip instead of computing it again from the same tensor.
+LayerGolden run_layer_model(const NetProgram& p, std::size_t i, models::ops::Memory& mem,
+                            const LayerGolden* previous = nullptr);
 // Every layer.
 std::vector<LayerGolden> run_network_model(const NetProgram& p, models::ops::Memory& mem);
 
