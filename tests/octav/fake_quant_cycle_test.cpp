@@ -16,6 +16,7 @@
 #include "sim/trace/player.hpp"
 #include "sim/trace/trace.hpp"
 #include "tests/octav/fake_quant_case.hpp"
+#include "tests/sim/sim_test_util.hpp"
 
 namespace octasim::test {
 namespace {
@@ -27,14 +28,11 @@ void run_case(const FakeQuantCase& k) {
   const HwConfig hw = load_hw_config(k.config);
   firmware::TraceWriter writer;
   const FakeQuantRecord r = record_fake_quant(hw, k, writer);
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("octasim-fake-quant-cycle-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string path = writer.save(dir.string(), "fake_quant.cfg");
+  const TempDir dir("fake-quant-cycle");
+  const std::string path = writer.save(dir.str(), "fake_quant.cfg");
   soc::Soc device_soc("dla", hw);
   soc::HostAdapter device(device_soc);
   const trace::PlayResult play = trace::play(trace::parse_trace_file(path), device, {});
-  std::filesystem::remove_all(dir);
   ASSERT_EQ(play.checks.size(), 3u);
   for (const auto& c : play.checks) EXPECT_TRUE(c.pass) << c.description << ": " << c.detail;
   std::vector<std::uint8_t> got(r.out_bytes);

@@ -16,6 +16,7 @@
 #include "sim/trace/player.hpp"
 #include "sim/trace/trace.hpp"
 #include "tests/octav/quantized_conv_case.hpp"
+#include "tests/sim/sim_test_util.hpp"
 
 namespace octasim::test {
 namespace {
@@ -27,14 +28,11 @@ TEST(QuantizedConvCycle, SocMatchesModels) {
   const HwConfig hw = load_hw_config("nv_full");
   firmware::TraceWriter writer;
   const QuantizedConvCase q = record_quantized_conv(hw, writer);
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("octasim-octav-cycle-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string path = writer.save(dir.string(), "quantized_conv.cfg");
+  const TempDir dir("octav-cycle");
+  const std::string path = writer.save(dir.str(), "quantized_conv.cfg");
   soc::Soc device_soc("dla", hw);
   soc::HostAdapter device(device_soc);
   const trace::PlayResult r = trace::play(trace::parse_trace_file(path), device, {});
-  std::filesystem::remove_all(dir);
   ASSERT_EQ(r.checks.size(), 6u);
   for (const auto& c : r.checks) EXPECT_TRUE(c.pass) << c.description << ": " << c.detail;
   EXPECT_EQ(read_int16_surface(device.memory(), q.layer.sdp_out, hw.dla.memory_atomic_size),
