@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -61,6 +62,10 @@ struct ClipOptions {
 };
 void add_clip_command(CLI::App& app, ClipOptions& opts);
 int run_clip(const ClipOptions& opts);
+
+// Creates (empties) each output file named, so that an unwritable path is a UsageError before
+// a run rather than an exception after it; empty names are skipped.
+void create_output_files(const std::vector<std::string>& paths);
 
 struct RunOptions {
   std::string trace;

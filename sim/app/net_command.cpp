@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -329,11 +328,7 @@ void add_net_command(CLI::App& app, NetOptions& o) {
 int run_net(const NetOptions& o) {
   const auto started = std::chrono::steady_clock::now();
   // Output files are created first: an unwritable path is a usage error before the run.
-  for (const std::string& path : {o.report, o.timeline, o.output}) {
-    if (path.empty()) continue;
-    std::ofstream probe(path);
-    if (!probe) throw UsageError(fmt::format("{}: cannot write file", path));
-  }
+  create_output_files({o.report, o.timeline, o.output});
   const Prepared p = prepare(o.common, o.input, o.limit);
   const fn::NetProgram& prog = p.net.program;
   const auto count = static_cast<std::size_t>(p.images.shape[0]);

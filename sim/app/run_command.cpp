@@ -221,6 +221,14 @@ trace::PlayResult play_functional(const trace::Trace& t, const HwConfig& hw,
 
 }  // namespace
 
+void create_output_files(const std::vector<std::string>& paths) {
+  for (const std::string& path : paths) {
+    if (path.empty()) continue;
+    std::ofstream probe(path);
+    if (!probe) throw UsageError(fmt::format("{}: cannot write file", path));
+  }
+}
+
 void add_report_options(CLI::App& cmd, RunOptions& opts) {
   cmd.add_option("--report", opts.report,
                  "write the run's report (layers, units, statistics, roofline) as JSON to FILE "
@@ -279,12 +287,8 @@ int run_trace(const RunOptions& opts) {
   // error up front rather than an exception after the SystemC kernel ran.
   const bool vcd_suffix =
       opts.vcd.size() > 4 && opts.vcd.compare(opts.vcd.size() - 4, 4, ".vcd") == 0;
-  for (const std::string& path : {opts.report, opts.timeline,
-                                  opts.vcd.empty() || vcd_suffix ? opts.vcd : opts.vcd + ".vcd"}) {
-    if (path.empty()) continue;
-    std::ofstream probe(path);
-    if (!probe) throw UsageError(fmt::format("{}: cannot write file", path));
-  }
+  create_output_files(
+      {opts.report, opts.timeline, opts.vcd.empty() || vcd_suffix ? opts.vcd : opts.vcd + ".vcd"});
   trace::Trace t;
   try {
     t = trace::read_trace_file(opts.trace);
