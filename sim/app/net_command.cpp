@@ -109,7 +109,7 @@ Prepared prepare(const NetCommonOptions& o, const std::string& input, std::size_
 // Per-layer timing of one inference on the cycle-level device.
 struct Timing {
   std::vector<std::uint64_t> layer_cycles;
-  std::uint64_t cycles = 0;  // the inference: first register write to last interrupt
+  std::uint64_t cycles = 0;  // the inference: its first register write to its last layer's end
 };
 
 // What running images on a device gave: the dequantized outputs (output 0), how many images were
