@@ -47,6 +47,7 @@ void check_lut(const models::LutConfig& lut, Precision p) {
 }
 
 void check_layer(const CdpLayer& l, unsigned group, unsigned atom_bytes) {
+  require_integer(l.precision, "CDP");
   if (group > 1) throw FirmwareError(fmt::format("CDP: register group {} is not 0 or 1", group));
   check_surface(l.src, l.precision, atom_bytes, "CDP input");
   check_surface(l.dst, l.precision, atom_bytes, "CDP output");

@@ -244,6 +244,7 @@ ConvCubeSize conv_output_cube(const ConvLayer& l) {
 }
 
 ConvPlan plan_conv(const ConvLayer& l, const ConvHardware& hw) {
+  require_integer(l.precision, "CONV");
   const ConvCubeSize out = check_conv_layer(l, hw);
   const std::uint32_t span_x = dilated(l.kernel_width, l.dilation_x);
   const std::uint32_t span_y = dilated(l.kernel_height, l.dilation_y);

@@ -13,6 +13,7 @@ namespace P = regs::PDP;
 namespace PR = regs::PDP_RDMA;
 
 void check_layer(const PdpLayer& l, unsigned group, unsigned atom_bytes) {
+  require_integer(l.precision, "PDP");
   if (group > 1) throw FirmwareError(fmt::format("PDP: register group {} is not 0 or 1", group));
   if (!l.on_the_fly) check_surface(l.src, l.precision, atom_bytes, "PDP input");
   check_surface(l.dst, l.precision, atom_bytes, "PDP output");

@@ -24,6 +24,7 @@ std::uint64_t round_up(std::uint64_t v, std::uint64_t to) {
 }
 
 void check_planar(const PlanarSurface& s, Precision p, const char* what) {
+  require_integer(p, "RUBIK");
   const auto dim = [&](const char* name, std::uint32_t v) {
     if (v < 1 || v > 8192) fail(fmt::format("{} {} {} is outside 1..8192", what, name, v));
   };

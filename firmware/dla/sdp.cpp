@@ -11,6 +11,7 @@ namespace S = regs::SDP;
 namespace RD = regs::SDP_RDMA;
 
 void check_layer(const SdpLayer& l, unsigned group, unsigned atom_bytes) {
+  require_integer(l.precision, "SDP");
   if (group > 1) throw FirmwareError(fmt::format("SDP: register group {} is not 0 or 1", group));
   check_surface(l.src, l.precision, atom_bytes, "SDP input");
   check_surface(l.dst, l.precision, atom_bytes, "SDP output");

@@ -7,7 +7,19 @@
 namespace octasim::firmware {
 
 const char* precision_name(Precision p) {
-  return p == Precision::kInt8 ? "INT8" : "INT16";
+  switch (p) {
+    case Precision::kInt8:
+      return "INT8";
+    case Precision::kInt16:
+      return "INT16";
+    case Precision::kFp16:
+      return "FP16";
+  }
+  return "?";
+}
+
+void require_integer(Precision p, const char* unit) {
+  if (p == Precision::kFp16) throw FirmwareError(std::string(unit) + ": FP16 is not encoded");
 }
 
 FeatureSurface packed_surface(std::uint64_t address, std::uint32_t width, std::uint32_t height,

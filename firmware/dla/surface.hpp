@@ -10,13 +10,17 @@
 
 namespace octasim::firmware {
 
-// The integer pipelines octasim's models execute (FP16 is refused by the device models).
-enum class Precision : std::uint8_t { kInt8 = 0, kInt16 = 1 };
+// A layer's data precision, in NVDLA's encoding (INT8 = 0, INT16 = 1, FP16 = 2). FP16 elements
+// are their 16-bit patterns. Each unit's programming says which precisions it encodes.
+enum class Precision : std::uint8_t { kInt8 = 0, kInt16 = 1, kFp16 = 2 };
 
 [[nodiscard]] constexpr unsigned element_bytes(Precision p) {
   return p == Precision::kInt8 ? 1 : 2;
 }
 [[nodiscard]] const char* precision_name(Precision p);
+// Throws FirmwareError "<unit>: FP16 is not encoded" for FP16: the guard of a unit whose
+// programming encodes the integer pipelines only.
+void require_integer(Precision p, const char* unit);
 
 // The memory a surface lives in, as NVDLA's *_RAM_TYPE fields encode it: the CV-SRAM behind the
 // secondary memory interface (CV = 0) or DRAM through the primary one (MC = 1).
