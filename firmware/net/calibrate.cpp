@@ -50,7 +50,13 @@ CalibrationTable code_formats(const NetPlan& plan, const Tensor& images,
       case LayerKind::kLrn:
         q.is_unsigned = src.is_unsigned;
         break;
-      case LayerKind::kRelu:
+      case LayerKind::kSdp:
+        if (!l.sdp.mul.empty() || !l.sdp.add.empty() || l.sdp.ew != EwOp::kNone) {
+          throw models::graph::GraphError(fmt::format(
+              "the SDP layer computing '{}': quantized ({}) BatchNormalization, Add and Mul "
+              "outside a convolution are not supported (they run at fp16)",
+              l.output, precision_name(options.precision)));
+        }
         q.is_unsigned = true;
         break;
     }
@@ -104,7 +110,7 @@ CalibrationTable calibrate(const Graph& g, const NetPlan& plan, const Tensor& im
   for (const std::string& name : order) {
     TensorQuant& q = table.at(name);
     const PlannedLayer* layer = input_of(name);
-    if (layer != nullptr && (layer->kind == LayerKind::kPool || layer->kind == LayerKind::kRelu)) {
+    if (layer != nullptr && (layer->kind == LayerKind::kPool || layer->kind == LayerKind::kSdp)) {
       const TensorQuant& src = table.at(layer->input);
       q.clip = src.clip;
       q.min = src.min;

@@ -32,8 +32,12 @@ CompiledNetwork prepare_network(models::graph::Graph g, const HwConfig& hw) {
 
 void quantize_network(CompiledNetwork& net, const HwConfig& hw, const Tensor& calibration_images,
                       const QuantOptions& options, const CalibrationTable* table) {
-  const Tensor images = as_input_batch(net.plan, calibration_images);
-  const CalibrationTable t = calibrate(net.graph, net.plan, images, options, table);
+  // FP16 networks hold the values themselves: nothing to calibrate.
+  const CalibrationTable t =
+      options.precision == NetPrecision::kFp16
+          ? CalibrationTable{}
+          : calibrate(net.graph, net.plan, as_input_batch(net.plan, calibration_images), options,
+                      table);
   net.program = build_program(net.graph, net.plan, t, options, hw);
 }
 

@@ -1,6 +1,8 @@
 #include "firmware/net/plan.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <utility>
 
 #include <fmt/core.h>
 
@@ -20,7 +22,7 @@ const char* layer_engine(LayerKind k) {
       return "PDP";
     case LayerKind::kLrn:
       return "CDP";
-    case LayerKind::kRelu:
+    case LayerKind::kSdp:
       return "SDP";
   }
   return "?";
@@ -45,48 +47,84 @@ unsigned as_unsigned(const Node& n, std::int64_t v, const char* what) {
   return static_cast<unsigned>(v);
 }
 
-// ONNX's 2-D spatial attributes: kernel (from the attribute or `fallback`), strides, pads
-// [top, left, bottom, right], dilations. auto_pad other than NOTSET/VALID is refused.
+// ONNX's spatial attributes of a 2-D (or 1-D: H = 1) window: kernel (from the attribute or
+// `fallback`), strides, pads [top, left, bottom, right], dilations; auto_pad SAME_UPPER/LOWER
+// pads as ONNX computes it for the input's `in_h` x `in_w`.
 struct Spatial {
   unsigned kh = 1, kw = 1, sy = 1, sx = 1, top = 0, left = 0, bottom = 0, right = 0, dy = 1, dx = 1;
 };
 
-Spatial spatial(const Node& n, std::vector<std::int64_t> kernel_fallback) {
+Spatial spatial(const Node& n, std::vector<std::int64_t> kernel_fallback, std::int64_t in_h,
+                std::int64_t in_w) {
   Spatial s;
-  const auto two = [&](const char* attr, std::vector<std::int64_t> def) {
-    const std::vector<std::int64_t> v = n.get_ints(attr, std::move(def));
-    if (v.size() != 2) {
-      throw GraphError(fmt::format("{}: attribute '{}' must have 2 values (2-D {}), has {}",
-                                   n.label(), attr, n.op_type, v.size()));
+  const std::vector<std::int64_t> k0 = n.get_ints("kernel_shape", std::move(kernel_fallback));
+  const std::size_t dims = k0.size();
+  if (dims != 1 && dims != 2) {
+    throw GraphError(fmt::format("{}: a {}-D window: the DLA computes 1-D and 2-D ones", n.label(),
+                                 dims));
+  }
+  // 1-D attributes become 2-D ones with a height of 1.
+  const auto two = [&](const char* attr, std::int64_t def) {
+    std::vector<std::int64_t> v = n.get_ints(attr, std::vector<std::int64_t>(dims, def));
+    if (v.size() != dims) {
+      throw GraphError(fmt::format("{}: attribute '{}' must have {} values, has {}", n.label(),
+                                   attr, dims, v.size()));
     }
+    if (dims == 1) v.insert(v.begin(), 1);
     return v;
   };
-  const auto k = two("kernel_shape", std::move(kernel_fallback));
-  const auto st = two("strides", {1, 1});
-  const auto dil = two("dilations", {1, 1});
-  const std::vector<std::int64_t> pads = n.get_ints("pads", {0, 0, 0, 0});
-  if (pads.size() != 4) {
-    throw GraphError(
-        fmt::format("{}: attribute 'pads' must have 4 values, has {}", n.label(), pads.size()));
+  std::vector<std::int64_t> k = k0;
+  if (dims == 1) k.insert(k.begin(), 1);
+  const auto st = two("strides", 1);
+  const auto dil = two("dilations", 1);
+  std::vector<std::int64_t> pads = n.get_ints("pads", std::vector<std::int64_t>(2 * dims, 0));
+  if (pads.size() != 2 * dims) {
+    throw GraphError(fmt::format("{}: attribute 'pads' must have {} values, has {}", n.label(),
+                                 2 * dims, pads.size()));
   }
-  const std::string auto_pad = n.get_string("auto_pad", "NOTSET");
-  if (auto_pad != "NOTSET" && auto_pad != "VALID") {
-    throw GraphError(
-        fmt::format("{}: auto_pad {} is not supported (give explicit pads)", n.label(), auto_pad));
-  }
+  if (dims == 1) pads = {0, pads[0], 0, pads[1]};
   s.kh = as_unsigned(n, k[0], "kernel height");
   s.kw = as_unsigned(n, k[1], "kernel width");
   s.sy = as_unsigned(n, st[0], "stride");
   s.sx = as_unsigned(n, st[1], "stride");
   s.dy = as_unsigned(n, dil[0], "dilation");
   s.dx = as_unsigned(n, dil[1], "dilation");
+  if (s.sy == 0 || s.sx == 0) throw GraphError(fmt::format("{}: stride 0", n.label()));
+  const std::string auto_pad = n.get_string("auto_pad", "NOTSET");
   if (auto_pad == "NOTSET") {
     s.top = as_unsigned(n, pads[0], "pad");
     s.left = as_unsigned(n, pads[1], "pad");
     s.bottom = as_unsigned(n, pads[2], "pad");
     s.right = as_unsigned(n, pads[3], "pad");
+  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    // Output ceil(in / stride); the padding that needs, the odd one after (UPPER) or before.
+    const auto same = [&](std::int64_t in, unsigned kernel, unsigned stride, unsigned dilation,
+                          unsigned& before, unsigned& after) {
+      const std::int64_t out = (in + stride - 1) / stride;
+      const std::int64_t total = std::max<std::int64_t>(
+          0, (out - 1) * stride + (std::int64_t{kernel} - 1) * dilation + 1 - in);
+      const std::int64_t small = total / 2;
+      before = as_unsigned(n, auto_pad == "SAME_UPPER" ? small : total - small, "pad");
+      after = as_unsigned(n, total - before, "pad");
+    };
+    same(in_h, s.kh, s.sy, s.dy, s.top, s.bottom);
+    same(in_w, s.kw, s.sx, s.dx, s.left, s.right);
+  } else if (auto_pad != "VALID") {
+    throw GraphError(fmt::format("{}: auto_pad {} is not an ONNX value", n.label(), auto_pad));
   }
   return s;
+}
+
+// ONNX's ceil_mode: the extra padding after the input that the last, partial window needs.
+unsigned ceil_extra(std::int64_t in, unsigned kernel, unsigned stride, unsigned before,
+                    unsigned after) {
+  const std::int64_t span = in + before + after - kernel;
+  if (span < 0) return 0;
+  std::int64_t ceil_out = (span + stride - 1) / stride + 1;
+  // ONNX (and PyTorch) drop a last window that would start in the padding after the input.
+  if ((ceil_out - 1) * stride >= in + before) --ceil_out;
+  const std::int64_t needed = (ceil_out - 1) * stride + kernel - (in + before + after);
+  return static_cast<unsigned>(std::max<std::int64_t>(0, needed));
 }
 
 class Planner {
@@ -120,8 +158,9 @@ class Planner {
     }
     for (const std::string& out : plan_.outputs) {
       const std::string& t = plan_.resolve(out);
-      const bool produced = std::any_of(plan_.layers.begin(), plan_.layers.end(),
-                                        [&](const PlannedLayer& l) { return l.output == t; });
+      const bool produced =
+          t == plan_.input || std::any_of(plan_.layers.begin(), plan_.layers.end(),
+                                          [&](const PlannedLayer& l) { return l.output == t; });
       if (!produced) {
         throw GraphError(fmt::format("graph output '{}' is not computed by any layer", out));
       }
@@ -151,22 +190,42 @@ class Planner {
     return g_.initializers.at(n.inputs[k]);
   }
 
-  // The device cube of a 4-D NCHW or 2-D N x F tensor (N = 1).
+  // The device cube of a tensor (plan.hpp): 1 x C x H x W, 1 x C x L, C x H x W, M x K, K.
   void set_cube(const std::string& tensor, const Node* n) {
     const auto& shape = plan_.shapes.at(tensor);
+    const auto dim = [&](std::size_t i) { return static_cast<std::uint32_t>(shape[i]); };
     Cube c;
     if (shape.size() == 4 && shape[0] == 1) {
-      c = {static_cast<std::uint32_t>(shape[3]), static_cast<std::uint32_t>(shape[2]),
-           static_cast<std::uint32_t>(shape[1])};
-    } else if (shape.size() == 2 && shape[0] == 1) {
-      c = {1, 1, static_cast<std::uint32_t>(shape[1])};
+      c = {dim(3), dim(2), dim(1)};
+    } else if (shape.size() == 3 && shape[0] == 1) {
+      c = {dim(2), 1, dim(1)};
+    } else if (shape.size() == 3) {
+      c = {dim(2), dim(1), dim(0)};
+    } else if (shape.size() == 2) {
+      c = {1, dim(0), dim(1)};
+    } else if (shape.size() == 1) {
+      c = {1, 1, dim(0)};
     } else {
       throw GraphError(fmt::format(
-          "{}tensor '{}' has shape {}: the DLA holds 1xCxHxW or 1xF "
+          "{}tensor '{}' has shape {}: the DLA holds 1xCxHxW, 1xCxL, CxHxW, MxK or K "
           "tensors (one image)",
           n != nullptr ? n->label() + ": " : "", tensor, models::graph::shape_string(shape)));
     }
+    if (c.width == 0 || c.height == 0 || c.channels == 0) {
+      throw GraphError(fmt::format("{}tensor '{}' is empty ({})",
+                                   n != nullptr ? n->label() + ": " : "", tensor,
+                                   models::graph::shape_string(shape)));
+    }
     plan_.cubes[tensor] = c;
+  }
+
+  // The spatial size (H, W) of a layer's input as ONNX sees it (1-D: H = 1).
+  std::pair<std::int64_t, std::int64_t> spatial_size(const Node& n) const {
+    const auto& shape = plan_.shapes.at(n.inputs.at(0));
+    if (shape.size() == 4) return {shape[2], shape[3]};
+    if (shape.size() == 3) return {1, shape[2]};
+    throw GraphError(fmt::format("{}: input of shape {}: expected N x C x H x W or N x C x L",
+                                 n.label(), models::graph::shape_string(shape)));
   }
 
   // The data input of a layer: must be a tensor the device holds (not a view, unless `view_ok`).
@@ -212,7 +271,7 @@ class Planner {
     l.nodes = {i};
     l.input = data_input(n, false);
     const auto& w = constant(n, 1, "weight");
-    if (w.shape.size() != 4) {
+    if (w.shape.size() != 4 && w.shape.size() != 3) {
       throw GraphError(fmt::format("{}: weights of shape {}: only 2-D convolution is supported",
                                    n.label(), models::graph::shape_string(w.shape)));
     }
@@ -227,7 +286,11 @@ class Planner {
       (void)constant(n, 2, "bias");
       l.conv.bias = n.inputs[2];
     }
-    const Spatial s = spatial(n, {w.shape[2], w.shape[3]});
+    if (w.shape.size() == 3) {
+      throw GraphError(fmt::format("{}: 1-D convolution is not supported yet", n.label()));
+    }
+    const auto [in_h, in_w] = spatial_size(n);
+    const Spatial s = spatial(n, {w.shape[2], w.shape[3]}, in_h, in_w);
     l.conv.kernel_h = s.kh;
     l.conv.kernel_w = s.kw;
     l.conv.stride_y = s.sy;
@@ -286,13 +349,21 @@ class Planner {
       }
     }
     const auto& in_shape = plan_.shapes.at(n.inputs[0]);
-    if (in_shape.size() != 2 || in_shape[0] != 1) {
-      throw GraphError(fmt::format("{}: input of shape {}: a fully-connected layer takes 1 x F",
-                                   n.label(), models::graph::shape_string(in_shape)));
+    if (in_shape.size() != 2) {
+      throw GraphError(fmt::format(
+          "{}: input of shape {}: a fully-connected layer takes M x K rows (batched "
+          "matrix products are not supported)",
+          n.label(), models::graph::shape_string(in_shape)));
     }
     const Cube& c = plan_.cubes.at(l.input);
-    l.conv.kernel_w = c.width;
-    l.conv.kernel_h = c.height;
+    // A flattened cube: the kernel covers it (one row); rows of their own: a 1x1 kernel.
+    l.conv.rows = plan_.views.count(n.inputs[0]) == 0;
+    if (!l.conv.rows && in_shape[0] != 1) {
+      throw GraphError(fmt::format("{}: a flattened input of shape {} has more than one row",
+                                   n.label(), models::graph::shape_string(in_shape)));
+    }
+    l.conv.kernel_w = l.conv.rows ? 1 : c.width;
+    l.conv.kernel_h = l.conv.rows ? 1 : c.height;
     fuse_activation(l);
     set_cube(l.output, &n);
     plan_.layers.push_back(std::move(l));
@@ -313,14 +384,25 @@ class Planner {
       l.pool.kernel_w = c.width;
       l.pool.kernel_h = c.height;
     } else {
-      const Spatial s = spatial(n, {});
+      const auto [in_h, in_w] = spatial_size(n);
+      Spatial s = spatial(n, {}, in_h, in_w);
       if (s.dy != 1 || s.dx != 1) {
         throw GraphError(fmt::format("{}: dilated pooling is not supported", n.label()));
       }
-      if (n.get_int("ceil_mode", 0) != 0) {
-        throw GraphError(fmt::format("{}: ceil_mode=1 is not supported", n.label()));
-      }
       l.pool.kind = n.op_type == "MaxPool" ? PoolKind::kMax : PoolKind::kAverage;
+      if (n.get_int("ceil_mode", 0) != 0) {
+        // The last, partial windows: padding after the input, which max pooling ignores.
+        const unsigned extra_y = ceil_extra(in_h, s.kh, s.sy, s.top, s.bottom);
+        const unsigned extra_x = ceil_extra(in_w, s.kw, s.sx, s.left, s.right);
+        if (l.pool.kind == PoolKind::kAverage && extra_x + extra_y != 0) {
+          throw GraphError(fmt::format(
+              "{}: ceil_mode=1 average pooling with partial windows is not supported (PDP "
+              "divides by the whole kernel)",
+              n.label()));
+        }
+        s.bottom += extra_y;
+        s.right += extra_x;
+      }
       const bool padded = s.top + s.left + s.bottom + s.right != 0;
       if (l.pool.kind == PoolKind::kAverage && padded && n.get_int("count_include_pad", 0) == 0) {
         throw GraphError(
@@ -345,30 +427,135 @@ class Planner {
     plan_.layers.push_back(std::move(l));
   }
 
-  void plan_simple(std::size_t i, LayerKind kind) {
+  void plan_lrn(std::size_t i) {
     const Node& n = g_.nodes[i];
     PlannedLayer l;
-    l.kind = kind;
+    l.kind = LayerKind::kLrn;
     l.nodes = {i};
     l.input = data_input(n, false);
-    if (kind == LayerKind::kLrn) {
-      l.lrn.size = as_unsigned(n, n.get_int("size", 0), "size");
-      l.lrn.alpha = n.get_float("alpha", 1e-4F);
-      l.lrn.beta = n.get_float("beta", 0.75F);
-      l.lrn.bias = n.get_float("bias", 1.0F);
-    }
+    l.lrn.size = as_unsigned(n, n.get_int("size", 0), "size");
+    l.lrn.alpha = n.get_float("alpha", 1e-4F);
+    l.lrn.beta = n.get_float("beta", 0.75F);
+    l.lrn.bias = n.get_float("bias", 1.0F);
     l.output = n.outputs.at(0);
     set_cube(l.output, &n);
     plan_.layers.push_back(std::move(l));
   }
 
+  // Relu, BatchNormalization (constant statistics), Add or Mul: one SDP layer.
+  void plan_sdp(std::size_t i) {
+    const Node& n = g_.nodes[i];
+    PlannedLayer l;
+    l.kind = LayerKind::kSdp;
+    l.nodes = {i};
+    l.output = n.outputs.at(0);
+    if (n.op_type == "Relu") {
+      l.input = data_input(n, false);
+      l.sdp.relu = true;
+    } else if (n.op_type == "BatchNormalization") {
+      plan_batch_norm(n, l);
+    } else {
+      plan_binary(n, l);
+    }
+    if (!l.sdp.relu) fuse_activation(l);
+    if (l.conv.clip_max > 0.0) {
+      throw GraphError(fmt::format("{}: a Clip after an SDP layer is not supported",
+                                   layer_nodes_label(g_, l)));
+    }
+    l.sdp.relu = l.sdp.relu || l.conv.relu;
+    set_cube(l.output, &n);
+    plan_.layers.push_back(std::move(l));
+  }
+
+  void plan_batch_norm(const Node& n, PlannedLayer& l) {
+    if (n.get_int("training_mode", 0) != 0 || n.outputs.size() > 1) {
+      throw GraphError(fmt::format(
+          "{}: training_mode (batch statistics) is not supported: the DLA runs inference",
+          n.label()));
+    }
+    l.input = data_input(n, false);
+    const std::uint32_t channels = plan_.cubes.at(l.input).channels;
+    const auto& scale = constant(n, 1, "scale");
+    const auto& bias = constant(n, 2, "bias");
+    const auto& mean = constant(n, 3, "mean");
+    const auto& var = constant(n, 4, "variance");
+    for (const auto* t : {&scale, &bias, &mean, &var}) {
+      if (t->elements() != channels) {
+        throw GraphError(fmt::format("{}: {} values for {} channels", n.label(), t->elements(),
+                                     channels));
+      }
+    }
+    const double eps = n.get_float("epsilon", 1e-5F);
+    for (std::uint32_t c = 0; c < channels; ++c) {
+      const double m = scale.at(c) / std::sqrt(var.at(c) + eps);
+      l.sdp.mul.push_back(m);
+      l.sdp.add.push_back(bias.at(c) - mean.at(c) * m);
+    }
+  }
+
+  // Add or Mul of the data input and a second operand: a per-channel constant (BS), or an
+  // element-wise one (EW: a tensor on the device, or a constant broadcast to the output).
+  void plan_binary(const Node& n, PlannedLayer& l) {
+    if (n.inputs.size() != 2) throw GraphError(fmt::format("{}: expects 2 inputs", n.label()));
+    const bool first_const = g_.is_constant(n.inputs[0]);
+    const std::string& data = first_const ? n.inputs[1] : n.inputs[0];
+    const std::string& other = first_const ? n.inputs[0] : n.inputs[1];
+    if (g_.is_constant(data)) {
+      throw GraphError(fmt::format("{}: both operands are constants", n.label()));
+    }
+    Node reordered = n;
+    reordered.inputs = {data, other};
+    l.input = data_input(reordered, false);
+    const auto& out_shape = plan_.shapes.at(l.output);
+    if (plan_.shapes.at(l.input) != out_shape) {
+      throw GraphError(fmt::format("{}: the data operand {} is broadcast to {}", n.label(),
+                                   models::graph::shape_string(plan_.shapes.at(l.input)),
+                                   models::graph::shape_string(out_shape)));
+    }
+    const bool add = n.op_type == "Add";
+    if (g_.is_constant(other)) {
+      const auto& t = g_.initializers.at(other);
+      const std::uint32_t channels = plan_.cubes.at(l.input).channels;
+      if (per_channel(t, out_shape)) {
+        for (std::uint32_t c = 0; c < channels; ++c) {
+          const double v = t.at(t.elements() == 1 ? 0 : c);
+          (add ? l.sdp.add : l.sdp.mul).push_back(v);
+        }
+        if (add) l.sdp.mul.assign(channels, 1.0);
+        return;
+      }
+    } else {
+      if (plan_.cubes.count(other) == 0 || plan_.shapes.at(other) != out_shape) {
+        throw GraphError(fmt::format("{}: operand '{}' must be a device tensor of shape {}",
+                                     n.label(), other, models::graph::shape_string(out_shape)));
+      }
+    }
+    l.sdp.ew = add ? EwOp::kAdd : EwOp::kMul;
+    l.sdp.operand = other;
+  }
+
+  // Whether constant `t` broadcast to `out` varies along the channel axis only.
+  bool per_channel(const models::graph::Tensor& t, const std::vector<std::int64_t>& out) const {
+    if (t.elements() == 1) return true;
+    // The device's channel axis: dimension 1 of N x C x ..., dimension 0 of C x H x W or the
+    // last one of M x K and K.
+    const std::size_t rank = out.size();
+    const std::size_t caxis = rank >= 4 || (rank == 3 && out[0] == 1) ? 1 : rank == 3 ? 0 : rank - 1;
+    // Right-aligned broadcasting: t's dimensions other than the channel axis must be 1.
+    if (t.shape.size() > rank) return false;
+    const std::size_t offset = rank - t.shape.size();
+    for (std::size_t d = 0; d < t.shape.size(); ++d) {
+      const std::size_t axis = d + offset;
+      if (axis != caxis && t.shape[d] != 1) return false;
+      if (axis == caxis && t.shape[d] != out[caxis]) return false;
+    }
+    return true;
+  }
+
   void plan_view(std::size_t i) {
     const Node& n = g_.nodes[i];
-    const auto& out_shape = plan_.shapes.at(n.outputs.at(0));
-    if (out_shape.size() != 2 || out_shape[0] != 1) {
-      throw GraphError(fmt::format("{}: output shape {}: only flattening to 1 x F is supported",
-                                   n.label(), models::graph::shape_string(out_shape)));
-    }
+    // Any shape: the elements keep ONNX's C order, which is the order the host reads a surface
+    // in; a Gemm/MatMul reading the view checks it is one row (plan_fc).
     const std::string& src = plan_.resolve(n.inputs.at(0));
     if (plan_.cubes.count(src) == 0) {
       throw GraphError(
@@ -383,13 +570,15 @@ class Planner {
     if (op == "Conv") return plan_conv(i);
     if (op == "Gemm" || op == "MatMul") return plan_fc(i);
     if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool") return plan_pool(i);
-    if (op == "LRN") return plan_simple(i, LayerKind::kLrn);
-    if (op == "Relu") return plan_simple(i, LayerKind::kRelu);
+    if (op == "LRN") return plan_lrn(i);
+    if (op == "Relu" || op == "BatchNormalization" || op == "Add" || op == "Mul") {
+      return plan_sdp(i);
+    }
     if (op == "Flatten" || op == "Reshape") return plan_view(i);
     throw GraphError(
         fmt::format("{}: {} is not supported on the DLA of {} (octasim lowers Conv, "
                     "Gemm, MatMul, MaxPool, AveragePool, GlobalAveragePool, LRN, "
-                    "Relu, Clip, Flatten, Reshape)",
+                    "Relu, Clip, BatchNormalization, Add, Mul, Flatten, Reshape)",
                     n.label(), op, config_));
   }
 

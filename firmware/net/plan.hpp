@@ -8,11 +8,16 @@
 //                                                (NVDLA's fully-connected mapping)
 //   MaxPool, AveragePool, GlobalAveragePool      PDP
 //   LRN                                          CDP
-//   Relu (not after a convolution)               SDP, memory to memory
-//   Flatten, Reshape (to [1, -1])                nothing: a view of the producer's surface
+//   Relu, BatchNormalization, Add, Mul           SDP, memory to memory: per-channel multiply and
+//   (not after a convolution)                    add (BS), an element-wise operand (EW: another
+//                                                tensor, or a constant broadcast to the output)
+//   Flatten, Reshape                             nothing: a view of the producer's surface (read
+//                                                by a Gemm/MatMul, or a graph output)
 //
-// Anything else is refused with one line naming the node and the op. Shapes are ONNX's NCHW with
-// one image (N = 1); the device holds each tensor as a W x H x C feature surface.
+// Anything else is refused with one line naming the node and the op. Tensors are ONNX's NCHW
+// with one image (N = 1), N x C x L (1-D, as H = 1), C x H x W (rank 3 without a batch, as ONNX's
+// element-wise ops take them), M x K (Gemm/MatMul rows: W = 1, H = M, C = K) or a vector of K;
+// the device holds each as a W x H x C feature surface.
 #pragma once
 
 #include <cstddef>
@@ -25,13 +30,16 @@
 
 namespace octasim::firmware::net {
 
-enum class LayerKind : std::uint8_t { kConv, kPool, kLrn, kRelu };
+enum class LayerKind : std::uint8_t { kConv, kPool, kLrn, kSdp };
 
 [[nodiscard]] const char* layer_engine(LayerKind k);  // "CONV", "PDP", "CDP", "SDP"
 
 struct ConvAttrs {
   std::string weight, bias;  // initializer names (bias may be empty)
   bool fully_connected = false;
+  // Gemm/MatMul on M x K rows (the input is not a flattened cube): a 1x1 kernel over the
+  // W = 1, H = M, C = K cube; otherwise the kernel covers the whole (flattened) input cube.
+  bool rows = false;
   bool transpose_b = false;        // Gemm transB / MatMul (B is K x N: false)
   double alpha = 1.0, beta = 1.0;  // Gemm's factors
   unsigned kernel_w = 1, kernel_h = 1;
@@ -49,6 +57,17 @@ struct PoolAttrs {
   unsigned pad_left = 0, pad_right = 0, pad_top = 0, pad_bottom = 0;
 };
 
+// A memory-to-memory SDP layer: y = relu?((x * mul[c] + add[c]) (+|*) e), each part optional.
+enum class EwOp : std::uint8_t { kNone, kAdd, kMul };
+struct SdpAttrs {
+  std::vector<double> mul, add;  // per channel (BatchNormalization folded; a per-channel Add/Mul)
+  EwOp ew = EwOp::kNone;
+  // The element-wise operand: a tensor the device computes, or an initializer broadcast to the
+  // output's shape.
+  std::string operand;
+  bool relu = false;
+};
+
 struct LrnAttrs {
   unsigned size = 5;
   double alpha = 1e-4, beta = 0.75, bias = 1.0;
@@ -62,6 +81,7 @@ struct PlannedLayer {
   ConvAttrs conv;
   PoolAttrs pool;
   LrnAttrs lrn;
+  SdpAttrs sdp;
 };
 
 // A tensor's cube as the device holds it.

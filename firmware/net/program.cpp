@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include "firmware/net/weights.hpp"
+#include "models/numerics/float_format.hpp"
 #include "sim/core/hw_config.hpp"
 
 namespace octasim::firmware::net {
@@ -84,6 +85,42 @@ double round_away(double v) {
   return v < 0 ? -std::floor(-v + 0.5) : std::floor(v + 0.5);
 }
 
+// `t` broadcast to `shape` (NumPy's rules, dimensions aligned on the right), in C order.
+std::vector<float> broadcast(const models::graph::Tensor& t, const std::vector<std::int64_t>& shape,
+                             const std::string& who) {
+  if (t.shape.size() > shape.size()) {
+    throw GraphError(fmt::format("{}: operand of shape {} does not broadcast to {}", who,
+                                 models::graph::shape_string(t.shape),
+                                 models::graph::shape_string(shape)));
+  }
+  const std::size_t rank = shape.size(), offset = rank - t.shape.size();
+  std::vector<std::size_t> stride(rank, 0);
+  std::size_t step = 1;
+  for (std::size_t d = rank; d-- > offset;) {
+    const std::int64_t n = t.shape[d - offset];
+    if (n != 1 && n != shape[d]) {
+      throw GraphError(fmt::format("{}: operand of shape {} does not broadcast to {}", who,
+                                   models::graph::shape_string(t.shape),
+                                   models::graph::shape_string(shape)));
+    }
+    stride[d] = n == 1 ? 0 : step;
+    step *= static_cast<std::size_t>(n);
+  }
+  std::size_t total = 1;
+  for (std::int64_t n : shape) total *= static_cast<std::size_t>(n);
+  std::vector<float> out(total);
+  for (std::size_t i = 0; i < total; ++i) {
+    std::size_t rest = i, src = 0;
+    for (std::size_t d = rank; d-- > 0;) {
+      const auto n = static_cast<std::size_t>(shape[d]);
+      src += (rest % n) * stride[d];
+      rest /= n;
+    }
+    out[i] = static_cast<float>(t.at(src));
+  }
+  return out;
+}
+
 class Builder {
  public:
   Builder(const Graph& g, const NetPlan& plan, const CalibrationTable& table,
@@ -97,17 +134,21 @@ class Builder {
   }
 
   NetProgram run() {
-    if (!prog_.hw.int8) {
+    if (fp16()) {
+      if (!hw_.dla.feature_fp16) {
+        throw GraphError(fmt::format("{} has no FP16 datapath (--precision fp16 needs nv_full, "
+                                     "nv_large or soc_large)",
+                                     hw_.name));
+      }
+    } else if (!prog_.hw.int8) {
       throw GraphError(
           fmt::format("{} has no INT8 convolution; octasim's network compiler "
                       "quantizes to INT8/INT4 codes",
                       hw_.name));
     }
-    if (options_.precision != NetPrecision::kInt8 && options_.precision != NetPrecision::kInt4) {
-      throw GraphError(
-          fmt::format("precision {} is not supported by the network compiler yet "
-                      "(int8, int4)",
-                      precision_name(options_.precision)));
+    if (options_.precision == NetPrecision::kInt16) {
+      throw GraphError("precision int16 is not supported by the network compiler yet "
+                       "(int8, int4, fp16)");
     }
     prog_.input = tensor(plan_.input);
     // The last layer reading each tensor: its buffer is free for later layers after that one.
@@ -127,7 +168,7 @@ class Builder {
         const bool dead = r == last_read.end() ? t == l.output : r->second == i;
         if (dead && kept.count(t) == 0 && released_.insert(t).second) {
           const FeatureSurface& s = tensors_.at(t).surface;
-          activations_.release(s.address, surface_bytes(s, Precision::kInt8, atom()));
+          activations_.release(s.address, surface_bytes(s, elem(), atom()));
         }
       }
     }
@@ -144,6 +185,9 @@ class Builder {
 
  private:
   unsigned atom() const { return prog_.hw.atom_bytes; }
+  bool fp16() const { return options_.precision == NetPrecision::kFp16; }
+  // The element type of every surface.
+  Precision elem() const { return fp16() ? Precision::kFp16 : Precision::kInt8; }
 
   std::uint64_t allocate(std::uint64_t bytes) {
     const std::uint64_t a = next_;
@@ -169,9 +213,17 @@ class Builder {
     NetTensor t;
     t.name = name;
     t.shape = plan_.shapes.at(name);
-    t.quant = table_.at(name);
+    t.precision = elem();
+    if (fp16()) {
+      t.quant.bits = 16;
+      t.quant.method = "fp16";
+      prog_.table[name] = t.quant;
+    } else {
+      t.quant = table_.at(name);
+    }
+    t.rows = t.shape.size() == 2;
     t.surface = packed_surface(0, c.width, c.height, c.channels, atom());
-    t.surface.address = activations_.allocate(surface_bytes(t.surface, Precision::kInt8, atom()));
+    t.surface.address = activations_.allocate(surface_bytes(t.surface, elem(), atom()));
     return tensors_.emplace(name, t).first->second;
   }
 
@@ -193,19 +245,13 @@ class Builder {
       case LayerKind::kLrn:
         out.hw = lower_lrn(l, in, dst);
         break;
-      case LayerKind::kRelu: {
-        SdpLayer s;
-        s.precision = Precision::kInt8;
-        s.src = in.surface;
-        s.dst = dst.surface;
-        s.relu = true;
-        (void)sdp_model_config(s, atom());  // checks
-        out.hw = s;
+      case LayerKind::kSdp:
+        out.hw = lower_sdp(l, in, dst, out.nodes);
         break;
-      }
     }
     prog_.layers.push_back(std::move(out));
-    if (l.kind == LayerKind::kConv && options_.calibration == ClipCalibration::kOctavDevice) {
+    if (l.kind == LayerKind::kConv && options_.calibration == ClipCalibration::kOctavDevice &&
+        !fp16()) {
       add_device_clip(l);
     }
   }
@@ -256,10 +302,11 @@ class Builder {
                        NetLayer& out) {
     const ConvAttrs& a = l.conv;
     const Cube& c = plan_.cubes.at(l.input);
-    const int weight_bits = code_bits(options_.precision);
-    const QuantizedWeights w = quantize_conv_weights(g_, l, c, weight_bits, options_.weights);
+    const QuantizedWeights w =
+        fp16() ? fp16_conv_weights(g_, l, c)
+               : quantize_conv_weights(g_, l, c, code_bits(options_.precision), options_.weights);
     ConvLayer conv;
-    conv.precision = Precision::kInt8;
+    conv.precision = elem();
     conv.src = in.surface;
     conv.kernels = w.codes.kernels;
     conv.kernel_width = a.kernel_w;
@@ -279,8 +326,9 @@ class Builder {
                                    oc.width, oc.height, dst.surface.width, dst.surface.height));
     }
     conv.weight_address =
-        constant(out.nodes + " weights", conv_weight_image(w.codes, Precision::kInt8, prog_.hw));
-    conv.sdp = requantization(w, in.quant, dst.quant, a.relu, out.nodes);
+        constant(out.nodes + " weights", conv_weight_image(w.codes, elem(), prog_.hw));
+    conv.sdp = fp16() ? fp16_stage(w.bias, a, out.nodes)
+                      : requantization(w, in.quant, dst.quant, a.relu, out.nodes);
     out.macs =
         std::uint64_t{oc.width} * oc.height * conv.kernels * a.kernel_w * a.kernel_h * c.channels;
     out.weight_scale_min = *std::min_element(w.scales.begin(), w.scales.end());
@@ -331,10 +379,82 @@ class Builder {
     return s;
   }
 
+  // FP16: SDP adds the bias (BS ALU, an FP16 table), then ReLU and the Clip bound.
+  SdpStage fp16_stage(const std::vector<double>& bias, const ConvAttrs& a, const std::string& who) {
+    SdpStage s;
+    if (std::any_of(bias.begin(), bias.end(), [](double b) { return b != 0.0; })) {
+      const std::vector<float> b(bias.begin(), bias.end());
+      s.bias = SdpPerChannel{constant(who + " bias", sdp_fp16_table(b, atom())), 0};
+    }
+    s.relu = a.relu;
+    if (a.clip_max > 0.0) {
+      s.clamp_max =
+          static_cast<std::int16_t>(models::fp16_from_float(static_cast<float>(a.clip_max)));
+    }
+    return s;
+  }
+
+  // A memory-to-memory SDP layer: ReLU (INT8 codes keep their step), or at FP16 also the
+  // per-channel multiply-add of BatchNormalization and an element-wise Add/Mul operand.
+  SdpLayer lower_sdp(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                     const std::string& who) {
+    SdpLayer s;
+    s.precision = elem();
+    s.src = in.surface;
+    s.dst = dst.surface;
+    s.relu = l.sdp.relu;
+    const SdpAttrs& a = l.sdp;
+    if (!fp16() && (!a.mul.empty() || !a.add.empty() || a.ew != EwOp::kNone)) {
+      throw GraphError(fmt::format("{}: only ReLU runs on SDP alone at {}", who,
+                                   precision_name(options_.precision)));
+    }
+    if (!a.mul.empty() || !a.add.empty()) {
+      // BS computes (x + b) * m: x * mul + add = (x + add / mul) * mul.
+      const std::size_t k = std::max(a.mul.size(), a.add.size());
+      std::vector<float> m(k, 1.0F), b(k, 0.0F);
+      for (std::size_t c = 0; c < k; ++c) {
+        const double mul = a.mul.empty() ? 1.0 : a.mul[c];
+        const double add = a.add.empty() ? 0.0 : a.add[c];
+        if (mul == 0.0 && add != 0.0) {
+          throw GraphError(fmt::format("{}: channel {} multiplies by 0 and adds {} (SDP adds "
+                                       "before it multiplies)",
+                                       who, c, add));
+        }
+        m[c] = static_cast<float>(mul);
+        b[c] = mul == 0.0 ? 0.0F : static_cast<float>(add / mul);
+      }
+      s.bias_scale =
+          SdpBiasScale{constant(who + " bias/scale", sdp_fp16_bias_scale_table(b, m, atom())), 0, 0};
+    }
+    if (a.ew != EwOp::kNone) {
+      SdpElementwise e;
+      e.op = a.ew == EwOp::kAdd ? SdpEwOp::kAdd : SdpEwOp::kMul;
+      e.surface = g_.is_constant(a.operand) ? constant_surface(a.operand, dst, who)
+                                             : tensor(a.operand).surface;
+      s.ew = e;
+    }
+    (void)sdp_model_config(s, atom());  // checks
+    return s;
+  }
+
+  // An initializer broadcast to the shape of `like` as an FP16 surface among the constants.
+  FeatureSurface constant_surface(const std::string& name, const NetTensor& like,
+                                  const std::string& who) {
+    const std::vector<float> v = broadcast(g_.initializers.at(name), like.shape, who);
+    FeatureSurface s = like.surface;
+    models::ops::ConvCube cube(s.width, s.height, s.channels);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      cube.data[tensor_cube_index(like, cube, i)] = models::fp16_from_float(v[i]);
+    }
+    s.address = constant(who + " operand '" + name + "'",
+                         conv_feature_image(cube, s, Precision::kFp16, atom()));
+    return s;
+  }
+
   PdpLayer lower_pool(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst) {
     const PoolAttrs& a = l.pool;
     PdpLayer p;
-    p.precision = Precision::kInt8;
+    p.precision = elem();
     p.src = in.surface;
     p.dst = dst.surface;
     p.method = a.kind == PoolKind::kMax ? PoolMethod::kMax : PoolMethod::kAverage;
@@ -361,6 +481,10 @@ class Builder {
   }
 
   CdpLayer lower_lrn(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst) {
+    if (fp16()) {
+      throw GraphError(fmt::format("{}: FP16 LRN is not modelled (CDP runs LRN at INT8/INT16)",
+                                   layer_nodes_label(g_, l)));
+    }
     LrnParams lp;
     lp.local_size = l.lrn.size;
     lp.k = l.lrn.bias;

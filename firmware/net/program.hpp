@@ -49,12 +49,27 @@ struct HwConfig;
 namespace octasim::firmware::net {
 
 // A tensor the device holds: its surface and quantization, and its ONNX shape (N = 1).
+// At FP16 the surface holds the values as FP16 (quant is unused); otherwise integer codes.
 struct NetTensor {
   std::string name;
   FeatureSurface surface;
+  Precision precision = Precision::kInt8;
   TensorQuant quant;
   std::vector<std::int64_t> shape;
+  // The surface holds an M x K tensor as rows (plan.hpp: W = 1, H = M, C = K), so element
+  // (m, k) of ONNX's C order is the cube's (0, m, k); otherwise C order is the cube's (c, y, x).
+  bool rows = false;
 };
+
+// The index into a models::ops::ConvCube (the surface's cube) of element `i` of `t` in ONNX's C
+// order.
+[[nodiscard]] inline std::size_t tensor_cube_index(const NetTensor& t,
+                                                   const models::ops::ConvCube& cube,
+                                                   std::size_t i) {
+  if (!t.rows) return i;
+  const std::size_t k = i % cube.channels, m = i / cube.channels;
+  return cube.index(0, static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(k));
+}
 
 using HwLayer =
     std::variant<ConvLayer, PdpLayer, CdpLayer, SdpLayer, OctavLayer, FakeQuantSdpLayer>;

@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include "models/numerics/float_format.hpp"
 #include "models/ops/cdp.hpp"
 #include "models/ops/pdp.hpp"
 #include "models/ops/sdp.hpp"
@@ -31,8 +32,17 @@ const FeatureSurface* layer_output(const NetLayer& l) {
 }
 
 std::uint64_t tensor_bytes(const NetProgram& p, const FeatureSurface& s) {
-  return surface_bytes(s, Precision::kInt8, p.hw.atom_bytes);
+  return surface_bytes(s, p.input.precision, p.hw.atom_bytes);
 }
+
+namespace {
+
+models::ops::ConvPrecision cube_precision(Precision p) {
+  return p == Precision::kInt8 ? models::ops::ConvPrecision::kInt8
+                               : models::ops::ConvPrecision::kInt16;
+}
+
+}  // namespace
 
 std::vector<std::uint8_t> input_image(const NetProgram& p, const Tensor& batch, std::size_t index) {
   const FeatureSurface& s = p.input.surface;
@@ -49,8 +59,12 @@ std::vector<std::uint8_t> input_image(const NetProgram& p, const Tensor& batch, 
   }
   models::ops::ConvCube cube(s.width, s.height, s.channels);
   const float* x = &batch.f[index * per];
-  for (std::size_t i = 0; i < per; ++i) cube.data[i] = p.input.quant.code(x[i]);
-  return conv_feature_image(cube, s, Precision::kInt8, p.hw.atom_bytes);
+  const bool fp16 = p.input.precision == Precision::kFp16;
+  for (std::size_t i = 0; i < per; ++i) {
+    cube.data[tensor_cube_index(p.input, cube, i)] =
+        fp16 ? models::fp16_from_float(x[i]) : p.input.quant.code(x[i]);
+  }
+  return conv_feature_image(cube, s, p.input.precision, p.hw.atom_bytes);
 }
 
 void write_input(const NetProgram& p, const Tensor& batch, std::size_t index,
@@ -61,18 +75,25 @@ void write_input(const NetProgram& p, const Tensor& batch, std::size_t index,
 
 std::vector<std::int32_t> read_output_codes(const NetProgram& p, std::size_t k,
                                             const models::ops::Memory& mem) {
-  const FeatureSurface& s = p.outputs.at(k).surface;
-  return models::ops::read_feature_cube(conv_model_surface(s, p.hw.atom_bytes),
-                                        models::ops::ConvPrecision::kInt8, mem)
-      .data;
+  const NetTensor& t = p.outputs.at(k);
+  const models::ops::ConvCube cube = models::ops::read_feature_cube(
+      conv_model_surface(t.surface, p.hw.atom_bytes), cube_precision(t.precision), mem);
+  std::vector<std::int32_t> out(cube.data.size());
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = cube.data[tensor_cube_index(t, cube, i)];
+  return out;
 }
 
 Tensor read_output(const NetProgram& p, std::size_t k, const models::ops::Memory& mem) {
   const std::vector<std::int32_t> codes = read_output_codes(p, k, mem);
-  const double step = p.outputs[k].quant.step();
+  const NetTensor& t = p.outputs[k];
+  const double step = t.quant.step();
   std::vector<float> v(codes.size());
-  for (std::size_t i = 0; i < codes.size(); ++i) v[i] = static_cast<float>(codes[i] * step);
-  return Tensor::floats(p.outputs[k].shape, std::move(v));
+  for (std::size_t i = 0; i < codes.size(); ++i) {
+    v[i] = t.precision == Precision::kFp16
+               ? models::fp16_to_float(static_cast<std::uint16_t>(codes[i]))
+               : static_cast<float>(codes[i] * step);
+  }
+  return Tensor::floats(t.shape, std::move(v));
 }
 
 unsigned program_layer(const NetProgram& p, std::size_t i, Mmio& mmio, GroupState& g) {

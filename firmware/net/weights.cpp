@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include "models/numerics/float_format.hpp"
 #include "models/quant/octav.hpp"
 #include "models/quant/qat_init.hpp"
 
@@ -48,15 +49,17 @@ FloatWeights fc_weights(const models::graph::Graph& g, const PlannedLayer& l, co
              cols = static_cast<std::size_t>(b.shape[1]);
   const std::size_t features = l.conv.transpose_b ? cols : rows;
   const std::size_t outputs = l.conv.transpose_b ? rows : cols;
-  const std::size_t expected = std::size_t{in.channels} * in.height * in.width;
+  // Rows (plan.hpp): a 1x1 kernel over the K channels of each row; else the whole cube.
+  const std::uint32_t r = l.conv.rows ? 1 : in.height, s = l.conv.rows ? 1 : in.width;
+  const std::size_t expected = std::size_t{in.channels} * r * s;
   if (features != expected) {
     throw GraphError(fmt::format("B '{}' has {} input features, the input has {}", l.conv.weight,
                                  features, expected));
   }
   FloatWeights f;
   f.k = static_cast<std::uint32_t>(outputs);
-  f.r = in.height;
-  f.s = in.width;
+  f.r = r;
+  f.s = s;
   f.c = in.channels;
   f.w.resize(outputs * features);
   for (std::size_t n = 0; n < outputs; ++n)
@@ -70,22 +73,40 @@ FloatWeights fc_weights(const models::graph::Graph& g, const PlannedLayer& l, co
   return f;
 }
 
-}  // namespace
-
-QuantizedWeights quantize_conv_weights(const models::graph::Graph& g, const PlannedLayer& l,
-                                       const Cube& in, int bits, WeightQuantizer quantizer) {
+// The weights in (k, r, s, c) order and the bias (beta applied for Gemm).
+FloatWeights float_weights(const models::graph::Graph& g, const PlannedLayer& l, const Cube& in) {
   FloatWeights f = l.conv.fully_connected ? fc_weights(g, l, in) : conv_weights(g, l, in);
   f.bias.assign(f.k, 0.0);
   if (!l.conv.bias.empty()) {
     const auto& b = g.initializers.at(l.conv.bias);
     const double factor = l.conv.fully_connected ? l.conv.beta : 1.0;
     if (b.f.size() != f.k && b.f.size() != 1) {
-      throw GraphError(
-          fmt::format("bias '{}' has {} values for {} outputs", l.conv.bias, b.f.size(), f.k));
+      throw GraphError(fmt::format(
+          "bias '{}' has {} values for {} outputs (a per-output bias or one value)", l.conv.bias,
+          b.f.size(), f.k));
     }
     for (std::uint32_t k = 0; k < f.k; ++k)
       f.bias[k] = factor * double{b.f[b.f.size() == 1 ? 0 : k]};
   }
+  return f;
+}
+
+}  // namespace
+
+QuantizedWeights fp16_conv_weights(const models::graph::Graph& g, const PlannedLayer& l,
+                                   const Cube& in) {
+  const FloatWeights f = float_weights(g, l, in);
+  QuantizedWeights q;
+  q.codes = models::ops::ConvWeights(f.k, f.r, f.s, f.c);
+  for (std::size_t i = 0; i < f.w.size(); ++i) q.codes.data[i] = models::fp16_from_float(f.w[i]);
+  q.scales.assign(f.k, 1.0);
+  q.bias = f.bias;
+  return q;
+}
+
+QuantizedWeights quantize_conv_weights(const models::graph::Graph& g, const PlannedLayer& l,
+                                       const Cube& in, int bits, WeightQuantizer quantizer) {
+  const FloatWeights f = float_weights(g, l, in);
   QuantizedWeights q;
   q.codes = models::ops::ConvWeights(f.k, f.r, f.s, f.c);
   q.scales.assign(f.k, 1.0);

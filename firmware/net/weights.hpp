@@ -29,4 +29,9 @@ struct QuantizedWeights {
                                                      const PlannedLayer& l, const Cube& in,
                                                      int bits, WeightQuantizer quantizer);
 
+// The same weights unquantized: `codes` holds each weight as its FP16 bit pattern (round to
+// nearest even), scales are 1 and the bias is the float bias (FP16 networks).
+[[nodiscard]] QuantizedWeights fp16_conv_weights(const models::graph::Graph& g,
+                                                 const PlannedLayer& l, const Cube& in);
+
 }  // namespace octasim::firmware::net

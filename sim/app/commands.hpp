@@ -131,4 +131,16 @@ struct CompileOptions {
 void add_compile_command(CLI::App& app, CompileOptions& opts);
 int run_compile(const CompileOptions& opts);
 
+// `octasim onnx-test DIR...`: ONNX backend node tests on the device (onnx_test_command.cpp).
+// Exit status 0 when every test passes, 1 when one fails, 2 when none fails but one is
+// unsupported.
+struct OnnxTestOptions {
+  std::vector<std::string> dirs;
+  std::string config = "nv_full";
+  bool functional = false;
+  std::uint64_t timeout_cycles = 200'000'000;
+};
+void add_onnx_test_command(CLI::App& app, OnnxTestOptions& opts);
+int run_onnx_test(const OnnxTestOptions& opts);
+
 }  // namespace octasim::app

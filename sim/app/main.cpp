@@ -43,6 +43,8 @@ int sc_main(int argc, char** argv) {
   add_net_command(app, net);
   CompileOptions compile;
   add_compile_command(app, compile);
+  OnnxTestOptions onnx_test;
+  add_onnx_test_command(app, onnx_test);
 
   try {
     app.parse(argc, argv);
@@ -65,6 +67,7 @@ int sc_main(int argc, char** argv) {
     if (app.got_subcommand("numerics")) return run_numerics();
     if (app.got_subcommand("net")) return run_net(net);
     if (app.got_subcommand("compile")) return run_compile(compile);
+    if (app.got_subcommand("onnx-test")) return run_onnx_test(onnx_test);
     return run_demo(demo);
   } catch (const UsageError& e) {
     fmt::print(stderr, "octasim: error: {}\n", e.what());

@@ -91,7 +91,7 @@ TEST(PlanNetwork, ReluNotFusedWhenTheConvOutputIsAlsoReadElsewhere) {
   EXPECT_EQ(p.layers[0].kind, LayerKind::kConv);
   EXPECT_FALSE(p.layers[0].conv.relu);
   EXPECT_EQ(p.layers[0].output, "c1");
-  EXPECT_EQ(p.layers[1].kind, LayerKind::kRelu);
+  EXPECT_EQ(p.layers[1].kind, LayerKind::kSdp);
   EXPECT_EQ(p.layers[1].input, "c1");
   EXPECT_STREQ(layer_engine(p.layers[1].kind), "SDP");
 }

@@ -1,0 +1,178 @@
+#include "firmware/net/backend_test.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <set>
+
+#include <fmt/core.h>
+
+#include "firmware/onnx/onnx_import.hpp"
+
+namespace octasim::firmware::net {
+
+using models::graph::Graph;
+using models::graph::GraphError;
+using models::graph::Tensor;
+
+namespace fs = std::filesystem;
+
+BackendTest read_backend_test(const std::string& dir) {
+  BackendTest t;
+  t.name = fs::path(dir).filename().string();
+  if (t.name.empty()) t.name = fs::path(dir).parent_path().filename().string();
+  const fs::path model = fs::path(dir) / "model.onnx";
+  if (!fs::is_regular_file(model)) {
+    throw OnnxError(fmt::format("{}: no model.onnx (an ONNX backend test directory holds "
+                                "model.onnx and test_data_set_*/)",
+                                dir));
+  }
+  t.graph = load_onnx(model.string());
+  std::vector<fs::path> sets;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) {
+      sets.push_back(e.path());
+    }
+  }
+  std::sort(sets.begin(), sets.end());
+  if (sets.empty()) throw OnnxError(fmt::format("{}: no test_data_set_* directory", dir));
+  for (const fs::path& p : sets) {
+    BackendDataSet d;
+    d.name = p.filename().string();
+    for (std::size_t k = 0; fs::exists(p / fmt::format("input_{}.pb", k)); ++k) {
+      d.inputs.push_back(read_tensor_pb((p / fmt::format("input_{}.pb", k)).string()));
+    }
+    for (std::size_t k = 0; fs::exists(p / fmt::format("output_{}.pb", k)); ++k) {
+      d.outputs.push_back(read_tensor_pb((p / fmt::format("output_{}.pb", k)).string()));
+    }
+    if (d.inputs.size() != t.graph.inputs.size() || d.outputs.size() != t.graph.outputs.size()) {
+      throw OnnxError(fmt::format("{}: {} inputs and {} outputs for a graph of {} and {}",
+                                  p.string(), d.inputs.size(), d.outputs.size(),
+                                  t.graph.inputs.size(), t.graph.outputs.size()));
+    }
+    t.data_sets.push_back(std::move(d));
+  }
+  return t;
+}
+
+namespace {
+
+std::vector<float> as_floats(const Tensor& t) {
+  if (models::graph::is_float(t.dtype)) return t.f;
+  return std::vector<float>(t.i.begin(), t.i.end());
+}
+
+}  // namespace
+
+BoundTest bind_test(const Graph& g, const BackendDataSet& d) {
+  if (g.inputs.empty()) throw GraphError("the graph has no input");
+  BoundTest b;
+  b.graph = g;
+  for (std::size_t k = 1; k < g.inputs.size(); ++k) {
+    b.graph.initializers[g.inputs[k].name] = d.inputs.at(k);
+  }
+  b.graph.inputs.resize(1);
+  const Tensor& x = d.inputs.at(0);
+  std::vector<std::int64_t> shape = x.shape;
+  if (shape.size() == 4 && shape[0] > 1) {
+    b.image_count = static_cast<std::size_t>(shape[0]);
+    b.images = Tensor::floats(shape, as_floats(x));
+    shape[0] = -1;
+  } else {
+    b.images = Tensor::floats({1, static_cast<std::int64_t>(x.elements())}, as_floats(x));
+  }
+  b.graph.inputs[0].shape = shape;
+  return b;
+}
+
+int rounded_operands(const std::string& op) {
+  static const std::set<std::string> two{"Conv",        "ConvTranspose",    "Gemm",
+                                         "MatMul",      "Mul",              "AveragePool",
+                                         "GlobalAveragePool", "BatchNormalization", "LRN"};
+  return two.count(op) != 0 ? 2 : 1;
+}
+
+std::vector<double> fp16_bounds(const Graph& g, const BackendDataSet& d, std::size_t k) {
+  // Terms by magnitude: every input and constant by its magnitude; a BatchNormalization's mean
+  // negative, so that x - mean adds the magnitudes.
+  std::set<std::string> means;
+  int r = 1;
+  for (const auto& n : g.nodes) {
+    r = std::max(r, rounded_operands(n.op_type));
+    if (n.op_type == "BatchNormalization" && n.inputs.size() > 3) means.insert(n.inputs[3]);
+  }
+  const auto magnitude = [&](const std::string& name, Tensor t) {
+    const double sign = means.count(name) != 0 ? -1.0 : 1.0;
+    for (float& v : t.f) v = static_cast<float>(sign * std::abs(double{v}));
+    for (std::int64_t& v : t.i) v = std::abs(v);
+    return t;
+  };
+  Graph a = g;
+  for (auto& [name, t] : a.initializers) t = magnitude(name, t);
+  models::graph::TensorMap inputs;
+  for (std::size_t i = 0; i < g.inputs.size(); ++i) {
+    inputs[g.inputs[i].name] = magnitude(g.inputs[i].name, d.inputs.at(i));
+  }
+  const models::graph::TensorMap out = models::graph::run_reference(a, inputs);
+  const Tensor& s = out.at(g.outputs.at(k).name);
+  const Tensor& b = d.outputs.at(k);
+  if (s.elements() != b.elements()) {
+    throw GraphError(fmt::format("output {}: the reference computes {} elements, ONNX's data "
+                                 "holds {}",
+                                 k, s.elements(), b.elements()));
+  }
+  std::vector<double> bound(b.elements());
+  const double rel = r * std::ldexp(1.0, -11) + std::ldexp(1.0, -20);
+  for (std::size_t i = 0; i < bound.size(); ++i) {
+    bound[i] = rel * std::abs(s.at(i)) + std::ldexp(1.0, -11) * std::abs(b.at(i)) +
+               std::ldexp(1.0, -24);
+  }
+  return bound;
+}
+
+Comparison compare_output(const std::vector<float>& device, const Tensor& expected,
+                          const std::vector<double>& bounds) {
+  Comparison c;
+  if (device.size() != expected.elements()) {
+    c.failures = 1;
+    c.message = fmt::format("the device computed {} elements, ONNX's output has {}",
+                            device.size(), expected.elements());
+    return c;
+  }
+  double worst_ratio = -1.0;
+  for (std::size_t i = 0; i < device.size(); ++i) {
+    const double a = device[i], b = expected.at(i);
+    double ratio = 0.0;
+    bool ok = true;
+    if (std::isnan(b) || std::isinf(b)) {
+      ok = std::isnan(b) ? std::isnan(a) : a == b;
+      ratio = ok ? 0.0 : std::numeric_limits<double>::infinity();
+    } else if (!std::isfinite(a)) {
+      ok = false;
+      ratio = std::numeric_limits<double>::infinity();
+    } else {
+      ratio = std::abs(a - b) / bounds[i];
+      ok = ratio <= 1.0;
+    }
+    if (!ok) ++c.failures;
+    if (ratio > worst_ratio) {
+      worst_ratio = ratio;
+      c.worst = i;
+      c.device = a;
+      c.expected = b;
+      c.bound = bounds[i];
+    }
+  }
+  if (c.failures != 0) {
+    c.message = fmt::format(
+        "{} of {} elements outside the bound; worst element {}: device {:.8g}, expected {:.8g}, "
+        "|a-b| {:.3g} > {:.3g}",
+        c.failures, device.size(), c.worst, c.device, c.expected, std::abs(c.device - c.expected),
+        c.bound);
+  }
+  return c;
+}
+
+}  // namespace octasim::firmware::net

@@ -1,0 +1,79 @@
+// ONNX backend node tests (onnx/backend/test/data/node/<name>: model.onnx and
+// test_data_set_*/input_*.pb, output_*.pb) as octasim runs them on the device (`octasim
+// onnx-test`): reading a test, turning its graph into one the network compiler takes, and the
+// comparison of the device's outputs with ONNX's.
+//
+// A test's graph takes every operand as a graph input. The first is the data the device reads;
+// the others (weights, biases, statistics, a second addend) are bound as constants to the
+// values of the data set — what a deployed network holds as initializers. When the data input
+// is N x C x H x W with N > 1, the device runs the N images one after the other (its first axis
+// becomes the batch), which is what ONNX's operators compute for each image.
+//
+// Float tests run at FP16. Tolerance, derived from the FP16 rounding of what the device is given
+// (NVDLA's precision guide: FP16 inputs and weights, exact or FP32 accumulation, one FP16
+// rounding of each output): each element b of ONNX's output may differ from the device's a by
+//   |a - b| <= (r 2^-11 + 2^-20) S + 2^-11 |b| + 2^-24
+// S: the sum of the magnitudes of the terms that make the element (the reference executor run on
+// the magnitudes of every input and constant; BatchNormalization's mean subtracted as + |mean|),
+// r: how many rounded operands multiply in a term (Conv, Gemm, MatMul, Mul: data and weight, 2;
+// AveragePool, GlobalAveragePool: data and PDP's reciprocal, 2; BatchNormalization: data and
+// the folded scale, 2; Add, Relu, MaxPool, Flatten: 1). 2^-11 |b| is the output's rounding,
+// 2^-24 FP16's subnormal spacing, 2^-20 S the FP32 steps between.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "models/graph/graph.hpp"
+#include "models/graph/reference.hpp"
+
+namespace octasim::firmware::net {
+
+struct BackendDataSet {
+  std::string name;                          // test_data_set_0
+  std::vector<models::graph::Tensor> inputs;   // input_0.pb, ... in graph-input order
+  std::vector<models::graph::Tensor> outputs;  // output_0.pb, ...
+};
+
+struct BackendTest {
+  std::string name;  // the directory's name
+  models::graph::Graph graph;
+  std::vector<BackendDataSet> data_sets;
+};
+
+// Reads DIR/model.onnx and every DIR/test_data_set_*/ (sorted). Throws OnnxError (file) or
+// models::graph::GraphError.
+[[nodiscard]] BackendTest read_backend_test(const std::string& dir);
+
+// The test's graph for one data set, ready for the compiler: inputs after the first bound as
+// initializers, and the data input's first axis made the batch when it is N x C x H x W.
+// `images` receives the data input as the runtime takes it: its first axis the images.
+struct BoundTest {
+  models::graph::Graph graph;
+  models::graph::Tensor images;
+  std::size_t image_count = 1;
+};
+[[nodiscard]] BoundTest bind_test(const models::graph::Graph& g, const BackendDataSet& d);
+
+// How many FP16-rounded operands multiply in one term of an op's sums (r above).
+[[nodiscard]] int rounded_operands(const std::string& op_type);
+
+// The bound of every element of output `k` (above) for data set `d` of graph `g` (the graph as
+// read, with its own inputs).
+[[nodiscard]] std::vector<double> fp16_bounds(const models::graph::Graph& g,
+                                              const BackendDataSet& d, std::size_t k);
+
+// The comparison of one output: the number of elements outside their bound and the worst one
+// (largest |a - b| / bound).
+struct Comparison {
+  std::size_t failures = 0;
+  std::size_t worst = 0;
+  double device = 0.0, expected = 0.0, bound = 0.0;
+  std::string message;  // "" when every element is within its bound
+};
+[[nodiscard]] Comparison compare_output(const std::vector<float>& device,
+                                        const models::graph::Tensor& expected,
+                                        const std::vector<double>& bounds);
+
+}  // namespace octasim::firmware::net

@@ -1,0 +1,212 @@
+// `octasim onnx-test DIR...`: ONNX backend node tests run on the device. Each test is compiled
+// by the network compiler (firmware/net) — float tests at FP16 — and every data set's images run
+// on one device (the cycle-level SoC, or the functional device), each checked bit for bit
+// against the layer-by-layer models/ executor and then against ONNX's expected outputs within
+// the FP16 bound of firmware/net/backend_test.hpp. One line per test:
+//   PASS name | FAIL name: <what differs> | UNSUPPORTED name: <op> <why>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+#include <systemc>
+
+#include "firmware/driver/host_memory.hpp"
+#include "firmware/net/backend_test.hpp"
+#include "firmware/net/compiler.hpp"
+#include "firmware/net/runtime.hpp"
+#include "firmware/onnx/onnx_import.hpp"
+#include "sim/app/commands.hpp"
+#include "sim/core/hw_config.hpp"
+#include "sim/dla/functional_device.hpp"
+#include "sim/soc/host_adapter.hpp"
+#include "sim/soc/soc.hpp"
+#include "sim/trace/device_mmio.hpp"
+
+namespace octasim::app {
+namespace {
+
+namespace fn = firmware::net;
+using models::graph::Tensor;
+
+enum class Verdict { kPass, kFail, kUnsupported };
+
+struct Outcome {
+  Verdict verdict = Verdict::kPass;
+  std::string detail;
+};
+
+// The device every test runs on: one per process (one SystemC elaboration), its register
+// groups carried from program to program.
+class TestDevice {
+ public:
+  TestDevice(const HwConfig& hw, bool functional, std::uint64_t timeout) {
+    if (functional) {
+      functional_ = std::make_unique<dla::FunctionalDevice>(hw);
+    } else {
+      sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+      soc_ = std::make_unique<soc::Soc>("dla", hw);
+      adapter_ = std::make_unique<soc::HostAdapter>(*soc_);
+    }
+    mmio_ = std::make_unique<trace::DeviceMmio>(device(), timeout);
+  }
+  trace::Device& device() {
+    return functional_ ? static_cast<trace::Device&>(*functional_) : *adapter_;
+  }
+  trace::DeviceMmio& mmio() { return *mmio_; }
+  fn::GroupState& groups() { return groups_; }
+
+ private:
+  std::unique_ptr<dla::FunctionalDevice> functional_;
+  std::unique_ptr<soc::Soc> soc_;
+  std::unique_ptr<soc::HostAdapter> adapter_;
+  std::unique_ptr<trace::DeviceMmio> mmio_;
+  fn::GroupState groups_;
+};
+
+// Runs every image of `bound` through `prog` on the device and on models/; the outputs (each
+// graph output, images concatenated) or a FAIL naming the first image that differs.
+Outcome run_images(const fn::NetProgram& prog, const fn::BoundTest& bound, TestDevice& dev,
+                   std::vector<std::vector<float>>& outputs) {
+  firmware::HostMemory golden;
+  fn::load_constants(prog, dev.device().memory());
+  fn::load_constants(prog, golden);
+  outputs.assign(prog.outputs.size(), {});
+  for (std::size_t i = 0; i < bound.image_count; ++i) {
+    fn::write_input(prog, bound.images, i, dev.device().memory());
+    fn::program_network(prog, dev.mmio(), dev.groups());
+    fn::write_input(prog, bound.images, i, golden);
+    (void)fn::run_network_model(prog, golden);
+    for (std::size_t k = 0; k < prog.outputs.size(); ++k) {
+      if (fn::read_output_codes(prog, k, dev.device().memory()) !=
+          fn::read_output_codes(prog, k, golden)) {
+        return {Verdict::kFail,
+                fmt::format("image {}: output '{}' differs from the models/ executor's", i,
+                            prog.outputs[k].name)};
+      }
+      const Tensor t = fn::read_output(prog, k, dev.device().memory());
+      outputs[k].insert(outputs[k].end(), t.f.begin(), t.f.end());
+    }
+  }
+  return {};
+}
+
+bool is_float_test(const fn::BackendTest& t) {
+  for (const auto& v : t.graph.inputs) {
+    if (!models::graph::is_float(v.dtype)) return false;
+  }
+  return true;
+}
+
+Outcome run_test(const std::string& dir, const HwConfig& hw, TestDevice& dev) {
+  fn::BackendTest test;
+  try {
+    test = fn::read_backend_test(dir);
+  } catch (const firmware::OnnxError& e) {
+    return {Verdict::kFail, e.what()};  // a test that cannot be read
+  } catch (const models::graph::GraphError& e) {
+    return {Verdict::kUnsupported, e.what()};
+  }
+  if (!is_float_test(test)) {
+    std::string op = test.graph.nodes.empty() ? "graph" : test.graph.nodes.front().op_type;
+    return {Verdict::kUnsupported,
+            fmt::format("{}: integer tensors (the integer path of onnx-test is not built; float "
+                        "tests run at FP16)",
+                        op)};
+  }
+  fn::QuantOptions options;
+  options.precision = fn::NetPrecision::kFp16;
+  for (const fn::BackendDataSet& d : test.data_sets) {
+    fn::CompiledNetwork net;
+    fn::BoundTest bound;
+    try {
+      bound = fn::bind_test(test.graph, d);
+      net = fn::prepare_network(bound.graph, hw);
+      fn::quantize_network(net, hw, fn::slice_batch(bound.images, 0, 1), options);
+    } catch (const models::graph::GraphError& e) {
+      return {Verdict::kUnsupported, e.what()};
+    } catch (const firmware::FirmwareError& e) {
+      return {Verdict::kUnsupported, e.what()};
+    }
+    std::vector<std::vector<float>> outputs;
+    try {
+      const Outcome o = run_images(net.program, bound, dev, outputs);
+      if (o.verdict != Verdict::kPass) {
+        return {o.verdict, fmt::format("{}: {}", d.name, o.detail)};
+      }
+    } catch (const std::runtime_error& e) {
+      return {Verdict::kFail, fmt::format("{}: {}", d.name, e.what())};
+    }
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+      const std::vector<double> bounds = fn::fp16_bounds(test.graph, d, k);
+      const fn::Comparison c = fn::compare_output(outputs[k], d.outputs[k], bounds);
+      if (c.failures != 0) {
+        return {Verdict::kFail,
+                fmt::format("{}: output '{}': {}", d.name, test.graph.outputs[k].name, c.message)};
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+void add_onnx_test_command(CLI::App& app, OnnxTestOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "onnx-test",
+      "run ONNX backend test directories (model.onnx, test_data_set_*/) on the device: float "
+      "tests at FP16, compared with ONNX's outputs within the FP16 bound the README states");
+  cmd->add_option("dirs", o.dirs, "test directories")->required();
+  cmd->add_option("--config", o.config,
+                  "hardware configuration with FP16 (nv_full, nv_large, soc_large, a JSON or "
+                  ".spec file)");
+  cmd->add_flag("--functional", o.functional,
+                "run on the zero-time functional device instead of the cycle-level SoC");
+  cmd->add_option("--timeout-cycles", o.timeout_cycles,
+                  "fail a layer that takes longer than this many cycles");
+}
+
+int run_onnx_test(const OnnxTestOptions& o) {
+  HwConfig hw;
+  try {
+    hw = load_hw_config(o.config);
+  } catch (const std::exception& e) {
+    throw UsageError(e.what());
+  }
+  for (const std::string& dir : o.dirs) {
+    if (!std::filesystem::is_regular_file(std::filesystem::path(dir) / "model.onnx")) {
+      throw UsageError(fmt::format("{}: not an ONNX backend test directory (no model.onnx)", dir));
+    }
+  }
+  TestDevice dev(hw, o.functional, o.timeout_cycles);
+  std::size_t pass = 0, fail = 0, unsupported = 0;
+  for (const std::string& dir : o.dirs) {
+    const Outcome r = run_test(dir, hw, dev);
+    std::string name = std::filesystem::path(dir).filename().string();
+    if (name.empty()) name = std::filesystem::path(dir).parent_path().filename().string();
+    switch (r.verdict) {
+      case Verdict::kPass:
+        fmt::print("PASS {}\n", name);
+        ++pass;
+        break;
+      case Verdict::kFail:
+        fmt::print("FAIL {}: {}\n", name, r.detail);
+        ++fail;
+        break;
+      case Verdict::kUnsupported:
+        fmt::print("UNSUPPORTED {}: {}\n", name, r.detail);
+        ++unsupported;
+        break;
+    }
+    std::fflush(stdout);
+  }
+  if (o.dirs.size() > 1) {
+    fmt::print("onnx-test: {} passed, {} failed, {} unsupported (on {})\n", pass, fail,
+               unsupported, hw.name);
+  }
+  return fail != 0 ? 1 : unsupported != 0 ? 2 : 0;
+}
+
+}  // namespace octasim::app
