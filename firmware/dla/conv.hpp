@@ -14,7 +14,7 @@
 //   data banks         ceil(entries_per_slice * H / cbuf_bank_depth)
 //   weight bytes       R * S * C * bytes per element * K, rounded up to 128 bytes
 //   weight banks       all weights if they fit beside the data, else at least one kernel group
-//                      (atomic-K kernels at INT8, atomic-K/2 at INT16) plus 128 bytes
+//                      (atomic-K kernels at INT8, atomic-K/2 at INT16/FP16) plus 128 bytes
 //   atomics            output width * height - 1; release: every input slice (H)
 // A layer whose input does not fit the CBUF (NVDLA would split it in H across several hardware
 // layers) is refused.
@@ -28,7 +28,17 @@
 // Winograd layers (ConvLayer::winograd): conv_winograd.hpp. Output to PDP on the fly:
 // conv_pool.hpp. Batches: ConvLayer::batches.
 //
-// Not encoded: image input, data/weight reuse across layers, FP16. NVDLA's firmware polls CDMA
+// FP16 (ConvLayer::precision = kFp16, on hardware with FP16 such as nv_full): IN_PRECISION and
+// PROC_PRECISION FP16 (2) in CDMA, CSC, CMAC_A/B and CACC; CACC hands FP32 sums to SDP, whose
+// stage runs the FP16 pipeline (PROC = OUT = FP16; SdpStage at FP16, firmware/dla/sdp.hpp).
+// Input, weights and output hold FP16 bit patterns (2-byte elements: C' = atom / 2 channels, a
+// kernel's bytes R*S*C*2, kernel groups of atomic-K/2 as at INT16); pad_value is the padding's
+// FP16 bit pattern (0..0xffff); clip_truncate must be 0 (CACC truncates INT sums only). Direct
+// convolution only: Winograd, compressed weights and multi-batch are refused at FP16.
+// run_conv_model computes the golden with models::ops::run_conv_fp16 (exact products and sums,
+// one FP32 rounding) and the SDP model.
+//
+// Not encoded: image input, data/weight reuse across layers. NVDLA's firmware polls CDMA
 // S_CBUF_FLUSH_STATUS before enabling; Mmio has no poll a trace can record (TraceWriter::read32
 // returns 0), and every octasim device reports the CBUF flushed from reset, so the poll is not
 // issued.
@@ -69,7 +79,8 @@ struct ConvLayer {
   // Padding of the input on each side (left/top 0..31, right/bottom 0..63), each smaller than
   // the dilated kernel extent; right/bottom padding no output uses is not programmed.
   std::uint32_t pad_left = 0, pad_right = 0, pad_top = 0, pad_bottom = 0;
-  // The value padded positions take, in the precision's range (INT8: -128..127).
+  // The value padded positions take, in the precision's range (INT8: -128..127, INT16:
+  // -32768..32767); FP16: the FP16 bit pattern, 0..0xffff.
   std::int32_t pad_value = 0;
   unsigned clip_truncate = 0;  // CACC CLIP_TRUNCATE: rounding right shift of the sums, 0..31
   SdpStage sdp;                // the SDP stage fed by CACC in flying mode
@@ -143,13 +154,15 @@ struct ConvGolden {
 };
 // Golden output of the layer: reads input and weights from `mem` (as laid out for the device;
 // compressed weights through models::ops::read_compressed_weights), runs models::ops::run_conv_int
-// and models::ops::run_sdp_layer on its INT32 output, and writes the output surface into `mem`.
+// (FP16: run_conv_fp16, without NaN flush) and models::ops::run_sdp_layer on its INT32 (FP16:
+// FP32) output, and writes the output surface into `mem`. At FP16 cacc_saturation is 0.
 // Throws FirmwareError like plan_conv.
 ConvGolden run_conv_model(const ConvLayer& layer, const ConvHardware& hw, models::ops::Memory& mem);
 
 // The bytes of `weights` in NVDLA's direct-convolution weight format for this hardware (groups
-// of atomic-K kernels at INT8, atomic-K/2 at INT16; atomic-C channel blocks), zero-padded to a
-// multiple of 128 bytes: what the layer's weight_address must hold.
+// of atomic-K kernels at INT8, atomic-K/2 at INT16 and FP16; atomic-C channel blocks), zero-padded
+// to a multiple of 128 bytes: what the layer's weight_address must hold. At FP16 the values of
+// `weights` are FP16 bit patterns (static_cast<std::int16_t>(models::fp16_from_float(v))).
 [[nodiscard]] std::vector<std::uint8_t> conv_weight_image(const models::ops::ConvWeights& weights,
                                                           Precision precision,
                                                           const ConvHardware& hw);
@@ -161,8 +174,8 @@ ConvGolden run_conv_model(const ConvLayer& layer, const ConvHardware& hw, models
 // `s` as models/ describes a feature surface (for read_feature_cube / write_feature_cube).
 [[nodiscard]] models::ops::ConvFeatureSurface conv_model_surface(const FeatureSurface& s,
                                                                  unsigned atom_bytes);
-// The bytes of `cube` as the feature surface `s` (from s.address to the end of its last atom;
-// gaps between lines/surfaces and padding lanes are 0).
+// The bytes of `cube` (FP16: bit patterns) as the feature surface `s` (from s.address to the end of
+// its last atom; gaps between lines/surfaces and padding lanes are 0).
 [[nodiscard]] std::vector<std::uint8_t> conv_feature_image(const models::ops::ConvCube& cube,
                                                            const FeatureSurface& s,
                                                            Precision precision,
