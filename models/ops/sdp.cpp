@@ -85,24 +85,34 @@ bool y_mul_from_memory(const SdpYConfig& y) {
   return !y.bypass && !y.mul_bypass && y.mul_src == SdpOperandSource::kMemory;
 }
 
+// The FP16 pipeline: PROC = OUT = FP16, input FP16 from MRDMA or CACC FP32 (flying).
 void check_fp16_supported(const SdpConfig& cfg) {
-  if (!cfg.flying) {
-    throw std::runtime_error(
-        "SDP FP16 pipeline with memory input (FLYING_MODE=OFF) is not supported yet; FP16 runs "
-        "on the convolution core's output (flying mode)");
+  if (!cfg.flying &&
+      (cfg.in_precision == SdpPrecision::kFp16) != (cfg.proc_precision == SdpPrecision::kFp16)) {
+    throw std::runtime_error(std::string("SDP precision conversion ") +
+                             precision_name(cfg.in_precision) + " -> " +
+                             precision_name(cfg.proc_precision) +
+                             " is not supported (SDP_RDMA IN_PRECISION -> PROC_PRECISION; the "
+                             "FP16 pipeline runs FP16 -> FP16 only)");
   }
   if (cfg.proc_precision != SdpPrecision::kFp16 || cfg.out_precision != SdpPrecision::kFp16) {
+    throw std::runtime_error(std::string("SDP precision conversion ") +
+                             precision_name(cfg.proc_precision) + " -> " +
+                             precision_name(cfg.out_precision) +
+                             " is not supported (PROC_PRECISION -> OUT_PRECISION; the FP16 "
+                             "pipeline runs FP16 -> FP16 only)");
+  }
+  if (!cfg.ew.bypass && cfg.ew.eql_mode()) {
     throw std::runtime_error(
-        std::string("SDP precision conversion ") + precision_name(cfg.proc_precision) + " -> " +
-        precision_name(cfg.out_precision) + " is not supported (FP16 runs FP16 -> FP16 only)");
+        "SDP EW EQL mode (EW_ALU_ALGO=EQL) in the FP16 pipeline is not supported");
   }
-  if (!cfg.ew.bypass) {
-    throw std::runtime_error("SDP EW (Y) stage in the FP16 pipeline is not supported yet");
+  if (!cfg.ew.bypass && !cfg.ew.lut_bypass) {
+    throw std::runtime_error("SDP EW LUT (EW_LUT_BYPASS=NO) in the FP16 pipeline is not supported");
   }
-  for (const SdpOperandSurface* s : {&cfg.brdma, &cfg.nrdma}) {
+  for (const SdpOperandSurface* s : {&cfg.brdma, &cfg.nrdma, &cfg.erdma}) {
     if (s->enabled && s->bytes_per_component != 2) {
       throw std::runtime_error(
-          "SDP FP16 pipeline: operands from memory must be 16-bit (*RDMA_DATA_SIZE=ONE_BYTE)");
+          "SDP FP16 pipeline: operands from memory must be 16-bit (*RDMA_DATA_SIZE=TWO_BYTE)");
     }
   }
 }
@@ -185,12 +195,39 @@ std::uint32_t SdpDatapath::x_stage_fp16(const SdpXConfig& x, std::uint32_t in, s
   return x.relu_bypass ? v : sdp_fp32_relu(v);
 }
 
+std::uint32_t SdpDatapath::y_stage_fp16(const SdpYConfig& y, std::uint32_t in, std::uint16_t alu_op,
+                                        std::uint16_t mul_op, bool nan_to_zero) {
+  std::uint32_t v = in;
+  if (!y.mul_bypass && !(y.mul_prelu && (v >> 31) == 0)) {
+    const std::uint32_t op = y.mul_src == SdpOperandSource::kMemory
+                                 ? sdp_fp16_to_fp32(mul_op, nan_to_zero)
+                                 : static_cast<std::uint32_t>(y.mul_operand);
+    v = sdp_fp32_mul(v, op);
+  }
+  if (!y.alu_bypass) {
+    const std::uint32_t op = y.alu_src == SdpOperandSource::kMemory
+                                 ? sdp_fp16_to_fp32(alu_op, nan_to_zero)
+                                 : static_cast<std::uint32_t>(y.alu_operand);
+    v = sdp_fp32_alu(v, op, y.alu_algo);
+  }
+  return v;
+}
+
+std::int32_t SdpDatapath::fp16_input(std::uint16_t h, SdpStats& stats) {
+  stats.in_nan.record(fp16_is_nan(h));
+  stats.in_inf.record(fp16_is_inf(h));
+  return static_cast<std::int32_t>(sdp_fp16_to_fp32(h));
+}
+
 std::int32_t SdpDatapath::process_fp16(std::int32_t in, const SdpOperands& ops,
                                        SdpStats& stats) const {
   auto v = static_cast<std::uint32_t>(in);
+  // NAN_TO_ZERO flushes a NaN data input (either sign) to +0 before BS.
+  if (nan_to_zero_ && fp32_is_nan(v)) v = 0;
   const auto u16 = [](std::int16_t op) { return static_cast<std::uint16_t>(op); };
   if (!bs_.bypass) v = x_stage_fp16(bs_, v, u16(ops.bs_alu), u16(ops.bs_mul), nan_to_zero_);
   if (!bn_.bypass) v = x_stage_fp16(bn_, v, u16(ops.bn_alu), u16(ops.bn_mul), nan_to_zero_);
+  if (!ew_.bypass) v = y_stage_fp16(ew_, v, u16(ops.ew_alu), u16(ops.ew_mul), nan_to_zero_);
   const std::uint16_t out = sdp_fp32_to_fp16(v);
   // Saturation: NVDLA's FP16 overflow, |x| >= 65504 (precision guide, convertor statistics).
   stats.out_saturation.record(fp16_overflows(out));
@@ -291,6 +328,7 @@ void run_sdp_cube(const SdpConfig& cfg, Memory& mem, const ConvCube* flying,
   // and writes it line-packed), whatever the strides say.
   const bool packed_1x1 = width == 1 && height == 1;
   const bool write_output = !cfg.ew.eql_mode();
+  const bool fp16_in = !cfg.flying && cfg.in_precision == SdpPrecision::kFp16;
 
   OperandStream streams[3];
   bind_stream(streams[0], cfg.brdma, "BRDMA", x_alu_from_memory(cfg.bs), x_mul_from_memory(cfg.bs));
@@ -347,7 +385,10 @@ void run_sdp_cube(const SdpConfig& cfg, Memory& mem, const ConvCube* flying,
             const std::uint32_t c = s * epa + i;
             in_vals[i] = c < flying->channels ? flying->at(w, h, c) : 0;
           } else {
-            in_vals[i] = load_signed(&in_line[(std::size_t{w} * epa + i) * in_bytes], in_bytes);
+            const std::uint8_t* p = &in_line[(std::size_t{w} * epa + i) * in_bytes];
+            in_vals[i] = fp16_in ? SdpDatapath::fp16_input(
+                                       static_cast<std::uint16_t>(p[0] | p[1] << 8), result.stats)
+                                 : load_signed(p, in_bytes);
           }
           std::int16_t vals[3][2] = {};
           for (unsigned k = 0; k < 3; ++k) {

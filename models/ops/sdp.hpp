@@ -11,10 +11,14 @@
 //
 // Supported: INT8/INT16 pipelines (in == proc == out precision class), memory input or flying
 // input from the convolution core (CACC INT32), memory output, per-channel/per-element
-// operands, EW with convertors and the LUT, EQL compare mode; and the FP16 pipeline fed by the
-// convolution core (flying, CACC FP32 in, PROC = OUT = FP16): BS/BN with FP16 operands from
-// registers or memory (sdp_fp16_stages.hpp), EW bypassed. FP16 from memory, INT <-> FP16
-// conversion, FP16 EW/LUT, output to PDP, batch and Winograd are rejected.
+// operands, EW with convertors and the LUT, EQL compare mode; and the FP16 pipeline
+// (PROC = OUT = FP16) fed either by the convolution core (flying, CACC FP32) or by MRDMA
+// (FLYING_MODE=OFF, SDP_RDMA IN_PRECISION = FP16: 2-byte elements, atom/2 per atom, each widened
+// exactly to FP32): BS/BN with FP16 operands from registers or memory and the EW stage
+// (MUL/PReLU, ALU SUM/MAX/MIN) with FP16 operands from ERDMA or an FP32 register operand
+// (sdp_fp16_stages.hpp documents the arithmetic). Refused in the FP16 pipeline: INT <-> FP16
+// conversion (IN or OUT precision other than FP16), the EW LUT, EW EQL mode, 1-byte operands.
+// Refused everywhere: output to PDP (run_sdp_op in sim/dla handles it), batch and Winograd.
 #pragma once
 
 #include <cstddef>
@@ -54,7 +58,9 @@ struct SdpXConfig {
   bool relu_bypass = true;
 };
 
-// An EW operand convertor (D_DP_EW_{ALU,MUL}_CVT_*), applied to ERDMA operands only.
+// An EW operand convertor (D_DP_EW_{ALU,MUL}_CVT_*), applied to ERDMA operands only (INT
+// pipelines; in the FP16 pipeline ERDMA operands are widened FP16 -> FP32 and the convertor
+// registers are ignored, bypass bit included).
 struct SdpEwConvertor {
   bool bypass = true;
   std::int32_t offset = 0;
@@ -68,12 +74,12 @@ struct SdpYConfig {
   bool alu_bypass = true;
   SdpAluAlgo alu_algo = SdpAluAlgo::kMax;
   SdpOperandSource alu_src = SdpOperandSource::kRegister;
-  std::int32_t alu_operand = 0;  // D_DP_EW_ALU_SRC_VALUE (32 bits)
+  std::int32_t alu_operand = 0;  // D_DP_EW_ALU_SRC_VALUE (32 bits; FP32 bits in FP16)
   SdpEwConvertor alu_cvt;
   bool mul_bypass = true;
   bool mul_prelu = false;
   SdpOperandSource mul_src = SdpOperandSource::kRegister;
-  std::int32_t mul_operand = 0;  // D_DP_EW_MUL_SRC_VALUE (32 bits)
+  std::int32_t mul_operand = 0;  // D_DP_EW_MUL_SRC_VALUE (32 bits; FP32 bits in FP16)
   SdpEwConvertor mul_cvt;
   std::uint16_t truncate = 0;  // D_DP_EW_TRUNCATE_VALUE (10 bits)
   bool lut_bypass = true;
@@ -154,7 +160,10 @@ struct SdpStats {
   SaturationCounter out_saturation;  // D_PERF_OUT_SATURATION
   SaturationCounter lut_uflow, lut_oflow, lut_hybrid, lut_le_hit, lut_lo_hit;
   SaturationCounter out_nan;  // D_STATUS_NAN_OUTPUT_NUM (FP16 output)
-  bool unequal = false;       // D_STATUS.STATUS_UNEQUAL (EQL mode)
+  // SDP_RDMA D_STATUS_NAN_INPUT_NUM / D_STATUS_INF_INPUT_NUM: NaN and +-Inf FP16 elements MRDMA
+  // read (every element of every atom, padding channels included).
+  SaturationCounter in_nan, in_inf;
+  bool unequal = false;  // D_STATUS.STATUS_UNEQUAL (EQL mode)
 };
 
 // The SDP datapath for one layer configuration. Per element: no allocation, no virtual call.
@@ -163,7 +172,8 @@ class SdpDatapath {
   explicit SdpDatapath(const SdpConfig& cfg);
 
   // One data point: `in` is the input at the datapath (INT8/INT16 from memory sign-extended, or
-  // INT32 from CACC; in the FP16 pipeline CACC's FP32 bit pattern). Returns the output lane
+  // INT32 from CACC; in the FP16 pipeline an FP32 bit pattern: CACC's, or an MRDMA FP16 element
+  // widened by fp16_input). Returns the output lane
   // value: INT8/INT16 result (sign-extended), the FP16 bit pattern (FP16 pipeline), or in EQL
   // mode the compare result (0 equal, 1 different). Counts events into `stats`. Operands are
   // the RDMA's 16-bit elements (FP16 bit patterns in the FP16 pipeline).
@@ -181,6 +191,14 @@ class SdpDatapath {
   [[nodiscard]] static std::uint32_t x_stage_fp16(const SdpXConfig& x, std::uint32_t in,
                                                   std::uint16_t alu_op, std::uint16_t mul_op,
                                                   bool nan_to_zero);
+  // The Y stage of the FP16 pipeline (no LUT) on one FP32 value: memory operands are FP16
+  // (ERDMA), register operands FP32 bit patterns (D_DP_EW_*_SRC_VALUE).
+  [[nodiscard]] static std::uint32_t y_stage_fp16(const SdpYConfig& y, std::uint32_t in,
+                                                  std::uint16_t alu_op, std::uint16_t mul_op,
+                                                  bool nan_to_zero);
+  // An MRDMA FP16 element as it enters the FP16 pipeline (FP32 bits, exact; an infinity becomes
+  // FP32's largest value), counting NaN/Inf elements into `stats` (in_nan, in_inf).
+  [[nodiscard]] static std::int32_t fp16_input(std::uint16_t h, SdpStats& stats);
   // The Y stage without the LUT.
   [[nodiscard]] static std::int32_t y_core(const SdpYConfig& y, std::int32_t in,
                                            std::int16_t alu_op, std::int16_t mul_op);

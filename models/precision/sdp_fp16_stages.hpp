@@ -1,9 +1,22 @@
 // The floating-point datapath of NVDLA's SDP in the FP16 pipeline (PROC_PRECISION=FP16), as
-// NVDLA's C-model defines it (cmod/hls/sdp sdp_x.cpp, sdp_c.cpp; include/nvdla_float.h):
-//   X (BS, BN): data FP32 (CACC's output); ALU operand FP16 -> FP32, max/min/sum in FP32 (no
-//               operand shift); multiplier FP32 x (FP16 -> FP32) (PReLU: a non-negative input
-//               passes); no truncation (*_MUL_SHIFT_VALUE unused); ReLU.
-//   C:          the output convertor is not used: FP32 -> FP16 directly.
+// NVDLA's C-model defines it (cmod/hls/sdp sdp_x.cpp, sdp_y.cpp, sdp_y_core.cpp, sdp_y_cvt.cpp,
+// sdp_c.cpp; cmod/sdp NV_NVDLA_sdp.cpp; include/nvdla_float.h):
+//   In:         flying, CACC's FP32; from memory (SDP_RDMA IN_PRECISION=FP16), each 2-byte FP16
+//               element widened to FP32 (Fp16ToFp32, exact). NaN/Inf MRDMA elements are counted
+//               (SDP_RDMA D_STATUS_NAN/INF_INPUT_NUM). With D_FEATURE_MODE_CFG.NAN_TO_ZERO a NaN
+//               data input (either sign) is replaced by +0 before BS.
+//   X (BS, BN): ALU operand FP16 -> FP32, max/min/sum in FP32 (no operand shift); multiplier
+//               FP32 x (FP16 -> FP32) (PReLU: an input with the sign bit clear passes); no
+//               truncation (*_MUL_SHIFT_VALUE unused); ReLU.
+//   Y (EW):     multiplier first, then ALU (as in the INT pipelines), both in FP32:
+//                 v = PReLU && sign(v) == 0 ? v : v x m;   v = alu(v, a)  (max/min/sum)
+//               ERDMA operands (per channel or per element) are FP16 -> FP32 (NAN_TO_ZERO
+//               flushes a NaN operand to +0 first); the EW convertors (D_DP_EW_*_CVT_OFFSET/
+//               SCALE/TRUNCATE and their bypass bits) and D_DP_EW_TRUNCATE_VALUE are unused.
+//               Register operands (D_DP_EW_ALU/MUL_SRC_VALUE, 32 bits) are FP32 bit patterns
+//               taken as they are (no NaN flush). Each operation rounds once to FP32 (RNE).
+//   C:          the output convertor is not used: FP32 -> FP16 directly; D_PERF_OUT_SATURATION
+//               counts outputs of magnitude 65504 (0x7bff / 0xfbff).
 // NVDLA's float units have no infinity: every rounding is to nearest even, a result beyond the
 // largest finite value becomes that value ("SetToInf" writes the maximum), an FP16 infinity
 // operand widens to FP32's maximum, and an FP32 result below the smallest normal FP32 is

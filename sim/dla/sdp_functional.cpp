@@ -340,16 +340,16 @@ OpResult sdp_result(const SdpConfig& cfg, const models::ops::SdpLayerResult& lay
     r.status.emplace_back(S::D_PERF_LUT_LE_HIT::kAddr, st.lut_le_hit.value());
     r.status.emplace_back(S::D_PERF_LUT_LO_HIT::kAddr, st.lut_lo_hit.value());
   }
-  // NaN/Inf counters exist for FP16 data only (unit description, "Result Statistics"). The FP16
-  // pipeline runs in flying mode only, so SDP_RDMA's input counters (MRDMA data) report zero.
+  // NaN/Inf counters exist for FP16 data only (unit description, "Result Statistics"); SDP_RDMA's
+  // input counters count MRDMA's FP16 data (zero in flying mode: MRDMA reads nothing).
   if (S::D_PERF_ENABLE::PERF_NAN_INF_COUNT_EN.get(perf) != 0 &&
       cfg.out_precision == SdpPrecision::kFp16) {
     r.status.emplace_back(S::D_STATUS_NAN_OUTPUT_NUM::kAddr, st.out_nan.value());
   }
   if (RD::D_PERF_ENABLE::PERF_NAN_INF_COUNT_EN.get(rdma_perf) != 0 &&
       cfg.in_precision == SdpPrecision::kFp16) {
-    r.status.emplace_back(RD::D_STATUS_NAN_INPUT_NUM::kAddr, 0);
-    r.status.emplace_back(RD::D_STATUS_INF_INPUT_NUM::kAddr, 0);
+    r.status.emplace_back(RD::D_STATUS_NAN_INPUT_NUM::kAddr, st.in_nan.value());
+    r.status.emplace_back(RD::D_STATUS_INF_INPUT_NUM::kAddr, st.in_inf.value());
   }
   if (cfg.ew.eql_mode()) {
     r.status.emplace_back(S::D_STATUS::kAddr, st.unequal ? 1u : 0u);

@@ -169,17 +169,30 @@ std::string error_of(const SdpConfig& c) {
   return "";
 }
 
+// The EW stage and memory input are supported since (sdp_fp16_mem_test.cpp); what stays refused:
 TEST(SdpFp16, WhatIsNotSupportedIsRefusedInOneLine) {
   SdpConfig c = fp16_config();
   c.ew.bypass = false;
-  EXPECT_EQ(error_of(c), "SDP EW (Y) stage in the FP16 pipeline is not supported yet");
+  c.ew.lut_bypass = false;
+  EXPECT_EQ(error_of(c), "SDP EW LUT (EW_LUT_BYPASS=NO) in the FP16 pipeline is not supported");
+  c = fp16_config();
+  c.ew.bypass = false;
+  c.ew.alu_bypass = false;
+  c.ew.alu_algo = SdpAluAlgo::kEql;
+  EXPECT_EQ(error_of(c), "SDP EW EQL mode (EW_ALU_ALGO=EQL) in the FP16 pipeline is not supported");
   c = fp16_config();
   c.out_precision = SdpPrecision::kInt16;
   EXPECT_NE(error_of(c).find("FP16 -> INT16 is not supported"), std::string::npos);
   c = fp16_config();
   c.flying = false;
-  EXPECT_NE(error_of(c).find("memory input (FLYING_MODE=OFF) is not supported yet"),
+  c.in_precision = SdpPrecision::kInt16;
+  EXPECT_NE(error_of(c).find("SDP precision conversion INT16 -> FP16 is not supported (SDP_RDMA "
+                             "IN_PRECISION -> PROC_PRECISION"),
             std::string::npos);
+  c = fp16_config();
+  c.erdma.enabled = true;
+  c.erdma.bytes_per_component = 1;
+  EXPECT_NE(error_of(c).find("operands from memory must be 16-bit"), std::string::npos);
   c = fp16_config();
   c.brdma.enabled = true;
   c.brdma.bytes_per_component = 1;
