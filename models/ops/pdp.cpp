@@ -41,9 +41,9 @@ std::string hex(std::uint32_t v) {
   return buf;
 }
 
-// The largest finite FP17 number, (2 - 2^-10) * 2^32, in units of 2^-24: NVDLA's stand-in for an
+// The largest finite FP17 number, (2 - 2^-10) * 2^31, in units of 2^-24: NVDLA's stand-in for an
 // FP16 infinity in the average datapath.
-constexpr int128_t kFp17MaxFixed = int128_t{2047} << 46;
+constexpr int128_t kFp17MaxFixed = int128_t{2047} << 45;
 
 // A finite FP16 number (or an infinity's FP17 stand-in) exactly, in units of 2^-24.
 int128_t fp16_fixed(std::uint16_t h) {

@@ -18,7 +18,7 @@
 // "PDP convertors", hwarch.rst D_RECIP_KERNEL_*, NVDLA's C model cmod/pdp + its HLS float
 // library): max/min compare FP16 values directly; average converts every element to "FP17"
 // (1 sign, 6 exponent bits with bias 31, 10 mantissa bits; no subnormals, no infinity: an FP16
-// infinity becomes the largest finite FP17 number (2 - 2^-10) * 2^32), adds the elements of a
+// infinity becomes the largest finite FP17 number (2 - 2^-10) * 2^31), adds the elements of a
 // row left to right and then the rows top to bottom in FP17 with a round-to-nearest-even after
 // every add, multiplies by RECIP_KERNEL_WIDTH and then RECIP_KERNEL_HEIGHT (both FP17 numbers,
 // "the actual value" 1/kernel) rounding each product, and converts to FP16 (subnormals rounded
@@ -90,7 +90,7 @@ struct PdpConfig {
 // the value of a pattern (exponent 0 is zero whatever the mantissa: FP17 has no subnormals;
 // exponent 63 is infinity, or NaN with a non-zero mantissa), and the FP17 number nearest `x`
 // (round to nearest even; below 2^-30 in magnitude 0, beyond the largest finite number
-// (2 - 2^-10) * 2^32 that number, as NVDLA saturates; NaN 0x1fe00).
+// (2 - 2^-10) * 2^31 that number, as NVDLA saturates; NaN 0x1fe00).
 [[nodiscard]] double pdp_fp17_value(std::uint32_t bits);
 [[nodiscard]] std::uint32_t pdp_fp17_from_double(double x);
 // D_RECIP_KERNEL_* for an FP16 layer: 1/kernel as FP17 (1/3 = 0x7555).
