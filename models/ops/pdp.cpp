@@ -74,8 +74,8 @@ std::uint16_t round_to_fp16(int128_t a, int k) {
   uint128_t mag = negative ? static_cast<uint128_t>(-a) : static_cast<uint128_t>(a);
   int bits = 0;
   for (uint128_t t = mag; t != 0; t >>= 1) ++bits;
-  const int lead = bits - 1 + k;                    // exponent of the leading bit
-  const int quantum = std::max(lead - 10, -24);     // FP16's step there (subnormals: 2^-24)
+  const int lead = bits - 1 + k;                 // exponent of the leading bit
+  const int quantum = std::max(lead - 10, -24);  // FP16's step there (subnormals: 2^-24)
   int exponent = k;
   if (quantum > k) {
     const int shift = quantum - k;
@@ -141,9 +141,8 @@ std::uint16_t pool_window_fp16(const PdpConfig& cfg, const std::int32_t* first,
       }
       if (average) {
         sum += fp16_fixed(h);
-      } else if (!have_best ||
-                 (is_max ? fp16_order_key(h) > fp16_order_key(best)
-                         : fp16_order_key(h) < fp16_order_key(best))) {
+      } else if (!have_best || (is_max ? fp16_order_key(h) > fp16_order_key(best)
+                                       : fp16_order_key(h) < fp16_order_key(best))) {
         best = h;
         have_best = true;
       }
@@ -192,8 +191,7 @@ std::uint32_t pdp_fp17_from_double(double x) {
   }
   const int field = exponent + 31;
   if (field >= 63) return sign | kMaxFinite;
-  return sign | (static_cast<std::uint32_t>(field) << 10) |
-         (static_cast<std::uint32_t>(q) - 1024u);
+  return sign | (static_cast<std::uint32_t>(field) << 10) | (static_cast<std::uint32_t>(q) - 1024u);
 }
 
 std::uint32_t pdp_fp16_recip(unsigned kernel) {

@@ -130,8 +130,7 @@ TEST(PdpFp16Window, AverageOfInfinitiesSaturatesLikeNvdla) {
   EXPECT_EQ(pool(PdpMethod::kAverage, {kPosInf, h(1.0), h(1.0), h(1.0)}, 2, 2, 2, 2), 0x7bff);
   EXPECT_EQ(pool(PdpMethod::kAverage, {kNegInf, h(1.0), h(1.0), h(1.0)}, 2, 2, 2, 2), 0xfbff);
   // Opposite infinities cancel exactly: (0.25 + 0.25) / 4.
-  EXPECT_EQ(pool(PdpMethod::kAverage, {kPosInf, kNegInf, h(0.25), h(0.25)}, 2, 2, 2, 2),
-            h(0.125));
+  EXPECT_EQ(pool(PdpMethod::kAverage, {kPosInf, kNegInf, h(0.25), h(0.25)}, 2, 2, 2, 2), h(0.125));
   // A reciprocal above 1 pushes 65504 past the largest FP16 number: saturated, not infinite.
   PdpConfig c;
   c.method = PdpMethod::kAverage;
@@ -303,8 +302,7 @@ void check_layer_against_reference(const Fp16Layer& l) {
 }
 
 TEST(PdpFp16Layer, Average3x3Stride2Pad1MatchesReference) {
-  check_layer_against_reference(
-      make_layer(PdpMethod::kAverage, 9, 7, 20, 3, 2, 1, 0.06, 1));
+  check_layer_against_reference(make_layer(PdpMethod::kAverage, 9, 7, 20, 3, 2, 1, 0.06, 1));
 }
 
 TEST(PdpFp16Layer, AverageGlobal5x5MatchesReference) {
