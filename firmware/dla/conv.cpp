@@ -7,6 +7,7 @@
 
 #include "firmware/dla/conv_detail.hpp"
 #include "firmware/dla/conv_winograd.hpp"
+#include "models/ops/conv_fp16.hpp"
 
 namespace octasim::firmware {
 namespace {
@@ -16,7 +17,15 @@ using conv_detail::kWeightAlign;
 using models::ops::ConvPrecision;
 
 ConvPrecision model_precision(Precision p) {
-  return p == Precision::kInt8 ? ConvPrecision::kInt8 : ConvPrecision::kInt16;
+  switch (p) {
+    case Precision::kInt8:
+      return ConvPrecision::kInt8;
+    case Precision::kInt16:
+      return ConvPrecision::kInt16;
+    case Precision::kFp16:
+      break;
+  }
+  return ConvPrecision::kFp16;
 }
 
 }  // namespace
@@ -86,6 +95,15 @@ ConvGolden run_conv_model(const ConvLayer& l, const ConvHardware& hw, models::op
           : models::ops::read_weights(l.weight_address, l.kernels, l.kernel_height, l.kernel_width,
                                       l.src.channels, m.weight_layout, mem);
   ConvGolden g;
+  if (l.precision == Precision::kFp16) {  // one batch (plan_conv); CACC's FP32 into SDP
+    const models::ops::ConvCube in =
+        models::ops::read_feature_cube(m.input, m.params.precision, mem);
+    const models::ops::ConvFp16Result conv =
+        models::ops::run_conv_fp16(in, w, m.params, m.out_channels_padded, false);
+    const models::ops::SdpLayerResult sdp = models::ops::run_sdp_layer(m.sdp, mem, &conv.out);
+    g.sdp_saturation = sdp.stats.out_saturation.value();
+    return g;
+  }
   std::vector<models::ops::ConvCube> outs;
   for (std::uint32_t b = 0; b < l.batches; ++b) {
     models::ops::ConvFeatureSurface input = m.input;

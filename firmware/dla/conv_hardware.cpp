@@ -14,6 +14,7 @@ ConvHardware conv_hardware(const HwConfig& hw) {
   c.cbuf_bank_depth = hw.dla.cbuf_bank_depth;
   c.int8 = hw.dla.feature_int8;
   c.int16 = hw.dla.feature_int16;
+  c.fp16 = hw.dla.feature_fp16;
   c.weight_compression = hw.dla.weight_compression;
   c.batch = hw.dla.batch;
   c.winograd = hw.dla.winograd;

@@ -18,6 +18,7 @@ struct ConvHardware {
   unsigned cbuf_bank_depth = 512;
   bool int8 = true;
   bool int16 = false;
+  bool fp16 = false;                // FP16 convolution (nv_full)
   bool weight_compression = false;  // sparse weight compression (WMB/WGS)
   bool batch = false;               // multi-batch convolution (BATCH)
   bool winograd = false;            // Winograd convolution (conv_winograd.hpp)

@@ -78,6 +78,25 @@ void check_batches(const ConvLayer& l, const ConvHardware& hw) {
   }
 }
 
+// FP16 (direct convolution, FP32 from CACC into the FP16 SDP pipeline): on hardware with FP16;
+// what the FP16 path does not encode is refused.
+void check_fp16_layer(const ConvLayer& l, const ConvHardware& hw) {
+  if (!hw.fp16) throw FirmwareError("convolution: FP16 is not supported by this configuration");
+  const char* unsupported = l.winograd                 ? "Winograd"
+                            : l.compressed.has_value() ? "compressed weights"
+                            : l.batches != 1           ? "multi-batch"
+                                                       : nullptr;
+  if (unsupported != nullptr) {
+    throw FirmwareError(fmt::format("convolution: FP16 with {} is not supported", unsupported));
+  }
+  if (l.clip_truncate != 0) {
+    throw FirmwareError(fmt::format(
+        "convolution: CACC clip truncate {} at FP16 (the truncation is INT8/INT16 only; 0 "
+        "expected)",
+        l.clip_truncate));
+  }
+}
+
 // The layer's checks against the hardware and NVDLA's register ranges, in the order their
 // errors are reported; returns the output cube.
 ConvCubeSize check_conv_layer(const ConvLayer& l, const ConvHardware& hw) {
@@ -91,6 +110,7 @@ ConvCubeSize check_conv_layer(const ConvLayer& l, const ConvHardware& hw) {
   if (l.precision == Precision::kInt16 && !hw.int16) {
     throw FirmwareError("convolution: INT16 is not supported by this configuration");
   }
+  if (l.precision == Precision::kFp16) check_fp16_layer(l, hw);
   check_surface(l.src, l.precision, hw.atom_bytes, "convolution input");
   check_surface(l.dst, l.precision, hw.atom_bytes, "convolution output");
   range("kernel count", l.kernels, 1, 8192);
@@ -105,8 +125,10 @@ ConvCubeSize check_conv_layer(const ConvLayer& l, const ConvHardware& hw) {
   range("right padding", l.pad_right, 0, 63);
   range("bottom padding", l.pad_bottom, 0, 63);
   range("CACC clip truncate", l.clip_truncate, 0, 31);
-  const std::int64_t pad_min = l.precision == Precision::kInt8 ? -128 : -32768;
-  const std::int64_t pad_max = l.precision == Precision::kInt8 ? 127 : 32767;
+  // FP16: the 16-bit pattern of an FP16 number.
+  const bool fp16 = l.precision == Precision::kFp16;
+  const std::int64_t pad_min = fp16 ? 0 : l.precision == Precision::kInt8 ? -128 : -32768;
+  const std::int64_t pad_max = fp16 ? 0xffff : l.precision == Precision::kInt8 ? 127 : 32767;
   if (l.pad_value < pad_min || l.pad_value > pad_max) {
     throw FirmwareError(fmt::format("convolution: padding value {} is outside {}..{} ({})",
                                     l.pad_value, pad_min, pad_max, precision_name(l.precision)));
@@ -244,7 +266,6 @@ ConvCubeSize conv_output_cube(const ConvLayer& l) {
 }
 
 ConvPlan plan_conv(const ConvLayer& l, const ConvHardware& hw) {
-  require_integer(l.precision, "CONV");
   const ConvCubeSize out = check_conv_layer(l, hw);
   const std::uint32_t span_x = dilated(l.kernel_width, l.dilation_x);
   const std::uint32_t span_y = dilated(l.kernel_height, l.dilation_y);

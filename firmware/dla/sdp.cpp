@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include "models/numerics/float_format.hpp"
 #include "octasim/regs/nvdla.hpp"
 
 namespace octasim::firmware {
@@ -10,8 +11,26 @@ namespace {
 namespace S = regs::SDP;
 namespace RD = regs::SDP_RDMA;
 
+// FP16 1.0: the scale of the EW operand convertor, which FP16 does not bypass.
+constexpr std::uint16_t kFp16One = 0x3c00;
+
+// The element-wise operand: FP16 only, a surface with the input's cube.
+void check_ew(const SdpLayer& l, unsigned atom_bytes) {
+  if (!l.ew) return;
+  if (l.precision != Precision::kFp16) {
+    throw FirmwareError(fmt::format("SDP: an element-wise operand is encoded at FP16 only, not {}",
+                                    precision_name(l.precision)));
+  }
+  const FeatureSurface& e = l.ew->surface;
+  check_surface(e, l.precision, atom_bytes, "SDP element-wise operand");
+  if (e.width != l.src.width || e.height != l.src.height || e.channels != l.src.channels) {
+    throw FirmwareError(
+        fmt::format("SDP: element-wise operand cube {}x{}x{} differs from the input cube {}x{}x{}",
+                    e.width, e.height, e.channels, l.src.width, l.src.height, l.src.channels));
+  }
+}
+
 void check_layer(const SdpLayer& l, unsigned group, unsigned atom_bytes) {
-  require_integer(l.precision, "SDP");
   if (group > 1) throw FirmwareError(fmt::format("SDP: register group {} is not 0 or 1", group));
   check_surface(l.src, l.precision, atom_bytes, "SDP input");
   check_surface(l.dst, l.precision, atom_bytes, "SDP output");
@@ -22,6 +41,7 @@ void check_layer(const SdpLayer& l, unsigned group, unsigned atom_bytes) {
         l.dst.width, l.dst.height, l.dst.channels, l.src.width, l.src.height, l.src.channels));
   }
   check_sdp_stage(l, atom_bytes, "SDP:");
+  check_ew(l, atom_bytes);
 }
 
 // Bytes of per-channel operands per C' surface (packed 1x1xC cube of INT16).
@@ -29,13 +49,14 @@ std::uint32_t operand_surface_bytes(const SdpLayer& l, unsigned atom_bytes) {
   return channels_per_atom(l.precision, atom_bytes) * 2u;
 }
 
-std::uint32_t rdma_cfg(bool enabled, std::uint32_t data_use) {
+std::uint32_t rdma_cfg(bool enabled, std::uint32_t data_use, bool per_element = false) {
   using C = RD::D_BRDMA_CFG;  // NRDMA/ERDMA share the layout
   if (!enabled) return C::BRDMA_DISABLE.set(0, C::BRDMA_DISABLE_YES);
   std::uint32_t v = C::BRDMA_DISABLE.set(0, C::BRDMA_DISABLE_NO);
   v = C::BRDMA_DATA_USE.set(v, data_use);
   v = C::BRDMA_DATA_SIZE.set(v, C::BRDMA_DATA_SIZE_TWO_BYTE);
-  v = C::BRDMA_DATA_MODE.set(v, C::BRDMA_DATA_MODE_PER_KERNEL);
+  v = C::BRDMA_DATA_MODE.set(
+      v, per_element ? C::BRDMA_DATA_MODE_PER_ELEMENT : C::BRDMA_DATA_MODE_PER_KERNEL);
   return C::BRDMA_RAM_TYPE.set(v, C::BRDMA_RAM_TYPE_MC);
 }
 
@@ -76,6 +97,20 @@ bool brdma_used(const SdpLayer& l) {
   return l.bias.has_value() || l.bias_scale.has_value();
 }
 
+// FP16 has no operand shifts and no output convertor (the X stages compute in FP32, the output is
+// rounded to FP16).
+void check_fp16_stage(const SdpLayer& l, const char* who) {
+  const bool shifted =
+      (l.bias && l.bias->shift != 0) || (l.scale && l.scale->shift != 0) ||
+      (l.bias_scale && (l.bias_scale->alu_shift != 0 || l.bias_scale->mul_shift != 0));
+  if (shifted) throw FirmwareError(fmt::format("{} FP16 operands take no shift (0 expected)", who));
+  if (l.cvt.offset != 0 || l.cvt.scale != 1 || l.cvt.shift != 0) {
+    throw FirmwareError(fmt::format(
+        "{} FP16 has no output convertor: offset 0, scale 1, shift 0 expected (got {}, {}, {})",
+        who, l.cvt.offset, l.cvt.scale, l.cvt.shift));
+  }
+}
+
 }  // namespace
 
 std::vector<std::uint8_t> sdp_bias_scale_table(const std::vector<std::int16_t>& alu,
@@ -110,6 +145,27 @@ std::vector<std::uint8_t> sdp_per_channel_table(const std::vector<std::int16_t>&
   return bytes;
 }
 
+std::vector<std::uint8_t> sdp_fp16_table(const std::vector<float>& values, unsigned atom_bytes) {
+  std::vector<std::int16_t> bits(values.size());
+  for (std::size_t c = 0; c < values.size(); ++c) {
+    bits[c] = static_cast<std::int16_t>(models::fp16_from_float(values[c]));
+  }
+  return sdp_per_channel_table(bits, Precision::kFp16, atom_bytes);
+}
+
+std::vector<std::uint8_t> sdp_fp16_bias_scale_table(const std::vector<float>& bias,
+                                                    const std::vector<float>& scale,
+                                                    unsigned atom_bytes) {
+  std::vector<std::int16_t> alu(bias.size()), mul(scale.size());
+  for (std::size_t c = 0; c < bias.size(); ++c) {
+    alu[c] = static_cast<std::int16_t>(models::fp16_from_float(bias[c]));
+  }
+  for (std::size_t c = 0; c < scale.size(); ++c) {
+    mul[c] = static_cast<std::int16_t>(models::fp16_from_float(scale[c]));
+  }
+  return sdp_bias_scale_table(alu, mul, Precision::kFp16, atom_bytes);
+}
+
 void check_sdp_stage(const SdpLayer& l, unsigned atom_bytes, const char* who) {
   const auto operand = [&](const std::optional<SdpPerChannel>& op, const char* what) {
     if (!op) return;
@@ -139,6 +195,7 @@ void check_sdp_stage(const SdpLayer& l, unsigned atom_bytes, const char* who) {
     throw FirmwareError(
         fmt::format("{} output convertor shift {} is outside 0..63", who, l.cvt.shift));
   }
+  if (l.precision == Precision::kFp16) check_fp16_stage(l, who);
 }
 
 bool sdp_rdma_used(const SdpLayer& l, SdpInput input) {
@@ -181,7 +238,18 @@ void write_sdp_rdma_registers(Mmio& mmio, const SdpLayer& l, SdpInput input, uns
     mmio.write32(RD::D_BN_LINE_STRIDE::kAddr, op_stride);
     mmio.write32(RD::D_BN_SURFACE_STRIDE::kAddr, op_stride);
   }
-  mmio.write32(RD::D_ERDMA_CFG::kAddr, rdma_cfg(false, 0));
+  mmio.write32(RD::D_ERDMA_CFG::kAddr,
+               rdma_cfg(l.ew.has_value(),
+                        l.ew && l.ew->op == SdpEwOp::kMul ? RD::D_ERDMA_CFG::ERDMA_DATA_USE_MUL
+                                                          : RD::D_ERDMA_CFG::ERDMA_DATA_USE_ALU,
+                        true));
+  if (l.ew) {
+    const FeatureSurface& e = l.ew->surface;
+    mmio.write32(RD::D_EW_BASE_ADDR_LOW::kAddr, low32(e.address));
+    mmio.write32(RD::D_EW_BASE_ADDR_HIGH::kAddr, high32(e.address));
+    mmio.write32(RD::D_EW_LINE_STRIDE::kAddr, e.line_stride);
+    mmio.write32(RD::D_EW_SURFACE_STRIDE::kAddr, e.surface_stride);
+  }
   using M = RD::D_FEATURE_MODE_CFG;
   std::uint32_t v =
       M::FLYING_MODE.set(0, input == SdpInput::kFlying ? M::FLYING_MODE_ON : M::FLYING_MODE_OFF);
@@ -199,6 +267,45 @@ std::uint32_t bn_cfg(const SdpLayer& l, const Stages& st) {
     v = C::BN_ALU_ALGO.set(v, C::BN_ALU_ALGO_MIN);
   }
   return v;
+}
+
+// The EW stage: bypassed, or the element-wise operand from ERDMA into the ALU (SUM) or the
+// multiplier, its convertor the FP16 identity (FP16 needs it not bypassed for a memory operand).
+void write_ew_registers(Mmio& mmio, const SdpLayer& l) {
+  using E = S::D_DP_EW_CFG;
+  if (!l.ew) {
+    mmio.write32(E::kAddr, E::EW_BYPASS.set(0, E::EW_BYPASS_YES) |
+                               E::EW_ALU_BYPASS.set(0, E::EW_ALU_BYPASS_YES) |
+                               E::EW_MUL_BYPASS.set(0, E::EW_MUL_BYPASS_YES) |
+                               E::EW_LUT_BYPASS.set(0, E::EW_LUT_BYPASS_YES));
+    return;
+  }
+  const bool add = l.ew->op == SdpEwOp::kAdd;
+  mmio.write32(E::kAddr,
+               E::EW_BYPASS.set(0, E::EW_BYPASS_NO) |
+                   E::EW_ALU_BYPASS.set(0, add ? E::EW_ALU_BYPASS_NO : E::EW_ALU_BYPASS_YES) |
+                   E::EW_ALU_ALGO.set(0, E::EW_ALU_ALGO_SUM) |
+                   E::EW_MUL_BYPASS.set(0, add ? E::EW_MUL_BYPASS_YES : E::EW_MUL_BYPASS_NO) |
+                   E::EW_MUL_PRELU.set(0, E::EW_MUL_PRELU_NO) |
+                   E::EW_LUT_BYPASS.set(0, E::EW_LUT_BYPASS_YES));
+  if (add) {
+    using A = S::D_DP_EW_ALU_CFG;
+    mmio.write32(A::kAddr, A::EW_ALU_SRC.set(0, A::EW_ALU_SRC_MEM) |
+                               A::EW_ALU_CVT_BYPASS.set(0, A::EW_ALU_CVT_BYPASS_NO));
+    mmio.write32(S::D_DP_EW_ALU_SRC_VALUE::kAddr, 0);
+    mmio.write32(S::D_DP_EW_ALU_CVT_OFFSET_VALUE::kAddr, 0);  // FP32 0.0
+    mmio.write32(S::D_DP_EW_ALU_CVT_SCALE_VALUE::kAddr, kFp16One);
+    mmio.write32(S::D_DP_EW_ALU_CVT_TRUNCATE_VALUE::kAddr, 0);
+  } else {
+    using M = S::D_DP_EW_MUL_CFG;
+    mmio.write32(M::kAddr, M::EW_MUL_SRC.set(0, M::EW_MUL_SRC_MEM) |
+                               M::EW_MUL_CVT_BYPASS.set(0, M::EW_MUL_CVT_BYPASS_NO));
+    mmio.write32(S::D_DP_EW_MUL_SRC_VALUE::kAddr, 0);
+    mmio.write32(S::D_DP_EW_MUL_CVT_OFFSET_VALUE::kAddr, 0);
+    mmio.write32(S::D_DP_EW_MUL_CVT_SCALE_VALUE::kAddr, kFp16One);
+    mmio.write32(S::D_DP_EW_MUL_CVT_TRUNCATE_VALUE::kAddr, 0);
+  }
+  mmio.write32(S::D_DP_EW_TRUNCATE_VALUE::kAddr, 0);
 }
 
 // SDP's D_ registers: the cube, the output surface, the BS and BN stages (EW bypassed), the
@@ -239,13 +346,7 @@ void write_sdp_core_registers(Mmio& mmio, const SdpLayer& l, SdpInput input) {
                        : 0u);
   mmio.write32(S::D_DP_BN_MUL_SRC_VALUE::kAddr, 0);
 
-  {
-    using E = S::D_DP_EW_CFG;
-    mmio.write32(E::kAddr, E::EW_BYPASS.set(0, E::EW_BYPASS_YES) |
-                               E::EW_ALU_BYPASS.set(0, E::EW_ALU_BYPASS_YES) |
-                               E::EW_MUL_BYPASS.set(0, E::EW_MUL_BYPASS_YES) |
-                               E::EW_LUT_BYPASS.set(0, E::EW_LUT_BYPASS_YES));
-  }
+  write_ew_registers(mmio, l);
   {
     using M = S::D_FEATURE_MODE_CFG;
     mmio.write32(
@@ -282,6 +383,36 @@ unsigned program_sdp(Mmio& mmio, const SdpLayer& l, unsigned group, unsigned ato
   mmio.write32(S::D_OP_ENABLE::kAddr, S::D_OP_ENABLE::OP_EN_ENABLE);
   return regs::GLB::S_INTR_STATUS::SDP_DONE_STATUS0.lsb + group;
 }
+
+namespace {
+
+// The EW stage with its ERDMA operand, as write_ew_registers programs it.
+void set_model_ew(const SdpElementwise& e, models::ops::SdpConfig& c) {
+  using models::ops::SdpOperandSource;
+  const bool add = e.op == SdpEwOp::kAdd;
+  c.erdma.enabled = true;
+  c.erdma.use = add ? models::ops::SdpDataUse::kAlu : models::ops::SdpDataUse::kMul;
+  c.erdma.bytes_per_component = 2;
+  c.erdma.mode = models::ops::SdpDataMode::kPerElement;
+  c.erdma.base = e.surface.address;
+  c.erdma.line_stride = e.surface.line_stride;
+  c.erdma.surface_stride = e.surface.surface_stride;
+  c.ew.bypass = false;
+  c.ew.lut_bypass = true;
+  const models::ops::SdpEwConvertor identity{false, 0, static_cast<std::int16_t>(kFp16One), 0};
+  if (add) {
+    c.ew.alu_bypass = false;
+    c.ew.alu_algo = models::SdpAluAlgo::kSum;
+    c.ew.alu_src = SdpOperandSource::kMemory;
+    c.ew.alu_cvt = identity;
+  } else {
+    c.ew.mul_bypass = false;
+    c.ew.mul_src = SdpOperandSource::kMemory;
+    c.ew.mul_cvt = identity;
+  }
+}
+
+}  // namespace
 
 models::ops::SdpConfig sdp_model_config(const SdpLayer& l, unsigned atom_bytes) {
   check_layer(l, 0, atom_bytes);
@@ -354,6 +485,7 @@ models::ops::SdpConfig sdp_model_config(const SdpLayer& l, unsigned atom_bytes) 
     c.bn.mul_src = SdpOperandSource::kMemory;
     c.bn.mul_shift = static_cast<std::uint8_t>(l.scale->shift);
   }
+  if (l.ew) set_model_ew(*l.ew, c);
   c.cvt.offset = l.cvt.offset;
   c.cvt.scale = l.cvt.scale;
   c.cvt.shift = static_cast<std::uint8_t>(l.cvt.shift);

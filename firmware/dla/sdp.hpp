@@ -6,9 +6,19 @@
 // Encoded: the INT8/INT16 pipelines (input, processing and output precision equal), memory
 // input and output, per-channel INT16 operands from memory; the same registers for the flying
 // SDP stage of a convolution (firmware/dla/conv.hpp). Not encoded (refused or simply not
-// expressible here): FP16, batches, Winograd, per-element operands, the EW stage and the LUT.
-// Output to PDP (SdpStage::output_to_pdp) is programmed for a convolution's SDP stage by
-// firmware/dla/conv_pool.hpp.
+// expressible here): batches, Winograd, per-element BS/BN operands, the LUT, INT <-> FP16
+// conversion. Output to PDP (SdpStage::output_to_pdp) is programmed for a convolution's SDP
+// stage by firmware/dla/conv_pool.hpp.
+//
+// FP16 (Precision::kFp16: FP16 in memory and out; in flying mode CACC's FP32 in): the same
+// stages with FP16 operands — per-channel tables of FP16 bit patterns (sdp_fp16_table,
+// sdp_fp16_bias_scale_table), clamp_max the FP16 bit pattern of the bound — computed in FP32 by
+// the X stages and rounded once to FP16 at the output (models/precision/sdp_fp16_stages.hpp).
+// FP16 has no operand shifts and no output convertor: every shift must be 0 and `cvt` the
+// identity (offset 0, scale 1, shift 0). A memory-to-memory FP16 layer may add or multiply an
+// element-wise FP16 operand surface in the EW stage (SdpLayer::ew, ERDMA per element; the
+// operand convertor not bypassed but the identity, as the programming guide requires for FP16:
+// offset FP32 0, scale FP16 1.0 = 0x3c00, truncate 0).
 #pragma once
 
 #include <cstdint>
@@ -59,6 +69,7 @@ struct SdpStage {
   bool relu = false;
   // min(x, clamp_max) in the BN stage's ALU (register operand) after BS and its ReLU: the upper
   // bound of codes narrower than the output precision (4-bit codes in INT8). Not with `scale`.
+  // FP16: the bound's FP16 bit pattern (static_cast<std::int16_t>(models::fp16_from_float(v))).
   std::optional<std::int16_t> clamp_max;
   SdpConvertor cvt;  // requantization to the output precision
   // D_PERF_ENABLE.PERF_SAT_EN: count output saturations into D_PERF_OUT_SATURATION.
@@ -68,11 +79,25 @@ struct SdpStage {
   bool output_to_pdp = false;
 };
 
+// The EW stage's operation with an element-wise operand e (after BS and BN): y = x + e (the EW
+// ALU, SUM) or y = x * e (the EW multiplier).
+enum class SdpEwOp : std::uint8_t { kAdd, kMul };
+
+// An element-wise operand (FP16 memory-to-memory layers only): a feature surface with the
+// input's cube (width, height, channels; FP16 elements in the layout of surface.hpp), read by
+// ERDMA in per-element mode.
+struct SdpElementwise {
+  FeatureSurface surface;
+  SdpEwOp op = SdpEwOp::kAdd;
+};
+
 // An SDP layer between two memory surfaces.
 struct SdpLayer : SdpStage {
   Precision precision = Precision::kInt8;
   FeatureSurface src;  // read by SDP_RDMA (MRDMA)
   FeatureSurface dst;  // written by SDP's WDMA; same width, height and channels as src
+  // y = stage(x) + e or stage(x) * e in the EW stage (FP16 only; memory input only).
+  std::optional<SdpElementwise> ew;
   // A multi-batch convolution's SDP stage (flying only): batch b's output at dst.address +
   // b * dst_batch_stride.
   std::uint32_t batches = 1;
@@ -91,6 +116,18 @@ struct SdpLayer : SdpStage {
                                                              const std::vector<std::int16_t>& mul,
                                                              Precision precision,
                                                              unsigned atom_bytes);
+
+// FP16 per-channel tables (Precision::kFp16): each value rounded to FP16 (nearest even; beyond
+// 65504 it becomes infinity, which the SDP's FP32 units take as FP32's largest value), little
+// endian, channel c at offset 2c, zero-padded to whole C' surfaces (atom_bytes / 2 channels):
+// the table of SdpStage::bias or ::scale.
+[[nodiscard]] std::vector<std::uint8_t> sdp_fp16_table(const std::vector<float>& values,
+                                                       unsigned atom_bytes);
+// The BRDMA table of SdpStage::bias_scale at FP16: per channel the FP16 bias then the FP16
+// multiplier (4 bytes a channel), zero-padded to whole C' surfaces.
+[[nodiscard]] std::vector<std::uint8_t> sdp_fp16_bias_scale_table(const std::vector<float>& bias,
+                                                                  const std::vector<float>& scale,
+                                                                  unsigned atom_bytes);
 
 // Where SDP's input comes from: SDP_RDMA reading `src` from memory, or CACC in flying mode (a
 // convolution's SDP stage; `src` then only gives the cube, which equals `dst`'s).
