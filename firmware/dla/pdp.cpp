@@ -13,7 +13,11 @@ namespace P = regs::PDP;
 namespace PR = regs::PDP_RDMA;
 
 void check_layer(const PdpLayer& l, unsigned group, unsigned atom_bytes) {
-  require_integer(l.precision, "PDP");
+  if (l.precision != Precision::kInt8 && l.precision != Precision::kInt16 &&
+      l.precision != Precision::kFp16) {
+    throw FirmwareError(fmt::format("PDP: precision {} is not INT8, INT16 or FP16",
+                                    static_cast<unsigned>(l.precision)));
+  }
   if (group > 1) throw FirmwareError(fmt::format("PDP: register group {} is not 0 or 1", group));
   if (!l.on_the_fly) check_surface(l.src, l.precision, atom_bytes, "PDP input");
   check_surface(l.dst, l.precision, atom_bytes, "PDP output");
@@ -34,8 +38,18 @@ void check_layer(const PdpLayer& l, unsigned group, unsigned atom_bytes) {
   range("right padding", l.pad_right, 0, std::min(7u, l.kernel_width - 1));
   range("top padding", l.pad_top, 0, std::min(7u, l.kernel_height - 1));
   range("bottom padding", l.pad_bottom, 0, std::min(7u, l.kernel_height - 1));
+  if (l.precision == Precision::kFp16) {
+    if (l.pad_value != 0) {
+      throw FirmwareError(fmt::format(
+          "PDP: pad value {} with FP16: NVDLA's FP16 average ignores the padding values (padded "
+          "positions add 0); set it to 0",
+          l.pad_value));
+    }
+  } else if (l.nan_to_zero) {
+    throw FirmwareError("PDP: NaN flush to zero is for FP16 layers only");
+  }
   const std::int32_t max = l.precision == Precision::kInt8 ? 127 : 32767;
-  if (l.pad_value < -max - 1 || l.pad_value > max) {
+  if (l.precision != Precision::kFp16 && (l.pad_value < -max - 1 || l.pad_value > max)) {
     throw FirmwareError(fmt::format("PDP: pad value {} is outside the {} range", l.pad_value,
                                     precision_name(l.precision)));
   }
@@ -56,8 +70,10 @@ void check_layer(const PdpLayer& l, unsigned group, unsigned atom_bytes) {
   }
 }
 
-// D_RECIP_KERNEL_*: 1/kernel in 1.16 fixed point, truncated (1/3 = 0x5555).
-std::uint32_t recip(unsigned kernel) {
+// D_RECIP_KERNEL_*: INT8/INT16 1/kernel in 1.16 fixed point, truncated (1/3 = 0x5555); FP16
+// 1/kernel as NVDLA's FP17 number, rounded to nearest (1/3 = 0x7555).
+std::uint32_t recip(Precision p, unsigned kernel) {
+  if (p == Precision::kFp16) return models::ops::pdp_fp16_recip(kernel);
   return 0x10000u / kernel;
 }
 
@@ -133,8 +149,8 @@ unsigned program_pdp(Mmio& mmio, const PdpLayer& l, unsigned group, unsigned ato
   mmio.write32(P::D_PARTIAL_WIDTH_OUT::kAddr,
                P::D_PARTIAL_WIDTH_OUT::PARTIAL_WIDTH_OUT_FIRST.set(0, l.dst.width - 1));
   mmio.write32(P::D_POOLING_KERNEL_CFG::kAddr, kernel_cfg(l));
-  mmio.write32(P::D_RECIP_KERNEL_WIDTH::kAddr, recip(l.kernel_width));
-  mmio.write32(P::D_RECIP_KERNEL_HEIGHT::kAddr, recip(l.kernel_height));
+  mmio.write32(P::D_RECIP_KERNEL_WIDTH::kAddr, recip(l.precision, l.kernel_width));
+  mmio.write32(P::D_RECIP_KERNEL_HEIGHT::kAddr, recip(l.precision, l.kernel_height));
   {
     using C = P::D_POOLING_PADDING_CFG;
     mmio.write32(C::kAddr, C::PAD_LEFT.set(0, l.pad_left) | C::PAD_TOP.set(0, l.pad_top) |
@@ -155,6 +171,10 @@ unsigned program_pdp(Mmio& mmio, const PdpLayer& l, unsigned group, unsigned ato
   mmio.write32(P::D_DST_SURFACE_STRIDE::kAddr, l.dst.surface_stride);
   mmio.write32(P::D_DST_RAM_CFG::kAddr, P::D_DST_RAM_CFG::DST_RAM_TYPE.set(0, ram_type(l.dst)));
   mmio.write32(P::D_DATA_FORMAT::kAddr, P::D_DATA_FORMAT::INPUT_DATA.set(0, p));
+  if (l.precision == Precision::kFp16) {
+    mmio.write32(P::D_NAN_FLUSH_TO_ZERO::kAddr,
+                 P::D_NAN_FLUSH_TO_ZERO::NAN_TO_ZERO.set(0, l.nan_to_zero ? 1 : 0));
+  }
 
   if (!l.on_the_fly) mmio.write32(PR::D_OP_ENABLE::kAddr, PR::D_OP_ENABLE::OP_EN_ENABLE);
   mmio.write32(P::D_OP_ENABLE::kAddr, P::D_OP_ENABLE::OP_EN_ENABLE);
@@ -176,8 +196,9 @@ models::ops::PdpLayerParams pdp_model_params(const PdpLayer& l, unsigned atom_by
   c.pad_top = l.pad_top;
   c.pad_bottom = l.pad_bottom;
   for (unsigned n = 1; n <= 7; ++n) c.pad_value[n - 1] = static_cast<std::int32_t>(n) * l.pad_value;
-  c.recip_kernel_width = recip(l.kernel_width);
-  c.recip_kernel_height = recip(l.kernel_height);
+  c.recip_kernel_width = recip(l.precision, l.kernel_width);
+  c.recip_kernel_height = recip(l.precision, l.kernel_height);
+  c.nan_to_zero = l.nan_to_zero;
   m.in_width = l.src.width;
   m.in_height = l.src.height;
   m.channels = l.src.channels;

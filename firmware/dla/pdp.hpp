@@ -1,9 +1,11 @@
 // PDP layer programming: pooling a feature surface in memory (NVDLA's "offline processing
 // without split width") described in user terms, programmed through Mmio.
 //
-// Encoded: INT8/INT16 max, min and average pooling, kernels 1..8, strides 1..16, padding 0..7
-// on each side (smaller than the kernel) with a pad value for average pooling. Not encoded:
-// FP16, split-width mode (one pass over the whole width). On-the-fly input from SDP: `on_the_fly`
+// Encoded: INT8/INT16/FP16 max, min and average pooling, kernels 1..8, strides 1..16, padding
+// 0..7 on each side (smaller than the kernel) with a pad value for INT8/INT16 average pooling
+// (FP16 ignores pad values: padded positions add 0 and the divisor stays the whole kernel; the
+// reciprocals are programmed as FP17, models/ops/pdp.hpp). Not encoded: split-width mode (one
+// pass over the whole width). On-the-fly input from SDP: `on_the_fly`
 // (programmed with its producer by firmware/dla/conv_pool.hpp).
 #pragma once
 
@@ -25,8 +27,11 @@ struct PdpLayer {
   unsigned kernel_width = 1, kernel_height = 1;                       // 1..8
   unsigned stride_x = 1, stride_y = 1;                                // 1..16
   unsigned pad_left = 0, pad_right = 0, pad_top = 0, pad_bottom = 0;  // 0..7, below the kernel
-  // The value padded positions contribute to an average (max and min ignore padding).
+  // The value padded positions contribute to an INT8/INT16 average (max and min ignore
+  // padding). FP16 ignores it: it must be 0.
   std::int32_t pad_value = 0;
+  // FP16 only: D_NAN_FLUSH_TO_ZERO, input NaNs pooled as +0 (still counted in D_NAN_INPUT_NUM).
+  bool nan_to_zero = false;
   // FLYING_MODE=ON_FLYING: the input is SDP's output on the fly; `src` gives only its cube, and
   // PDP_RDMA is neither programmed nor enabled (NVDLA's programming guide, "On-the-fly
   // processing").

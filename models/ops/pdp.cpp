@@ -1,9 +1,12 @@
 #include "models/ops/pdp.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
+#include "models/numerics/float_format.hpp"
 #include "models/precision/int_width.hpp"
 
 namespace octasim::models::ops {
@@ -14,22 +17,194 @@ unsigned accumulator_bits(PdpPrecision p) {
   return p == PdpPrecision::kInt8 ? 16 : 32;
 }
 
+// INT8/INT16: the signed value; FP16: the 16-bit pattern.
 std::int32_t load_element(const std::uint8_t* p, PdpPrecision precision) {
   if (precision == PdpPrecision::kInt8) return static_cast<std::int8_t>(p[0]);
-  return static_cast<std::int16_t>(static_cast<std::uint16_t>(p[0] | (p[1] << 8)));
+  const auto bits = static_cast<std::uint16_t>(p[0] | (p[1] << 8));
+  if (precision == PdpPrecision::kFp16) return bits;
+  return static_cast<std::int16_t>(bits);
 }
 
 void store_element(std::uint8_t* p, std::int32_t v, PdpPrecision precision) {
   const auto u = static_cast<std::uint32_t>(v);
   p[0] = static_cast<std::uint8_t>(u & 0xffu);
-  if (precision == PdpPrecision::kInt16) p[1] = static_cast<std::uint8_t>((u >> 8) & 0xffu);
+  if (precision != PdpPrecision::kInt8) p[1] = static_cast<std::uint8_t>((u >> 8) & 0xffu);
 }
 
 [[noreturn]] void fail(const std::string& what) {
   throw std::runtime_error("PDP: " + what);
 }
 
+std::string hex(std::uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%x", v);
+  return buf;
+}
+
+// The largest finite FP17 number, (2 - 2^-10) * 2^31, in units of 2^-24: NVDLA's stand-in for an
+// FP16 infinity in the average datapath.
+constexpr int128_t kFp17MaxFixed = int128_t{2047} << 45;
+
+// A finite FP16 number (or an infinity's FP17 stand-in) exactly, in units of 2^-24.
+int128_t fp16_fixed(std::uint16_t h) {
+  const unsigned e = (h >> 10) & 0x1fu;
+  const unsigned m = h & 0x3ffu;
+  int128_t mag = 0;
+  if (e == 0x1f) {
+    mag = kFp17MaxFixed;
+  } else if (e == 0) {
+    mag = m;
+  } else {
+    mag = int128_t{1024 + m} << (e - 1);
+  }
+  return (h & 0x8000u) ? -mag : mag;
+}
+
+// A non-NaN FP16 pattern as an integer that orders like NVDLA's comparison (-0 < +0).
+int fp16_order_key(std::uint16_t h) {
+  const int mag = h & 0x7fff;
+  return (h & 0x8000u) ? -mag - 1 : mag;
+}
+
+// a * 2^k rounded once to FP16 (nearest even), saturating at +-65504 as NVDLA's FP17 -> FP16
+// conversion does.
+std::uint16_t round_to_fp16(int128_t a, int k) {
+  if (a == 0) return 0;
+  const bool negative = a < 0;
+  uint128_t mag = negative ? static_cast<uint128_t>(-a) : static_cast<uint128_t>(a);
+  int bits = 0;
+  for (uint128_t t = mag; t != 0; t >>= 1) ++bits;
+  const int lead = bits - 1 + k;                 // exponent of the leading bit
+  const int quantum = std::max(lead - 10, -24);  // FP16's step there (subnormals: 2^-24)
+  int exponent = k;
+  if (quantum > k) {
+    const int shift = quantum - k;
+    if (shift >= 127) {
+      mag = 0;
+    } else {
+      const uint128_t rest = mag & ((uint128_t{1} << shift) - 1);
+      const uint128_t half = uint128_t{1} << (shift - 1);
+      mag >>= shift;
+      if (rest > half || (rest == half && (mag & 1u) != 0)) ++mag;
+    }
+    exponent = quantum;
+  }
+  // mag now has at most 12 significant bits: exact in a double, and an FP16 number (or beyond
+  // 65504, where NVDLA saturates).
+  double v = std::ldexp(static_cast<double>(static_cast<std::uint64_t>(mag)), exponent);
+  v = std::min(v, 65504.0);
+  return static_cast<std::uint16_t>(encode_float(negative ? -v : v, kFp16));
+}
+
+// One FP17 reciprocal register as mantissa * 2^exponent (mantissa 0 for a zero).
+struct Fp17Parts {
+  std::int64_t mantissa = 0;
+  int exponent = 0;
+};
+
+Fp17Parts fp17_parts(std::uint32_t bits, const char* reg) {
+  const unsigned e = (bits >> 10) & 0x3fu;
+  const std::int64_t m = bits & 0x3ffu;
+  if (e == 0x3f) {
+    fail(std::string(reg) + " " + hex(bits) +
+         " is not a finite FP17 number (exponent 63: infinity or NaN)");
+  }
+  if (e == 0) return {};
+  const std::int64_t mantissa = 1024 + m;
+  return {(bits & 0x10000u) ? -mantissa : mantissa, static_cast<int>(e) - 31 - 10};
+}
+
+// The FP16 pooling of one window (pdp.hpp, "octasim's defined FP16 order").
+std::uint16_t pool_window_fp16(const PdpConfig& cfg, const std::int32_t* first,
+                               std::ptrdiff_t col_stride, std::ptrdiff_t row_stride, unsigned cols,
+                               unsigned rows) {
+  const bool average = cfg.method == PdpMethod::kAverage;
+  const bool is_max = cfg.method == PdpMethod::kMax;
+  bool have_nan = false;
+  std::uint16_t nan = 0;
+  int128_t sum = 0;
+  std::uint16_t best = 0;
+  bool have_best = false;
+  for (unsigned r = 0; r < rows; ++r) {
+    const std::int32_t* p = first + r * row_stride;
+    bool row_nan = false;
+    for (unsigned c = 0; c < cols; ++c) {
+      auto h = static_cast<std::uint16_t>(p[c * col_stride] & 0xffff);
+      if (fp16_is_nan(h)) {
+        if (!cfg.nan_to_zero) {
+          // Within a row the first NaN stays; a lower row's NaN replaces an upper row's.
+          if (!row_nan) nan = h;
+          row_nan = have_nan = true;
+          continue;
+        }
+        h = 0;
+      }
+      if (average) {
+        sum += fp16_fixed(h);
+      } else if (!have_best || (is_max ? fp16_order_key(h) > fp16_order_key(best)
+                                       : fp16_order_key(h) < fp16_order_key(best))) {
+        best = h;
+        have_best = true;
+      }
+    }
+  }
+  if (have_nan) return nan;
+  if (!average) return best;
+  return pdp_average_fp16(cfg, sum);
+}
+
+// D_NAN_INPUT_NUM / D_INF_INPUT_NUM of the FP16 elements PDP_RDMA read.
+void count_fp16_inputs(const std::int32_t* elements, std::size_t n, PdpLayerResult& result) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto h = static_cast<std::uint16_t>(elements[i]);
+    if (fp16_is_nan(h)) ++result.nan_input;
+    if (fp16_is_inf(h)) ++result.inf_input;
+  }
+}
+
 }  // namespace
+
+double pdp_fp17_value(std::uint32_t bits) {
+  const unsigned e = (bits >> 10) & 0x3fu;
+  const unsigned m = bits & 0x3ffu;
+  const double sign = (bits & 0x10000u) ? -1.0 : 1.0;
+  if (e == 0x3f) return m != 0 ? std::nan("") : sign * HUGE_VAL;
+  if (e == 0) return sign * 0.0;
+  return sign * std::ldexp(1024.0 + m, static_cast<int>(e) - 31 - 10);
+}
+
+std::uint32_t pdp_fp17_from_double(double x) {
+  if (std::isnan(x)) return 0x1fe00u;
+  const std::uint32_t sign = std::signbit(x) ? 0x10000u : 0u;
+  constexpr std::uint32_t kMaxFinite = (62u << 10) | 0x3ffu;
+  const double a = std::fabs(x);
+  if (a < std::ldexp(1.0, -30)) return sign;
+  if (std::isinf(a)) return sign | kMaxFinite;
+  int e2 = 0;
+  (void)std::frexp(a, &e2);  // a = f * 2^e2, f in [0.5, 1): the leading bit is 2^(e2 - 1)
+  int exponent = e2 - 1;
+  // The 11 significant bits, rounded to nearest even (nearbyint: the default rounding mode).
+  double q = std::nearbyint(std::ldexp(a, 10 - exponent));
+  if (q >= 2048.0) {
+    q /= 2.0;
+    ++exponent;
+  }
+  const int field = exponent + 31;
+  if (field >= 63) return sign | kMaxFinite;
+  return sign | (static_cast<std::uint32_t>(field) << 10) | (static_cast<std::uint32_t>(q) - 1024u);
+}
+
+std::uint32_t pdp_fp16_recip(unsigned kernel) {
+  if (kernel < 1 || kernel > 8) fail("kernel size " + std::to_string(kernel) + " is not 1..8");
+  return pdp_fp17_from_double(1.0 / kernel);
+}
+
+std::uint16_t pdp_average_fp16(const PdpConfig& cfg, int128_t sum) {
+  const Fp17Parts w = fp17_parts(cfg.recip_kernel_width, "D_RECIP_KERNEL_WIDTH");
+  const Fp17Parts h = fp17_parts(cfg.recip_kernel_height, "D_RECIP_KERNEL_HEIGHT");
+  // |sum| < 2^64 and each mantissa < 2^11: the product is exact in 128 bits.
+  return round_to_fp16(sum * w.mantissa * h.mantissa, w.exponent + h.exponent - 24);
+}
 
 std::int32_t pdp_pad_value(std::uint32_t reg, unsigned n, PdpPrecision p) {
   static constexpr std::array<unsigned, 7> kSignBitInt8{7, 8, 9, 9, 10, 10, 10};
@@ -64,6 +239,9 @@ std::int32_t pdp_average(const PdpConfig& cfg, std::int64_t sum) {
 std::int32_t pdp_pool_window(const PdpConfig& cfg, const std::int32_t* first,
                              std::ptrdiff_t col_stride, std::ptrdiff_t row_stride, unsigned cols,
                              unsigned rows, unsigned pad_cols, unsigned pad_rows) {
+  if (cfg.precision == PdpPrecision::kFp16) {
+    return pool_window_fp16(cfg, first, col_stride, row_stride, cols, rows);
+  }
   if (cfg.method == PdpMethod::kAverage) {
     std::int64_t sum = 0;
     for (unsigned r = 0; r < rows; ++r) {
@@ -124,6 +302,11 @@ std::vector<PdpSplit> pdp_splits(const PdpLayerParams& layer) {
 PdpLayerResult run_pdp_layer(const PdpLayerParams& layer, Memory& mem) {
   const PdpConfig& cfg = layer.cfg;
   const unsigned eb = pdp_element_bytes(cfg.precision);
+  const bool fp16 = cfg.precision == PdpPrecision::kFp16;
+  if (cfg.precision != PdpPrecision::kInt8 && cfg.precision != PdpPrecision::kInt16 && !fp16) {
+    fail("precision " + std::to_string(static_cast<unsigned>(cfg.precision)) +
+         " is not INT8 (0), INT16 (1) or FP16 (2)");
+  }
   if (layer.in_width == 0 || layer.in_height == 0 || layer.channels == 0 || layer.out_width == 0 ||
       layer.out_height == 0) {
     fail("empty data cube");
@@ -193,6 +376,7 @@ PdpLayerResult run_pdp_layer(const PdpLayerParams& layer, Memory& mem) {
         for (std::size_t e = 0; e < std::size_t{split.in_width} * per_atom; ++e) {
           row[e] = load_element(line.data() + e * eb, cfg.precision);
         }
+        if (fp16) count_fp16_inputs(row, std::size_t{split.in_width} * per_atom, result);
       }
       result.bytes_read += in_line_bytes * height;
 
@@ -208,6 +392,7 @@ PdpLayerResult run_pdp_layer(const PdpLayerParams& layer, Memory& mem) {
                                                    ry.count, pad_cols, pad_rows);
             store_element(out_line.data() + (std::size_t{ox} * per_atom + k) * eb, v,
                           cfg.precision);
+            if (fp16 && fp16_is_nan(static_cast<std::uint16_t>(v))) ++result.nan_output;
           }
         }
         mem.write(layer.dst + std::uint64_t{split.out_col} * layer.atom_bytes +

@@ -40,7 +40,7 @@ PdpPrecision decode_precision(const HwConfig& hw, std::uint32_t format) {
       return PdpPrecision::kInt16;
     case P::D_DATA_FORMAT::INPUT_DATA_FP16:
       if (!hw.dla.feature_fp16) throw_not_present(hw, "PDP FP16");
-      fail("FP16 pooling is not supported by octasim yet (INT8 and INT16 are)");
+      return PdpPrecision::kFp16;
     default:
       fail("D_DATA_FORMAT.INPUT_DATA " + std::to_string(format) + " is not INT8, INT16 or FP16");
   }
@@ -134,6 +134,12 @@ void decode_kernel(const RegRead& regs, models::ops::PdpConfig& cfg) {
       field(regs, P::D_POOLING_PADDING_VALUE_7_CFG::kAddr,
             P::D_POOLING_PADDING_VALUE_7_CFG::PAD_VALUE_7X),
   };
+  if (cfg.precision == PdpPrecision::kFp16) {
+    // FP16 ignores the padding values (precision.rst, "PDP convertors") and may flush NaNs.
+    cfg.nan_to_zero =
+        field(regs, P::D_NAN_FLUSH_TO_ZERO::kAddr, P::D_NAN_FLUSH_TO_ZERO::NAN_TO_ZERO) != 0;
+    return;
+  }
   for (unsigned n = 1; n <= 7; ++n) {
     cfg.pad_value[n - 1] = models::ops::pdp_pad_value(pad_regs[n - 1], n, cfg.precision);
   }
@@ -226,10 +232,10 @@ OpResult pdp_result(const models::ops::PdpLayerParams& layer,
                     const models::ops::PdpLayerResult& run) {
   const models::ops::PdpConfig& cfg = layer.cfg;
   OpResult result;
-  // Integer layers see no NaN or infinity.
-  result.status = {{P::D_NAN_INPUT_NUM::kAddr, 0},
-                   {P::D_INF_INPUT_NUM::kAddr, 0},
-                   {P::D_NAN_OUTPUT_NUM::kAddr, 0}};
+  // FP16 statistics (models::ops::run_pdp_layer counts them; integer layers see none).
+  result.status = {{P::D_NAN_INPUT_NUM::kAddr, run.nan_input},
+                   {P::D_INF_INPUT_NUM::kAddr, run.inf_input},
+                   {P::D_NAN_OUTPUT_NUM::kAddr, run.nan_output}};
   result.in = {layer.in_width, layer.in_height, layer.channels};
   result.out = {layer.out_width, layer.out_height, layer.channels};
   result.kernel_width = cfg.kernel_width;
@@ -313,7 +319,10 @@ OpResult run_pdp_on_the_fly(const HwConfig& hw, const RegRead& regs, const Flyin
   layer.src_line_stride = std::uint64_t{in.width} * in.atom_bytes;
   layer.src_surface_stride = layer.src_line_stride * in.height;
   FlyingInput source(in, mem);
-  OpResult r = pdp_result(layer, models::ops::run_pdp_layer(layer, source));
+  models::ops::PdpLayerResult run = models::ops::run_pdp_layer(layer, source);
+  // NVDLA counts input NaN/infinities as PDP_RDMA reads them; on the fly it reads nothing.
+  run.nan_input = run.inf_input = 0;
+  OpResult r = pdp_result(layer, run);
   r.bytes_on_the_fly = in.data.size();
   r.bytes_read = 0;
   r.dma.input.clear();

@@ -21,7 +21,7 @@ struct PdpDescriptor final : OperationDescriptor {
   bool flying = false;
   // The width splits PDP walks (D_OPERATION_MODE_CFG.SPLIT_NUM + 1).
   [[nodiscard]] std::uint32_t splits() const { return layer.split_num + 1; }
-  // Bytes of one input element (D_DATA_FORMAT.INPUT_DATA: INT8 1, INT16 2).
+  // Bytes of one input element (D_DATA_FORMAT.INPUT_DATA: INT8 1, INT16 and FP16 2).
   [[nodiscard]] unsigned input_bytes_per_element() const {
     return models::ops::pdp_element_bytes(layer.cfg.precision);
   }
