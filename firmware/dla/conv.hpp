@@ -135,8 +135,11 @@ struct ConvPlan {
 // Throws FirmwareError, before any register is written, for a layer it cannot program.
 // `sdp_group` (0 or 1), when given, is SDP's and SDP_RDMA's group where it differs from the
 // convolution units' (after memory-to-memory SDP layers); it then names the interrupt.
+// `rdma_group`, when given, is SDP_RDMA's own group: its consumer pointer advances only with the
+// layers that use it, so after an SDP layer without operands it differs from SDP's.
 [[nodiscard]] unsigned program_conv(Mmio& mmio, const ConvLayer& layer, unsigned group,
-                                    const ConvHardware& hw, int sdp_group = -1);
+                                    const ConvHardware& hw, int sdp_group = -1,
+                                    int rdma_group = -1);
 
 // The same layer as models/ describes it.
 struct ConvModel {

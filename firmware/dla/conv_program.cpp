@@ -201,11 +201,12 @@ void program_cdma(Mmio& mmio, const ConvLayer& l, const ConvPlan& plan, unsigned
 }  // namespace
 
 unsigned program_conv(Mmio& mmio, const ConvLayer& l, unsigned group, const ConvHardware& hw,
-                      int sdp_group) {
+                      int sdp_group, int rdma_group) {
   const unsigned sg = sdp_group < 0 ? group : static_cast<unsigned>(sdp_group);
-  if (group > 1 || sg > 1) {
-    throw FirmwareError(
-        fmt::format("convolution: register group {} is not 0 or 1", group > 1 ? group : sg));
+  const unsigned rg = rdma_group < 0 ? sg : static_cast<unsigned>(rdma_group);
+  if (group > 1 || sg > 1 || rg > 1) {
+    throw FirmwareError(fmt::format("convolution: register group {} is not 0 or 1",
+                                    group > 1 ? group : sg > 1 ? sg : rg));
   }
   const ConvPlan plan = plan_conv(l, hw);
   const SdpLayer sdp = conv_sdp_layer(l);
@@ -213,7 +214,7 @@ unsigned program_conv(Mmio& mmio, const ConvLayer& l, unsigned group, const Conv
 
   // Producer pointers, from the end of the pipeline to its start.
   mmio.write32(S::S_POINTER::kAddr, S::S_POINTER::PRODUCER.set(0, sg));
-  if (sdp_rdma) mmio.write32(RD::S_POINTER::kAddr, RD::S_POINTER::PRODUCER.set(0, sg));
+  if (sdp_rdma) mmio.write32(RD::S_POINTER::kAddr, RD::S_POINTER::PRODUCER.set(0, rg));
   mmio.write32(CA::S_POINTER::kAddr, CA::S_POINTER::PRODUCER.set(0, group));
   mmio.write32(MA::S_POINTER::kAddr, MA::S_POINTER::PRODUCER.set(0, group));
   mmio.write32(MB::S_POINTER::kAddr, MB::S_POINTER::PRODUCER.set(0, group));

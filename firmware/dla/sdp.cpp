@@ -374,10 +374,13 @@ void write_sdp_registers(Mmio& mmio, const SdpLayer& l, SdpInput input, unsigned
   write_sdp_core_registers(mmio, l, input);
 }
 
-unsigned program_sdp(Mmio& mmio, const SdpLayer& l, unsigned group, unsigned atom_bytes) {
+unsigned program_sdp(Mmio& mmio, const SdpLayer& l, unsigned group, unsigned atom_bytes,
+                     int rdma_group) {
   check_layer(l, group, atom_bytes);
+  const unsigned rg = rdma_group < 0 ? group : static_cast<unsigned>(rdma_group);
+  if (rg > 1) throw FirmwareError(fmt::format("SDP_RDMA: register group {} is not 0 or 1", rg));
   mmio.write32(S::S_POINTER::kAddr, S::S_POINTER::PRODUCER.set(0, group));
-  mmio.write32(RD::S_POINTER::kAddr, RD::S_POINTER::PRODUCER.set(0, group));
+  mmio.write32(RD::S_POINTER::kAddr, RD::S_POINTER::PRODUCER.set(0, rg));
   write_sdp_registers(mmio, l, SdpInput::kMemory, atom_bytes);
   mmio.write32(RD::D_OP_ENABLE::kAddr, RD::D_OP_ENABLE::OP_EN_ENABLE);
   mmio.write32(S::D_OP_ENABLE::kAddr, S::D_OP_ENABLE::OP_EN_ENABLE);

@@ -149,9 +149,10 @@ void write_sdp_registers(Mmio& mmio, const SdpLayer& layer, SdpInput input, unsi
 // S_POINTER first (SDP, then SDP_RDMA), the SDP_RDMA then SDP D_ registers, then D_OP_ENABLE of
 // SDP_RDMA before SDP's (the order of NVDLA's firmware). Returns the GLB S_INTR_STATUS bit that
 // signals completion (SDP_DONE_STATUS<group>), for Mmio::wait_interrupt. Throws FirmwareError,
-// before any register is written, for a layer it cannot program.
+// before any register is written, for a layer it cannot program. `rdma_group`, when given, is
+// SDP_RDMA's own group (its consumer pointer advances only with the layers that use it).
 [[nodiscard]] unsigned program_sdp(Mmio& mmio, const SdpLayer& layer, unsigned group,
-                                   unsigned atom_bytes);
+                                   unsigned atom_bytes, int rdma_group = -1);
 
 // The same layer as models/ describes it, for computing golden output with
 // models::ops::run_sdp_layer. Throws FirmwareError like program_sdp.

@@ -101,9 +101,12 @@ unsigned program_layer(const NetProgram& p, std::size_t i, Mmio& mmio, GroupStat
   const unsigned atom = p.hw.atom_bytes;
   unsigned bit = 0;
   if (const auto* conv = std::get_if<ConvLayer>(&l.hw)) {
-    bit = program_conv(mmio, *conv, g.conv, p.hw, static_cast<int>(g.sdp));
+    const bool rdma = sdp_rdma_used(conv_sdp_layer(*conv), SdpInput::kFlying);
+    bit = program_conv(mmio, *conv, g.conv, p.hw, static_cast<int>(g.sdp),
+                       static_cast<int>(g.sdp_rdma));
     g.conv ^= 1U;
     g.sdp ^= 1U;
+    if (rdma) g.sdp_rdma ^= 1U;
   } else if (const auto* pdp = std::get_if<PdpLayer>(&l.hw)) {
     bit = program_pdp(mmio, *pdp, g.pdp, atom);
     g.pdp ^= 1U;
@@ -115,11 +118,13 @@ unsigned program_layer(const NetProgram& p, std::size_t i, Mmio& mmio, GroupStat
     g.octav ^= 1U;
   } else if (const auto* fq = std::get_if<FakeQuantSdpLayer>(&l.hw)) {
     // Its operands are OCTAV's (written into this group when OCTAV finished).
-    bit = program_fake_quant_sdp(mmio, *fq, g.sdp, g.sdp, atom);
+    bit = program_fake_quant_sdp(mmio, *fq, g.sdp, g.sdp_rdma, atom);
     g.sdp ^= 1U;
+    g.sdp_rdma ^= 1U;
   } else {
-    bit = program_sdp(mmio, std::get<SdpLayer>(l.hw), g.sdp, atom);
+    bit = program_sdp(mmio, std::get<SdpLayer>(l.hw), g.sdp, atom, static_cast<int>(g.sdp_rdma));
     g.sdp ^= 1U;
+    g.sdp_rdma ^= 1U;
   }
   return bit;
 }

@@ -36,8 +36,9 @@ void write_input(const NetProgram& p, const models::graph::Tensor& batch, std::s
 
 // Each unit's next register group (NVDLA's ping-pong groups): kept across runs of a program on
 // one device, whose consumer pointers advance with every layer.
+// SDP_RDMA has its own: a flying SDP without operands leaves it where it was.
 struct GroupState {
-  unsigned conv = 0, sdp = 0, pdp = 0, cdp = 0, octav = 0;
+  unsigned conv = 0, sdp = 0, sdp_rdma = 0, pdp = 0, cdp = 0, octav = 0;
 };
 
 // Programs layer `i` through `mmio` (register writes, D_OP_ENABLE) and returns the GLB
