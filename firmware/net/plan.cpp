@@ -332,7 +332,15 @@ class Planner {
       l.conv.alpha = n.get_float("alpha", 1.0F);
       l.conv.beta = n.get_float("beta", 1.0F);
       if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
-        (void)constant(n, 2, "C operand");
+        const auto& c = constant(n, 2, "C operand");
+        const std::size_t outputs = static_cast<std::size_t>(
+            b.shape[l.conv.transpose_b ? 0 : 1]);
+        if (c.elements() != outputs && c.elements() != 1) {
+          throw GraphError(fmt::format(
+              "{}: C of shape {} is not one value per output (the DLA adds a bias per output "
+              "channel)",
+              n.label(), models::graph::shape_string(c.shape)));
+        }
         l.conv.bias = n.inputs[2];
       }
     } else {
