@@ -6,16 +6,11 @@
 // operands widened to FP32, every operation rounded to FP32, the result rounded once to FP16);
 // the functional device (in-process) and the cycle-level device (`octasim run --config nv_full`)
 // must reproduce the golden bit for bit.
-//
-// The SDP model and devices read FP16 from memory and run the FP16 EW stage only with engineer
-// sdp16's work (models/ops/sdp, sim/dla/sdp_functional): until it is merged the model refuses
-// FP16 memory input and these end-to-end tests skip, naming that dependency.
 #include <cmath>
 #include <map>
 #include <optional>
 #include <ostream>
 #include <random>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -172,32 +167,14 @@ std::uint16_t reference(const SdpCase& sc, const Built& b, std::size_t i, std::u
   return h16(v);
 }
 
-// The golden from models/, or nullopt (with the reason) when the model refuses FP16 from memory.
-std::optional<std::vector<std::uint8_t>> golden(const Built& b, std::string* refused) {
+// The golden from models/: the output surface after run_sdp_layer.
+std::vector<std::uint8_t> golden(const Built& b) {
   HostMemory mem;
   for (const auto& [addr, bytes] : b.loads) mem.write(addr, bytes.data(), bytes.size());
-  try {
-    (void)models::ops::run_sdp_layer(sdp_model_config(b.layer, kAtom), mem);
-  } catch (const std::runtime_error& e) {
-    const std::string what = e.what();
-    if (what.find("FP16") != std::string::npos && what.find("not supported") != std::string::npos) {
-      *refused = what;
-      return std::nullopt;
-    }
-    throw;
-  }
+  (void)models::ops::run_sdp_layer(sdp_model_config(b.layer, kAtom), mem);
   return mem.bytes(kDst,
                    static_cast<std::size_t>(surface_bytes(b.layer.dst, Precision::kFp16, kAtom)));
 }
-
-#define GOLDEN_OR_SKIP(var, built)                                                                 \
-  std::string refused_;                                                                            \
-  const std::optional<std::vector<std::uint8_t>> var = golden(built, &refused_);                   \
-  if (!var) {                                                                                      \
-    GTEST_SKIP() << "needs the FP16 SDP from memory / FP16 EW of engineer sdp16 (models/ops/sdp, " \
-                    "sim/dla/sdp_functional); the model says: "                                    \
-                 << refused_;                                                                      \
-  }
 
 std::string record(const SdpCase& sc, const Built& b, const std::vector<std::uint8_t>& want,
                    const std::string& dir) {
@@ -217,14 +194,14 @@ class Fp16Sdp : public ::testing::TestWithParam<SdpCase> {};
 TEST_P(Fp16Sdp, GoldenEqualsFloatReferenceBitForBit) {
   const SdpCase& sc = GetParam();
   const Built b = build(sc);
-  GOLDEN_OR_SKIP(want, b);
+  const std::vector<std::uint8_t> want = golden(b);
   std::size_t nonzero = 0;
   for (std::uint32_t c = 0; c < sc.channels; ++c) {
     for (std::uint32_t y = 0; y < sc.height; ++y) {
       for (std::uint32_t x = 0; x < sc.width; ++x) {
         const std::size_t i = (std::size_t{c} * sc.height + y) * sc.width + x;
         const std::uint64_t at = element_offset(b.layer.dst, Precision::kFp16, kAtom, x, y, c);
-        const auto got = static_cast<std::uint16_t>((*want)[at] | (*want)[at + 1] << 8);
+        const auto got = static_cast<std::uint16_t>(want[at] | want[at + 1] << 8);
         const std::uint16_t ref = reference(sc, b, i, c);
         EXPECT_EQ(got, ref) << sc.name << " (" << x << ", " << y << ", " << c << "): golden "
                             << f16(got) << ", reference " << f16(ref);
@@ -238,9 +215,9 @@ TEST_P(Fp16Sdp, GoldenEqualsFloatReferenceBitForBit) {
 TEST_P(Fp16Sdp, FunctionalDeviceMatchesGolden) {
   const SdpCase& sc = GetParam();
   const Built b = build(sc);
-  GOLDEN_OR_SKIP(want, b);
+  const std::vector<std::uint8_t> want = golden(b);
   TempDir dir(sc.name + "-functional");
-  const std::string cfg = record(sc, b, *want, dir.str());
+  const std::string cfg = record(sc, b, want, dir.str());
   dla::FunctionalDevice device(load_hw_config("nv_full"));
   const trace::PlayResult r =
       trace::play(trace::parse_trace_file(cfg), device, trace::PlayerOptions{});
@@ -251,9 +228,9 @@ TEST_P(Fp16Sdp, FunctionalDeviceMatchesGolden) {
 TEST_P(Fp16Sdp, CycleLevelDeviceMatchesGolden) {
   const SdpCase& sc = GetParam();
   const Built b = build(sc);
-  GOLDEN_OR_SKIP(want, b);
+  const std::vector<std::uint8_t> want = golden(b);
   TempDir dir(sc.name + "-cycle");
-  const std::string cfg = record(sc, b, *want, dir.str());
+  const std::string cfg = record(sc, b, want, dir.str());
   std::string out;
   ASSERT_EQ(run_octasim("run " + cfg + " --config nv_full", &out), 0) << out;
   EXPECT_NE(out.find("checks: 1 passed, 0 failed"), std::string::npos) << out;
