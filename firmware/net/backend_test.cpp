@@ -88,9 +88,10 @@ BoundTest bind_test(const Graph& g, const BackendDataSet& d) {
 }
 
 int rounded_operands(const std::string& op) {
-  static const std::set<std::string> two{"Conv",        "ConvTranspose",    "Gemm",
-                                         "MatMul",      "Mul",              "AveragePool",
-                                         "GlobalAveragePool", "BatchNormalization", "LRN"};
+  if (op == "AveragePool") return 3;
+  static const std::set<std::string> two{"Conv",   "ConvTranspose",     "Gemm",
+                                         "MatMul", "Mul",               "GlobalAveragePool",
+                                         "LRN",    "BatchNormalization"};
   return two.count(op) != 0 ? 2 : 1;
 }
 

@@ -325,8 +325,17 @@ class Planner {
     l.output = n.outputs.at(0);
     if (n.op_type == "Gemm") {
       if (n.get_int("transA", 0) != 0) {
-        throw GraphError(
-            fmt::format("{}: transA=1 is not supported (the input is a row)", n.label()));
+        // The host writes the graph input: it lays A (K x M) out as the rows of its transpose.
+        const auto& a = plan_.shapes.at(n.inputs[0]);
+        if (n.inputs[0] != plan_.input || g_.consumers(n.inputs[0]) != 1 || a.size() != 2) {
+          throw GraphError(fmt::format(
+              "{}: transA=1 is supported on the graph's input only (the host lays it out "
+              "transposed; the DLA has no transpose)",
+              n.label()));
+        }
+        plan_.cubes[l.input] = {1, static_cast<std::uint32_t>(a[1]),
+                                static_cast<std::uint32_t>(a[0])};
+        plan_.transposed.insert(l.input);
       }
       l.conv.transpose_b = n.get_int("transB", 0) != 0;
       l.conv.alpha = n.get_float("alpha", 1.0F);
@@ -402,21 +411,16 @@ class Planner {
         // The last, partial windows: padding after the input, which max pooling ignores.
         const unsigned extra_y = ceil_extra(in_h, s.kh, s.sy, s.top, s.bottom);
         const unsigned extra_x = ceil_extra(in_w, s.kw, s.sx, s.left, s.right);
+        // Average: ONNX divides a partial window by the elements it covers.
         if (l.pool.kind == PoolKind::kAverage && extra_x + extra_y != 0) {
-          throw GraphError(fmt::format(
-              "{}: ceil_mode=1 average pooling with partial windows is not supported (PDP "
-              "divides by the whole kernel)",
-              n.label()));
+          l.pool.exclude_pad = true;
         }
         s.bottom += extra_y;
         s.right += extra_x;
       }
       const bool padded = s.top + s.left + s.bottom + s.right != 0;
       if (l.pool.kind == PoolKind::kAverage && padded && n.get_int("count_include_pad", 0) == 0) {
-        throw GraphError(
-            fmt::format("{}: padded average pooling with count_include_pad=0 is not "
-                        "supported (PDP divides by the whole kernel)",
-                        n.label()));
+        l.pool.exclude_pad = true;
       }
       if (n.op_type == "MaxPool" && n.get_int("storage_order", 0) != 0) {
         throw GraphError(fmt::format("{}: storage_order=1 is not supported", n.label()));

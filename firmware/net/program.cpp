@@ -221,7 +221,7 @@ class Builder {
     } else {
       t.quant = table_.at(name);
     }
-    t.rows = t.shape.size() == 2;
+    t.rows = t.shape.size() == 2 && plan_.transposed.count(name) == 0;
     t.surface = packed_surface(0, c.width, c.height, c.channels, atom());
     t.surface.address = activations_.allocate(surface_bytes(t.surface, elem(), atom()));
     return tensors_.emplace(name, t).first->second;
@@ -240,6 +240,7 @@ class Builder {
         out.hw = lower_conv(l, in, dst, out);
         break;
       case LayerKind::kPool:
+        if (l.pool.exclude_pad) return lower_pool_exclude_pad(l, in, dst, out);
         out.hw = lower_pool(l, in, dst);
         break;
       case LayerKind::kLrn:
@@ -424,7 +425,8 @@ class Builder {
         b[c] = mul == 0.0 ? 0.0F : static_cast<float>(add / mul);
       }
       s.bias_scale =
-          SdpBiasScale{constant(who + " bias/scale", sdp_fp16_bias_scale_table(b, m, atom())), 0, 0};
+          SdpBiasScale{constant(who + " bias/scale", sdp_fp16_bias_scale_table(b, m, atom())), 0,
+                       0};
     }
     if (a.ew != EwOp::kNone) {
       SdpElementwise e;
@@ -437,17 +439,73 @@ class Builder {
     return s;
   }
 
+  // Average pooling over the real elements of each window: PDP sums into a scratch surface,
+  // SDP multiplies each sum by 1 / (the window's real elements), an FP16 constant per output.
+  void lower_pool_exclude_pad(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                              NetLayer& out) {
+    if (!fp16()) {
+      throw GraphError(fmt::format("{}: average pooling that excludes padding runs at fp16 only",
+                                   out.nodes));
+    }
+    const PoolAttrs& a = l.pool;
+    PdpLayer p = lower_pool(l, in, dst);
+    p.sum = true;
+    p.dst.address = activations_.allocate(surface_bytes(dst.surface, elem(), atom()));
+    const auto counts = [](std::uint32_t o, unsigned stride, unsigned pad, unsigned kernel,
+                           std::uint32_t size) {
+      const std::int64_t first = std::int64_t{o} * stride - pad;
+      return std::min<std::int64_t>(first + kernel, size) - std::max<std::int64_t>(first, 0);
+    };
+    const FeatureSurface& d = dst.surface;
+    std::vector<float> recip(std::size_t{d.width} * d.height * d.channels);
+    for (std::uint32_t c = 0; c < d.channels; ++c)
+      for (std::uint32_t y = 0; y < d.height; ++y)
+        for (std::uint32_t x = 0; x < d.width; ++x) {
+          const std::int64_t n = counts(y, a.stride_y, a.pad_top, a.kernel_h, in.surface.height) *
+                                 counts(x, a.stride_x, a.pad_left, a.kernel_w, in.surface.width);
+          recip[(std::size_t{c} * d.height + y) * d.width + x] =
+              n > 0 ? 1.0F / static_cast<float>(n) : 0.0F;
+        }
+    SdpLayer s;
+    s.precision = elem();
+    s.src = p.dst;
+    s.dst = d;
+    SdpElementwise e;
+    e.op = SdpEwOp::kMul;
+    NetTensor cube_order = dst;
+    cube_order.rows = false;  // `recip` is in the cube's (c, y, x) order
+    e.surface = values_surface(recip, cube_order, out.nodes + " 1/count");
+    s.ew = e;
+    (void)sdp_model_config(s, atom());
+    NetLayer sum = out;
+    sum.nodes = out.nodes + " (window sums)";
+    sum.hw = p;
+    prog_.layers.push_back(std::move(sum));
+    NetLayer scale = out;
+    scale.engine = "SDP";
+    scale.nodes = out.nodes + " (/ real elements)";
+    scale.input = scale.output = l.output;
+    scale.hw = s;
+    prog_.layers.push_back(std::move(scale));
+    activations_.release(p.dst.address, surface_bytes(dst.surface, elem(), atom()));
+  }
+
   // An initializer broadcast to the shape of `like` as an FP16 surface among the constants.
   FeatureSurface constant_surface(const std::string& name, const NetTensor& like,
                                   const std::string& who) {
-    const std::vector<float> v = broadcast(g_.initializers.at(name), like.shape, who);
+    return values_surface(broadcast(g_.initializers.at(name), like.shape, who), like,
+                          who + " operand '" + name + "'");
+  }
+
+  // `v` (C order of `like`) as an FP16 surface of like's cube among the constants.
+  FeatureSurface values_surface(const std::vector<float>& v, const NetTensor& like,
+                                const std::string& what) {
     FeatureSurface s = like.surface;
     models::ops::ConvCube cube(s.width, s.height, s.channels);
     for (std::size_t i = 0; i < v.size(); ++i) {
       cube.data[tensor_cube_index(like, cube, i)] = models::fp16_from_float(v[i]);
     }
-    s.address = constant(who + " operand '" + name + "'",
-                         conv_feature_image(cube, s, Precision::kFp16, atom()));
+    s.address = constant(what, conv_feature_image(cube, s, Precision::kFp16, atom()));
     return s;
   }
 
