@@ -153,6 +153,9 @@ Comparison compare_output(const std::vector<float>& device, const Tensor& expect
     } else if (!std::isfinite(a)) {
       ok = false;
       ratio = std::numeric_limits<double>::infinity();
+    } else if (bounds[i] == 0.0) {  // integers: exact
+      ok = a == b;
+      ratio = ok ? 0.0 : std::numeric_limits<double>::infinity();
     } else {
       ratio = std::abs(a - b) / bounds[i];
       ok = ratio <= 1.0;

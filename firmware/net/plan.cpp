@@ -135,7 +135,9 @@ class Planner {
     // A weight or bias the graph takes as an input (ONNX's node tests do) is refused by the node
     // that needs it constant, before the inputs are counted.
     for (const Node& n : g_.nodes) {
-      const bool weighted = n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul";
+      const bool weighted = n.op_type == "Conv" || n.op_type == "Gemm" ||
+                            n.op_type == "MatMul" || n.op_type == "ConvInteger" ||
+                            n.op_type == "MatMulInteger";
       for (std::size_t k = 1; weighted && k < n.inputs.size(); ++k) {
         if (!n.inputs[k].empty()) (void)constant(n, k, k == 1 ? "weight" : "bias");
       }
@@ -282,7 +284,9 @@ class Planner {
                       n.label(), n.get_int("group", 1)));
     }
     l.conv.weight = n.inputs[1];
-    if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+    if (n.op_type == "ConvInteger") {
+      integer_operands(n, l.conv);
+    } else if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
       (void)constant(n, 2, "bias");
       l.conv.bias = n.inputs[2];
     }
@@ -307,6 +311,22 @@ class Planner {
     plan_.layers.push_back(std::move(l));
   }
 
+  // ConvInteger / MatMulInteger: the zero points (inputs 2 and 3) must be constants; the weight
+  // zero point one value or one per output.
+  void integer_operands(const Node& n, ConvAttrs& a) {
+    a.integer = true;
+    if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+      if (constant(n, 2, "input zero point").elements() != 1) {
+        throw GraphError(fmt::format("{}: the input zero point must be one value", n.label()));
+      }
+      a.input_zero_point = n.inputs[2];
+    }
+    if (n.inputs.size() > 3 && !n.inputs[3].empty()) {
+      (void)constant(n, 3, "weight zero point");
+      a.weight_zero_point = n.inputs[3];
+    }
+  }
+
   // Gemm (transA 0, constant B and C) or MatMul with a constant B and an optional Add of a
   // constant bias after it.
   void plan_fc(std::size_t i) {
@@ -323,6 +343,7 @@ class Planner {
     }
     l.conv.weight = n.inputs[1];
     l.output = n.outputs.at(0);
+    if (n.op_type == "MatMulInteger") integer_operands(n, l.conv);
     if (n.op_type == "Gemm") {
       if (n.get_int("transA", 0) != 0) {
         // The host writes the graph input: it lays A (K x M) out as the rows of its transpose.
@@ -579,8 +600,8 @@ class Planner {
   void plan_node(std::size_t i) {
     const Node& n = g_.nodes[i];
     const std::string& op = n.op_type;
-    if (op == "Conv") return plan_conv(i);
-    if (op == "Gemm" || op == "MatMul") return plan_fc(i);
+    if (op == "Conv" || op == "ConvInteger") return plan_conv(i);
+    if (op == "Gemm" || op == "MatMul" || op == "MatMulInteger") return plan_fc(i);
     if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool") return plan_pool(i);
     if (op == "LRN") return plan_lrn(i);
     if (op == "Relu" || op == "BatchNormalization" || op == "Add" || op == "Mul") {
@@ -589,7 +610,7 @@ class Planner {
     if (op == "Flatten" || op == "Reshape") return plan_view(i);
     throw GraphError(
         fmt::format("{}: {} is not supported on the DLA of {} (octasim lowers Conv, "
-                    "Gemm, MatMul, MaxPool, AveragePool, GlobalAveragePool, LRN, "
+                    "Gemm, MatMul, ConvInteger, MatMulInteger, MaxPool, AveragePool, GlobalAveragePool, LRN, "
                     "Relu, Clip, BatchNormalization, Add, Mul, Flatten, Reshape)",
                     n.label(), op, config_));
   }

@@ -4,6 +4,8 @@
 //
 //   Conv [+ Relu | Clip(0, c)]                   CONV with SDP in flying mode (bias, per-channel
 //   Gemm / MatMul [+ Add bias] [+ Relu | Clip]   requantization, ReLU, clamp); Gemm and MatMul as
+//   ConvInteger, MatMulInteger                   (integer networks: exact INT16, zero points as
+//                                                the padding value and a bias correction)
 //                                                a convolution whose kernel covers the input
 //                                                (NVDLA's fully-connected mapping)
 //   MaxPool, AveragePool, GlobalAveragePool      PDP
@@ -48,6 +50,9 @@ struct ConvAttrs {
   unsigned pad_left = 0, pad_right = 0, pad_top = 0, pad_bottom = 0;
   bool relu = false;
   double clip_max = 0.0;  // Clip(0, clip_max) fused: > 0
+  // ConvInteger / MatMulInteger: integer values, the zero points' initializers (may be empty).
+  bool integer = false;
+  std::string input_zero_point, weight_zero_point;
 };
 
 enum class PoolKind : std::uint8_t { kMax, kAverage };

@@ -131,10 +131,17 @@ class Builder {
     prog_.options = options;
     prog_.table = table;
     prog_.memory_begin = next_ = kMemoryBase;
+    integer_ = !g.inputs.empty() && !models::graph::is_float(g.inputs[0].dtype);
   }
 
   NetProgram run() {
-    if (fp16()) {
+    if (integer_) {
+      if (!prog_.hw.int16) {
+        throw GraphError(fmt::format("{} has no INT16 convolution (an integer network's values "
+                                     "run as INT16: nv_full, nv_large, soc_large)",
+                                     hw_.name));
+      }
+    } else if (fp16()) {
       if (!hw_.dla.feature_fp16) {
         throw GraphError(fmt::format("{} has no FP16 datapath (--precision fp16 needs nv_full, "
                                      "nv_large or soc_large)",
@@ -146,7 +153,7 @@ class Builder {
                       "quantizes to INT8/INT4 codes",
                       hw_.name));
     }
-    if (options_.precision == NetPrecision::kInt16) {
+    if (options_.precision == NetPrecision::kInt16 && !integer_) {
       throw GraphError("precision int16 is not supported by the network compiler yet "
                        "(int8, int4, fp16)");
     }
@@ -185,9 +192,13 @@ class Builder {
 
  private:
   unsigned atom() const { return prog_.hw.atom_bytes; }
-  bool fp16() const { return options_.precision == NetPrecision::kFp16; }
+  // An integer network (its input is integer: ConvInteger, MatMulInteger, pools of integers)
+  // holds the values themselves as INT16 codes; otherwise FP16 values or quantized INT8 codes.
+  bool fp16() const { return !integer_ && options_.precision == NetPrecision::kFp16; }
   // The element type of every surface.
-  Precision elem() const { return fp16() ? Precision::kFp16 : Precision::kInt8; }
+  Precision elem() const {
+    return integer_ ? Precision::kInt16 : fp16() ? Precision::kFp16 : Precision::kInt8;
+  }
 
   std::uint64_t allocate(std::uint64_t bytes) {
     const std::uint64_t a = next_;
@@ -214,9 +225,11 @@ class Builder {
     t.name = name;
     t.shape = plan_.shapes.at(name);
     t.precision = elem();
-    if (fp16()) {
+    if (fp16() || integer_) {
       t.quant.bits = 16;
-      t.quant.method = "fp16";
+      // Integers: step 1, the code is the value.
+      t.quant.clip = integer_ ? 32767.0 : 0.0;
+      t.quant.method = integer_ ? "integer" : "fp16";
       prog_.table[name] = t.quant;
     } else {
       t.quant = table_.at(name);
@@ -303,9 +316,15 @@ class Builder {
                        NetLayer& out) {
     const ConvAttrs& a = l.conv;
     const Cube& c = plan_.cubes.at(l.input);
+    if (a.integer != integer_) {
+      throw GraphError(fmt::format("{}: {} in {} network", out.nodes,
+                                   a.integer ? "an integer operator" : "a float operator",
+                                   integer_ ? "an integer" : "a float"));
+    }
     const QuantizedWeights w =
-        fp16() ? fp16_conv_weights(g_, l, c)
-               : quantize_conv_weights(g_, l, c, code_bits(options_.precision), options_.weights);
+        integer_ ? integer_conv_weights(g_, l, c)
+        : fp16() ? fp16_conv_weights(g_, l, c)
+                 : quantize_conv_weights(g_, l, c, code_bits(options_.precision), options_.weights);
     ConvLayer conv;
     conv.precision = elem();
     conv.src = in.surface;
@@ -328,8 +347,14 @@ class Builder {
     }
     conv.weight_address =
         constant(out.nodes + " weights", conv_weight_image(w.codes, elem(), prog_.hw));
-    conv.sdp = fp16() ? fp16_stage(w.bias, a, out.nodes)
-                      : requantization(w, in.quant, dst.quant, a.relu, out.nodes);
+    if (integer_ && !a.input_zero_point.empty()) {
+      // Padded positions hold the zero point: (x - zero point) is 0 there, as ONNX pads.
+      conv.pad_value =
+          static_cast<std::int32_t>(g_.initializers.at(a.input_zero_point).at(0));
+    }
+    conv.sdp = integer_ ? integer_stage(w.bias, a, out.nodes)
+               : fp16() ? fp16_stage(w.bias, a, out.nodes)
+                        : requantization(w, in.quant, dst.quant, a.relu, out.nodes);
     out.macs =
         std::uint64_t{oc.width} * oc.height * conv.kernels * a.kernel_w * a.kernel_h * c.channels;
     out.weight_scale_min = *std::min_element(w.scales.begin(), w.scales.end());
@@ -377,6 +402,29 @@ class Builder {
     s.relu = relu;
     if (y.max_code() < 127) s.clamp_max = static_cast<std::int16_t>(y.max_code());
     s.cvt = SdpConvertor{0, 1, 0};
+    return s;
+  }
+
+  // Integers: SDP adds the zero-point correction (BS, INT16 operands, multiplier 1), exactly.
+  SdpStage integer_stage(const std::vector<double>& bias, const ConvAttrs& a,
+                         const std::string& who) {
+    SdpStage s;
+    s.relu = a.relu;
+    s.cvt = SdpConvertor{0, 1, 0};
+    if (a.clip_max > 0.0) throw GraphError(fmt::format("{}: Clip in an integer network", who));
+    if (std::all_of(bias.begin(), bias.end(), [](double b) { return b == 0.0; })) return s;
+    std::vector<std::int16_t> alu, mul(bias.size(), 1);
+    for (double b : bias) {
+      if (std::abs(b) > 32767.0) {
+        throw GraphError(fmt::format(
+            "{}: the zero-point correction {} is beyond SDP's INT16 operand", who, b));
+      }
+      alu.push_back(static_cast<std::int16_t>(b));
+    }
+    s.bias_scale = SdpBiasScale{
+        constant(who + " zero-point correction",
+                 sdp_bias_scale_table(alu, mul, Precision::kInt16, atom())),
+        0, 0};
     return s;
   }
 
@@ -539,6 +587,9 @@ class Builder {
   }
 
   CdpLayer lower_lrn(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst) {
+    if (integer_) {
+      throw GraphError(fmt::format("{}: LRN in an integer network", layer_nodes_label(g_, l)));
+    }
     if (fp16()) {
       throw GraphError(fmt::format("{}: FP16 LRN is not modelled (CDP runs LRN at INT8/INT16)",
                                    layer_nodes_label(g_, l)));
@@ -584,6 +635,7 @@ class Builder {
   std::uint64_t next_ = 0;  // the constants' bump pointer
   ActivationPool activations_;
   std::set<std::string> released_;
+  bool integer_ = false;
 };
 
 }  // namespace
