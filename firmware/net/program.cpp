@@ -453,6 +453,12 @@ class Builder {
     s.dst = dst.surface;
     s.relu = l.sdp.relu;
     const SdpAttrs& a = l.sdp;
+    if (integer_ && (!a.mul.empty() || !a.add.empty() || a.ew != EwOp::kNone)) {
+      throw GraphError(fmt::format(
+          "{}: integer Add/Mul are not lowered (ONNX's uint8/int8 arithmetic wraps modulo 256, "
+          "SDP saturates)",
+          who));
+    }
     if (!fp16() && (!a.mul.empty() || !a.add.empty() || a.ew != EwOp::kNone)) {
       throw GraphError(fmt::format("{}: only ReLU runs on SDP alone at {}", who,
                                    precision_name(options_.precision)));
