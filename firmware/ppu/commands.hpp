@@ -114,6 +114,7 @@ enum class KernelKind : std::uint32_t {
   kConv = 2,         // implicit-GEMM convolution, NHWC input, KRSC weights, NHWC output
   kElementwise = 3,  // D[i] = op(A[i], B[i]) over FP32 vectors
   kReduce = 4,       // D[r] = sum over columns of A[r][*] (FP32 rows)
+  kSoftmax = 5,      // softmax over one axis of an FP16 feature surface (models/ops/softmax.hpp)
 };
 
 // How a shape that breaks the tensor-core rules runs (GEMM/conv flags bits 13..12).
@@ -162,6 +163,26 @@ namespace reduce {
 inline constexpr unsigned kKind = 0, kRows = 1, kCols = 2;
 inline constexpr unsigned kA = 4, kD = 6;
 }  // namespace reduce
+
+// Softmax over one axis of a DLA feature surface (NVDLA's feature format, as
+// firmware/dla/surface.hpp describes it): y = exp(x - max) / sum(exp(x - max)) along the axis,
+// with models/ops/softmax.hpp's arithmetic. Input and output share the cube W x H x C and the
+// atom; each has its address and strides (bytes). Every output atom is written whole: padding
+// lanes beyond C are +0; stride gaps are not touched. The output may be the input (in place).
+namespace softmax {
+inline constexpr unsigned kKind = 0;
+inline constexpr unsigned kType = 1;  // element type in NVDLA's encoding: 2 = FP16 (the only one)
+inline constexpr unsigned kAxis = 2;  // SoftmaxAxis: 0 C, 1 H, 2 W
+inline constexpr unsigned kWidth = 3, kHeight = 4, kChannels = 5;  // 1 .. 8192 each
+inline constexpr unsigned kAtomBytes = 6;  // the memory atom: a power of two, 2 .. 128
+inline constexpr unsigned kInput = 8;      // address pair
+inline constexpr unsigned kInputLineStride = 10, kInputSurfaceStride = 11;
+inline constexpr unsigned kOutput = 12;  // address pair
+inline constexpr unsigned kOutputLineStride = 14, kOutputSurfaceStride = 15;
+inline constexpr std::uint32_t kTypeFp16 = 2;
+}  // namespace softmax
+
+enum class SoftmaxAxis : std::uint32_t { kC = 0, kH = 1, kW = 2 };
 
 // ---- Encoding (firmware side) --------------------------------------------------------------
 // Builds a push buffer word by word.
@@ -217,5 +238,37 @@ struct Descriptor {
   }
   [[nodiscard]] std::vector<std::uint8_t> bytes() const { return PushBuffer::to_bytes(words); }
 };
+
+// A feature surface's place in memory, as a softmax descriptor holds it (firmware::FeatureSurface
+// gives address, line_stride and surface_stride).
+struct SurfacePlace {
+  std::uint64_t address = 0;
+  std::uint32_t line_stride = 0, surface_stride = 0;
+};
+
+// The kSoftmax descriptor for a W x H x C FP16 cube in `atom_bytes`-byte atoms (the
+// configuration's memory atom), `in` to `out`, over `axis`. No checks here: the PPU refuses a bad
+// descriptor with kBadKernel (kBadAddress for surfaces outside memory).
+[[nodiscard]] inline Descriptor softmax_descriptor(const SurfacePlace& in, const SurfacePlace& out,
+                                                   std::uint32_t width, std::uint32_t height,
+                                                   std::uint32_t channels, unsigned atom_bytes,
+                                                   SoftmaxAxis axis) {
+  namespace S = softmax;
+  Descriptor d;
+  d.set(S::kKind, static_cast<std::uint32_t>(KernelKind::kSoftmax));
+  d.set(S::kType, S::kTypeFp16);
+  d.set(S::kAxis, static_cast<std::uint32_t>(axis));
+  d.set(S::kWidth, width);
+  d.set(S::kHeight, height);
+  d.set(S::kChannels, channels);
+  d.set(S::kAtomBytes, atom_bytes);
+  d.set_address(S::kInput, in.address);
+  d.set(S::kInputLineStride, in.line_stride);
+  d.set(S::kInputSurfaceStride, in.surface_stride);
+  d.set_address(S::kOutput, out.address);
+  d.set(S::kOutputLineStride, out.line_stride);
+  d.set(S::kOutputSurfaceStride, out.surface_stride);
+  return d;
+}
 
 }  // namespace octasim::ppu_format

@@ -1,6 +1,6 @@
 // Shared by the PPU's kernel implementations (kernels.cpp, gemm_kernel.cpp,
-// streaming_kernels.cpp): descriptor decoding helpers, the error a kernel's constructor throws
-// (decode_kernel turns it into a DecodeResult) and the kernels' constructors.
+// streaming_kernels.cpp, softmax_kernel.cpp): descriptor decoding helpers, the error a kernel's
+// constructor throws (decode_kernel turns it into a DecodeResult) and the kernels' constructors.
 #pragma once
 
 #include <cstdint>
@@ -68,5 +68,8 @@ void check_writable(const MemoryImage& image, std::uint64_t addr, std::uint64_t 
                                                               const MemoryImage& image);
 [[nodiscard]] std::unique_ptr<Kernel> make_reduce_kernel(const std::uint32_t* w, const HwConfig& hw,
                                                          const MemoryImage& image);
+[[nodiscard]] std::unique_ptr<Kernel> make_softmax_kernel(const std::uint32_t* w,
+                                                          const HwConfig& hw,
+                                                          const MemoryImage& image);
 
 }  // namespace octasim::ppu::detail

@@ -1,5 +1,5 @@
 // Kernel decoding: the descriptor's kind picks the kernel (gemm_kernel.cpp,
-// streaming_kernels.cpp); a kernel's Failure becomes the DecodeResult's error.
+// streaming_kernels.cpp, softmax_kernel.cpp); a kernel's Failure becomes the DecodeResult's error.
 #include "sim/ppu/kernels.hpp"
 
 #include <algorithm>
@@ -71,9 +71,13 @@ DecodeResult decode_kernel(const std::uint32_t* words, const HwConfig& hw,
       case K::kReduce:
         r.kernel = detail::make_reduce_kernel(words, hw, image);
         break;
+      case K::kSoftmax:
+        r.kernel = detail::make_softmax_kernel(words, hw, image);
+        break;
       default:
         r.error = ErrorCode::kBadKernel;
-        r.why = fmt::format("kernel kind {} (1 gemm, 2 conv, 3 elementwise, 4 reduce)", words[0]);
+        r.why = fmt::format("kernel kind {} (1 gemm, 2 conv, 3 elementwise, 4 reduce, 5 softmax)",
+                            words[0]);
         return r;
     }
   } catch (const detail::Failure& f) {

@@ -1,7 +1,7 @@
-// The PPU's built-in kernels (GEMM, implicit-GEMM convolution, element-wise, row reduction) as
-// grids of CTAs: what a CTA loads per k-step, how many cycles its math takes on one SM, and the
-// values it computes (models/ops arithmetic, tile by tile). No SystemC here: sim/ppu/sm.cpp
-// turns these plans into TLM requests and wait()s.
+// The PPU's built-in kernels (GEMM, implicit-GEMM convolution, element-wise, row reduction,
+// softmax over an axis of a feature surface) as grids of CTAs: what a CTA loads per k-step, how
+// many cycles its math takes on one SM, and the values it computes (models/ops arithmetic, tile by
+// tile). No SystemC here: sim/ppu/sm.cpp turns these plans into TLM requests and wait()s.
 #pragma once
 
 #include <cstdint>
@@ -21,10 +21,12 @@ namespace octasim::ppu {
 // What one launched kernel did (Ppu::kernels()).
 struct KernelRecord {
   unsigned channel = 0;
-  std::string kind;  // "gemm", "conv", "elementwise", "reduce"
-  std::string type;  // models' GemmType name ("fp16_fp32", ...); "fp32" for elementwise/reduce
+  std::string kind;  // "gemm", "conv", "elementwise", "reduce", "softmax"
+  std::string type;  // models' GemmType name ("fp16_fp32", ...); "fp32" for elementwise/reduce,
+                     // "fp16" for softmax
   // GEMM shape (conv: the implicit GEMM's M = N*OH*OW, N = K_out, K = R*S*C; elementwise:
-  // count x 1 x 1; reduce: rows x 1 x cols).
+  // count x 1 x 1; reduce: rows x 1 x cols; softmax: lines x 1 x line length, tiles: columns
+  // per CTA x 1 x atoms per step).
   unsigned m = 0, n = 0, k = 0;
   unsigned tile_m = 0, tile_n = 0, tile_k = 0;
   unsigned ctas = 0;
