@@ -9,7 +9,8 @@
 // Cost model (like the other streaming kernels: bytes through the SM's port, work on the FMA
 // lanes): a CTA streams its atoms in steps of kStepBytes with kPrefetch steps of loads ahead.
 // - One pass, when a column fits kResidentBytes: a CTA holds as many whole columns as fit in
-//   kResidentBytes of shared memory and reads each atom once; a column's math (max, exp and
+//   kResidentBytes of shared memory (fewer when that would leave SMs without a CTA) and reads
+//   each atom once; a column's math (max, exp and
 //   sum, divide: kOpsPerElement FMA-lane operations per real element) is charged in the step
 //   that loads its last atom.
 // - Three passes, for longer columns: one column per CTA, streamed three times in steps (max,
@@ -174,7 +175,9 @@ class SoftmaxKernel final : public Kernel {
     resident_ = std::min<std::uint64_t>(kResidentBytes, hw.ppu.smem_bytes_per_sm);
     if (column_bytes_ <= resident_) {
       passes_ = 1;
-      cols_per_cta_ = resident_ / column_bytes_;
+      // As many columns as fit, but no fewer CTAs than SMs while there are columns to share.
+      cols_per_cta_ = std::max<std::uint64_t>(
+          1, std::min(resident_ / column_bytes_, ceil_div(columns_, sms(hw))));
       smem_bytes_ = std::min(cols_per_cta_, columns_) * column_bytes_;
     } else {
       passes_ = 3;
