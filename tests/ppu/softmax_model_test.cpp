@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "firmware/ppu/commands.hpp"
 #include "models/numerics/float_format.hpp"
 #include "models/ops/softmax.hpp"
 #include "tests/models/vec_memory.hpp"
@@ -333,6 +334,29 @@ TEST(SoftmaxSurface, LayoutErrorsNameTheProblem) {
   }
   // One line or one surface: the unused stride is not checked against the line.
   EXPECT_EQ(softmax_layout_error({4, 1, 4, 8, SoftmaxAxis::kW}, {0, 0, 0}, {64, 0, 0}), "");
+}
+
+// The descriptor layout the firmware helper fills (the PPU decodes the same words: the device
+// tests run descriptors built by it).
+TEST(SoftmaxDescriptor, WordsAsDocumented) {
+  namespace F = ppu_format;
+  const F::Descriptor d =
+      F::softmax_descriptor({0x1'2345'6780, 0x340, 0x1a00}, {0x9'8765'4300, 0x360, 0x1c00}, 13, 8,
+                            37, 32, F::SoftmaxAxis::kW);
+  std::vector<std::uint32_t> want(32, 0);
+  want[0] = 5;  // kSoftmax
+  want[1] = 2;  // FP16 in NVDLA's precision encoding
+  want[2] = 2;  // axis W
+  want[3] = 13, want[4] = 8, want[5] = 37, want[6] = 32;
+  want[8] = 0x23456780, want[9] = 0x1, want[10] = 0x340, want[11] = 0x1a00;
+  want[12] = 0x87654300, want[13] = 0x9, want[14] = 0x360, want[15] = 0x1c00;
+  EXPECT_EQ(d.words, want);
+  EXPECT_EQ(static_cast<std::uint32_t>(F::SoftmaxAxis::kC),
+            static_cast<std::uint32_t>(SoftmaxAxis::kC));
+  EXPECT_EQ(static_cast<std::uint32_t>(F::SoftmaxAxis::kH),
+            static_cast<std::uint32_t>(SoftmaxAxis::kH));
+  EXPECT_EQ(static_cast<std::uint32_t>(F::SoftmaxAxis::kW),
+            static_cast<std::uint32_t>(SoftmaxAxis::kW));
 }
 
 }  // namespace
