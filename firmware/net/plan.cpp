@@ -277,12 +277,16 @@ class Planner {
       throw GraphError(fmt::format("{}: weights of shape {}: only 2-D convolution is supported",
                                    n.label(), models::graph::shape_string(w.shape)));
     }
-    if (n.get_int("group", 1) != 1) {
-      throw GraphError(
-          fmt::format("{}: grouped/depthwise convolution (group {}) is not supported "
-                      "yet",
-                      n.label(), n.get_int("group", 1)));
+    const std::int64_t groups = n.get_int("group", 1);
+    const std::int64_t channels = plan_.cubes.at(l.input).channels;
+    if (groups < 1 || channels % groups != 0 || w.shape[0] % groups != 0 ||
+        w.shape[1] * groups != channels) {
+      throw GraphError(fmt::format("{}: group {} does not divide {} input channels and {} kernels "
+                                   "of weights {}",
+                                   n.label(), groups, channels, w.shape[0],
+                                   models::graph::shape_string(w.shape)));
     }
+    l.conv.groups = static_cast<unsigned>(groups);
     l.conv.weight = n.inputs[1];
     if (n.op_type == "ConvInteger") {
       integer_operands(n, l.conv);
