@@ -369,13 +369,11 @@ class Planner {
         const auto& c = constant(n, 2, "C operand");
         const std::size_t outputs = static_cast<std::size_t>(
             b.shape[l.conv.transpose_b ? 0 : 1]);
-        if (c.elements() != outputs && c.elements() != 1) {
-          throw GraphError(fmt::format(
-              "{}: C of shape {} is not one value per output (the DLA adds a bias per output "
-              "channel)",
-              n.label(), models::graph::shape_string(c.shape)));
+        if (c.elements() == outputs || c.elements() == 1) {
+          l.conv.bias = n.inputs[2];
+        } else {
+          l.conv.matrix_bias = n.inputs[2];  // broadcast to the output: checked when lowered
         }
-        l.conv.bias = n.inputs[2];
       }
     } else {
       std::size_t idx = 0;

@@ -56,6 +56,9 @@ struct ConvAttrs {
   // ConvInteger / MatMulInteger: integer values, the zero points' initializers (may be empty).
   bool integer = false;
   std::string input_zero_point, weight_zero_point;
+  // Gemm's C when it is not one value per output (e.g. M x N): added, times beta, by an SDP
+  // layer after the CONV (an element-wise constant operand, FP16).
+  std::string matrix_bias;
 };
 
 enum class PoolKind : std::uint8_t { kMax, kAverage };

@@ -250,6 +250,7 @@ class Builder {
     const NetTensor& dst = tensor(l.output);
     switch (l.kind) {
       case LayerKind::kConv:
+        if (!l.conv.matrix_bias.empty()) return lower_conv_matrix_bias(l, in, dst, out);
         out.hw = lower_conv(l, in, dst, out);
         break;
       case LayerKind::kPool:
@@ -491,6 +492,42 @@ class Builder {
     }
     (void)sdp_model_config(s, atom());  // checks
     return s;
+  }
+
+  // Gemm with a C that is not per output: the CONV writes a scratch surface, SDP adds beta * C
+  // broadcast to the output (an FP16 constant surface).
+  void lower_conv_matrix_bias(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                              NetLayer& out) {
+    if (!fp16()) {
+      throw GraphError(fmt::format("{}: a Gemm C that is not one value per output runs at fp16 "
+                                   "only",
+                                   out.nodes));
+    }
+    const std::uint64_t bytes = surface_bytes(dst.surface, elem(), atom());
+    NetTensor scratch = dst;
+    scratch.surface.address = activations_.allocate(bytes);
+    NetLayer conv = out;
+    conv.hw = lower_conv(l, in, scratch, conv);
+    conv.nodes = out.nodes + " (A x B)";
+    std::vector<float> c = broadcast(g_.initializers.at(l.conv.matrix_bias), dst.shape, out.nodes);
+    for (float& v : c) v = static_cast<float>(l.conv.beta * double{v});
+    SdpLayer s;
+    s.precision = elem();
+    s.src = scratch.surface;
+    s.dst = dst.surface;
+    SdpElementwise e;
+    e.op = SdpEwOp::kAdd;
+    e.surface = values_surface(c, dst, out.nodes + " C");
+    s.ew = e;
+    (void)sdp_model_config(s, atom());
+    NetLayer add = out;
+    add.engine = "SDP";
+    add.nodes = out.nodes + " (+ beta C)";
+    add.input = add.output = l.output;
+    add.hw = s;
+    prog_.layers.push_back(std::move(conv));
+    prog_.layers.push_back(std::move(add));
+    activations_.release(scratch.surface.address, bytes);
   }
 
   // Average pooling over the real elements of each window: PDP sums into a scratch surface,
