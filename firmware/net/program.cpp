@@ -137,15 +137,17 @@ class Builder {
   NetProgram run() {
     if (integer_) {
       if (!prog_.hw.int16) {
-        throw GraphError(fmt::format("{} has no INT16 convolution (an integer network's values "
-                                     "run as INT16: nv_full, nv_large, soc_large)",
-                                     hw_.name));
+        throw GraphError(
+            fmt::format("{} has no INT16 convolution (an integer network's values "
+                        "run as INT16: nv_full, nv_large, soc_large)",
+                        hw_.name));
       }
     } else if (fp16()) {
       if (!hw_.dla.feature_fp16) {
-        throw GraphError(fmt::format("{} has no FP16 datapath (--precision fp16 needs nv_full, "
-                                     "nv_large or soc_large)",
-                                     hw_.name));
+        throw GraphError(
+            fmt::format("{} has no FP16 datapath (--precision fp16 needs nv_full, "
+                        "nv_large or soc_large)",
+                        hw_.name));
       }
     } else if (!prog_.hw.int8) {
       throw GraphError(
@@ -154,8 +156,9 @@ class Builder {
                       hw_.name));
     }
     if (options_.precision == NetPrecision::kInt16 && !integer_) {
-      throw GraphError("precision int16 is not supported by the network compiler yet "
-                       "(int8, int4, fp16)");
+      throw GraphError(
+          "precision int16 is not supported by the network compiler yet "
+          "(int8, int4, fp16)");
     }
     prog_.input = tensor(plan_.input);
     // The last layer reading each tensor: its buffer is free for later layers after that one.
@@ -350,8 +353,7 @@ class Builder {
         constant(out.nodes + " weights", conv_weight_image(w.codes, elem(), prog_.hw));
     if (integer_ && !a.input_zero_point.empty()) {
       // Padded positions hold the zero point: (x - zero point) is 0 there, as ONNX pads.
-      conv.pad_value =
-          static_cast<std::int32_t>(g_.initializers.at(a.input_zero_point).at(0));
+      conv.pad_value = static_cast<std::int32_t>(g_.initializers.at(a.input_zero_point).at(0));
     }
     conv.sdp = integer_ ? integer_stage(w.bias, a, out.nodes)
                : fp16() ? fp16_stage(w.bias, a, out.nodes)
@@ -417,15 +419,14 @@ class Builder {
     std::vector<std::int16_t> alu, mul(bias.size(), 1);
     for (double b : bias) {
       if (std::abs(b) > 32767.0) {
-        throw GraphError(fmt::format(
-            "{}: the zero-point correction {} is beyond SDP's INT16 operand", who, b));
+        throw GraphError(
+            fmt::format("{}: the zero-point correction {} is beyond SDP's INT16 operand", who, b));
       }
       alu.push_back(static_cast<std::int16_t>(b));
     }
-    s.bias_scale = SdpBiasScale{
-        constant(who + " zero-point correction",
-                 sdp_bias_scale_table(alu, mul, Precision::kInt16, atom())),
-        0, 0};
+    s.bias_scale = SdpBiasScale{constant(who + " zero-point correction",
+                                         sdp_bias_scale_table(alu, mul, Precision::kInt16, atom())),
+                                0, 0};
     return s;
   }
 
@@ -472,22 +473,22 @@ class Builder {
         const double mul = a.mul.empty() ? 1.0 : a.mul[c];
         const double add = a.add.empty() ? 0.0 : a.add[c];
         if (mul == 0.0 && add != 0.0) {
-          throw GraphError(fmt::format("{}: channel {} multiplies by 0 and adds {} (SDP adds "
-                                       "before it multiplies)",
-                                       who, c, add));
+          throw GraphError(
+              fmt::format("{}: channel {} multiplies by 0 and adds {} (SDP adds "
+                          "before it multiplies)",
+                          who, c, add));
         }
         m[c] = static_cast<float>(mul);
         b[c] = mul == 0.0 ? 0.0F : static_cast<float>(add / mul);
       }
-      s.bias_scale =
-          SdpBiasScale{constant(who + " bias/scale", sdp_fp16_bias_scale_table(b, m, atom())), 0,
-                       0};
+      s.bias_scale = SdpBiasScale{
+          constant(who + " bias/scale", sdp_fp16_bias_scale_table(b, m, atom())), 0, 0};
     }
     if (a.ew != EwOp::kNone) {
       SdpElementwise e;
       e.op = a.ew == EwOp::kAdd ? SdpEwOp::kAdd : SdpEwOp::kMul;
       e.surface = g_.is_constant(a.operand) ? constant_surface(a.operand, dst, who)
-                                             : tensor(a.operand).surface;
+                                            : tensor(a.operand).surface;
       s.ew = e;
     }
     (void)sdp_model_config(s, atom());  // checks
@@ -499,9 +500,10 @@ class Builder {
   void lower_conv_matrix_bias(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
                               NetLayer& out) {
     if (!fp16()) {
-      throw GraphError(fmt::format("{}: a Gemm C that is not one value per output runs at fp16 "
-                                   "only",
-                                   out.nodes));
+      throw GraphError(
+          fmt::format("{}: a Gemm C that is not one value per output runs at fp16 "
+                      "only",
+                      out.nodes));
     }
     const std::uint64_t bytes = surface_bytes(dst.surface, elem(), atom());
     NetTensor scratch = dst;
@@ -535,8 +537,8 @@ class Builder {
   void lower_pool_exclude_pad(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
                               NetLayer& out) {
     if (!fp16()) {
-      throw GraphError(fmt::format("{}: average pooling that excludes padding runs at fp16 only",
-                                   out.nodes));
+      throw GraphError(
+          fmt::format("{}: average pooling that excludes padding runs at fp16 only", out.nodes));
     }
     const PoolAttrs& a = l.pool;
     PdpLayer p = lower_pool(l, in, dst);

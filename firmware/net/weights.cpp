@@ -92,9 +92,9 @@ FloatWeights float_weights(const models::graph::Graph& g, const PlannedLayer& l,
     const auto& b = g.initializers.at(l.conv.bias);
     const double factor = l.conv.fully_connected ? l.conv.beta : 1.0;
     if (b.f.size() != f.k && b.f.size() != 1) {
-      throw GraphError(fmt::format(
-          "bias '{}' has {} values for {} outputs (a per-output bias or one value)", l.conv.bias,
-          b.f.size(), f.k));
+      throw GraphError(
+          fmt::format("bias '{}' has {} values for {} outputs (a per-output bias or one value)",
+                      l.conv.bias, b.f.size(), f.k));
     }
     for (std::uint32_t k = 0; k < f.k; ++k)
       f.bias[k] = factor * double{b.f[b.f.size() == 1 ? 0 : k]};
@@ -120,9 +120,8 @@ QuantizedWeights integer_conv_weights(const models::graph::Graph& g, const Plann
     }
     for (std::uint32_t k = 0; k < f.k; ++k) wz[k] = z.at(z.elements() == 1 ? 0 : k);
   }
-  const double xz = l.conv.input_zero_point.empty()
-                        ? 0.0
-                        : g.initializers.at(l.conv.input_zero_point).at(0);
+  const double xz =
+      l.conv.input_zero_point.empty() ? 0.0 : g.initializers.at(l.conv.input_zero_point).at(0);
   const std::size_t per = std::size_t{f.r} * f.s * f.c;
   for (std::uint32_t k = 0; k < f.k; ++k) {
     double sum = 0.0;
