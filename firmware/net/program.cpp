@@ -510,26 +510,35 @@ class Builder {
     scratch.surface.address = activations_.allocate(bytes);
     NetLayer conv = out;
     conv.hw = lower_conv(l, in, scratch, conv);
-    conv.nodes = out.nodes + " (A x B)";
     std::vector<float> c = broadcast(g_.initializers.at(l.conv.matrix_bias), dst.shape, out.nodes);
     for (float& v : c) v = static_cast<float>(l.conv.beta * double{v});
+    push_with_operand(std::move(conv), scratch.surface, dst, c, dst, SdpEwOp::kAdd,
+                      " (+ beta C)");
+  }
+
+  // `first` (writing `scratch`), then an SDP layer from `scratch` into `dst` that adds or
+  // multiplies `values` (C order of `like`) as an FP16 constant surface; frees `scratch`.
+  void push_with_operand(NetLayer first, const FeatureSurface& scratch, const NetTensor& dst,
+                         const std::vector<float>& values, const NetTensor& like, SdpEwOp op,
+                         const std::string& suffix) {
     SdpLayer s;
     s.precision = elem();
-    s.src = scratch.surface;
+    s.src = scratch;
     s.dst = dst.surface;
     SdpElementwise e;
-    e.op = SdpEwOp::kAdd;
-    e.surface = values_surface(c, dst, out.nodes + " C");
+    e.op = op;
+    e.surface = values_surface(values, like, first.nodes + suffix);
     s.ew = e;
     (void)sdp_model_config(s, atom());
-    NetLayer add = out;
-    add.engine = "SDP";
-    add.nodes = out.nodes + " (+ beta C)";
-    add.input = add.output = l.output;
-    add.hw = s;
-    prog_.layers.push_back(std::move(conv));
-    prog_.layers.push_back(std::move(add));
-    activations_.release(scratch.surface.address, bytes);
+    NetLayer second = first;
+    second.engine = "SDP";
+    second.nodes = first.nodes + suffix;
+    second.input = second.output = dst.name;
+    second.hw = s;
+    second.macs = 0;
+    prog_.layers.push_back(std::move(first));
+    prog_.layers.push_back(std::move(second));
+    activations_.release(scratch.address, surface_bytes(dst.surface, elem(), atom()));
   }
 
   // Average pooling over the real elements of each window: PDP sums into a scratch surface,
@@ -559,28 +568,12 @@ class Builder {
           recip[(std::size_t{c} * d.height + y) * d.width + x] =
               n > 0 ? 1.0F / static_cast<float>(n) : 0.0F;
         }
-    SdpLayer s;
-    s.precision = elem();
-    s.src = p.dst;
-    s.dst = d;
-    SdpElementwise e;
-    e.op = SdpEwOp::kMul;
     NetTensor cube_order = dst;
     cube_order.rows = false;  // `recip` is in the cube's (c, y, x) order
-    e.surface = values_surface(recip, cube_order, out.nodes + " 1/count");
-    s.ew = e;
-    (void)sdp_model_config(s, atom());
     NetLayer sum = out;
-    sum.nodes = out.nodes + " (window sums)";
     sum.hw = p;
-    prog_.layers.push_back(std::move(sum));
-    NetLayer scale = out;
-    scale.engine = "SDP";
-    scale.nodes = out.nodes + " (/ real elements)";
-    scale.input = scale.output = l.output;
-    scale.hw = s;
-    prog_.layers.push_back(std::move(scale));
-    activations_.release(p.dst.address, surface_bytes(dst.surface, elem(), atom()));
+    push_with_operand(std::move(sum), p.dst, dst, recip, cube_order, SdpEwOp::kMul,
+                      " (/ real elements of the window)");
   }
 
   // An initializer broadcast to the shape of `like` as an FP16 surface among the constants.
