@@ -624,14 +624,32 @@ class Builder {
     return p;
   }
 
+  // FP16: the LUT of f(S) = (k + alpha/n S)^-beta at the values themselves (input scale 1);
+  // CDP's convertors are bypassed.
+  CdpLayer lower_lrn_fp16(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst) {
+    LrnParams lp;
+    lp.local_size = l.lrn.size;
+    lp.k = l.lrn.bias;
+    lp.alpha = l.lrn.alpha;
+    lp.beta = l.lrn.beta;
+    lp.input_scale = 1.0;
+    const LrnLut lut = make_lrn_lut(lp, Precision::kFp16);
+    CdpLayer c;
+    c.precision = Precision::kFp16;
+    c.src = in.surface;
+    c.dst = dst.surface;
+    c.local_size = l.lrn.size;
+    c.lut = lut.config;
+    c.lut_tables = lut.tables;
+    (void)cdp_model_params(c, atom());
+    return c;
+  }
+
   CdpLayer lower_lrn(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst) {
     if (integer_) {
       throw GraphError(fmt::format("{}: LRN in an integer network", layer_nodes_label(g_, l)));
     }
-    if (fp16()) {
-      throw GraphError(fmt::format("{}: FP16 LRN is not modelled (CDP runs LRN at INT8/INT16)",
-                                   layer_nodes_label(g_, l)));
-    }
+    if (fp16()) return lower_lrn_fp16(l, in, dst);
     LrnParams lp;
     lp.local_size = l.lrn.size;
     lp.k = l.lrn.bias;
