@@ -72,8 +72,10 @@ void check_layer(const PdpLayer& l, unsigned group, unsigned atom_bytes) {
 
 // D_RECIP_KERNEL_*: INT8/INT16 1/kernel in 1.16 fixed point, truncated (1/3 = 0x5555); FP16
 // 1/kernel as NVDLA's FP17 number, rounded to nearest (1/3 = 0x7555).
-std::uint32_t recip(Precision p, unsigned kernel) {
-  if (p == Precision::kFp16) return models::ops::pdp_fp16_recip(kernel);
+// PdpLayer::sum: 1 (the window sum).
+std::uint32_t recip(const PdpLayer& l, unsigned kernel) {
+  if (l.sum) kernel = 1;
+  if (l.precision == Precision::kFp16) return models::ops::pdp_fp16_recip(kernel);
   return 0x10000u / kernel;
 }
 
@@ -149,8 +151,8 @@ unsigned program_pdp(Mmio& mmio, const PdpLayer& l, unsigned group, unsigned ato
   mmio.write32(P::D_PARTIAL_WIDTH_OUT::kAddr,
                P::D_PARTIAL_WIDTH_OUT::PARTIAL_WIDTH_OUT_FIRST.set(0, l.dst.width - 1));
   mmio.write32(P::D_POOLING_KERNEL_CFG::kAddr, kernel_cfg(l));
-  mmio.write32(P::D_RECIP_KERNEL_WIDTH::kAddr, recip(l.precision, l.kernel_width));
-  mmio.write32(P::D_RECIP_KERNEL_HEIGHT::kAddr, recip(l.precision, l.kernel_height));
+  mmio.write32(P::D_RECIP_KERNEL_WIDTH::kAddr, recip(l, l.kernel_width));
+  mmio.write32(P::D_RECIP_KERNEL_HEIGHT::kAddr, recip(l, l.kernel_height));
   {
     using C = P::D_POOLING_PADDING_CFG;
     mmio.write32(C::kAddr, C::PAD_LEFT.set(0, l.pad_left) | C::PAD_TOP.set(0, l.pad_top) |
@@ -196,8 +198,8 @@ models::ops::PdpLayerParams pdp_model_params(const PdpLayer& l, unsigned atom_by
   c.pad_top = l.pad_top;
   c.pad_bottom = l.pad_bottom;
   for (unsigned n = 1; n <= 7; ++n) c.pad_value[n - 1] = static_cast<std::int32_t>(n) * l.pad_value;
-  c.recip_kernel_width = recip(l.precision, l.kernel_width);
-  c.recip_kernel_height = recip(l.precision, l.kernel_height);
+  c.recip_kernel_width = recip(l, l.kernel_width);
+  c.recip_kernel_height = recip(l, l.kernel_height);
   c.nan_to_zero = l.nan_to_zero;
   m.in_width = l.src.width;
   m.in_height = l.src.height;

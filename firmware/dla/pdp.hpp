@@ -30,6 +30,9 @@ struct PdpLayer {
   // The value padded positions contribute to an INT8/INT16 average (max and min ignore
   // padding). FP16 ignores it: it must be 0.
   std::int32_t pad_value = 0;
+  // Average pooling with both reciprocals 1: the window sum (a divisor that depends on the
+  // window, such as ONNX's count_include_pad=0, is then applied by the next layer).
+  bool sum = false;
   // FP16 only: D_NAN_FLUSH_TO_ZERO, input NaNs pooled as +0 (still counted in D_NAN_INPUT_NUM).
   bool nan_to_zero = false;
   // FLYING_MODE=ON_FLYING: the input is SDP's output on the fly; `src` gives only its cube, and

@@ -15,10 +15,12 @@
 //   |a - b| <= (r 2^-11 + 2^-20) S + 2^-11 |b| + 2^-24
 // S: the sum of the magnitudes of the terms that make the element (the reference executor run on
 // the magnitudes of every input and constant; BatchNormalization's mean subtracted as + |mean|),
-// r: how many rounded operands multiply in a term (Conv, Gemm, MatMul, Mul: data and weight, 2;
-// AveragePool, GlobalAveragePool: data and PDP's reciprocal, 2; BatchNormalization: data and
-// the folded scale, 2; Add, Relu, MaxPool, Flatten: 1). 2^-11 |b| is the output's rounding,
-// 2^-24 FP16's subnormal spacing, 2^-20 S the FP32 steps between.
+// r: how many roundings of 2^-11 a term meets before the output's (Conv, Gemm, MatMul, Mul: data
+// and weight, 2; GlobalAveragePool: data and PDP's two FP17 reciprocals of 2^-12 each, 2;
+// AveragePool: 3, the same or, where it excludes padding, data, PDP's FP16 window sum and the
+// FP16 1/count SDP multiplies by; BatchNormalization: data and the folded scale, 2; LRN: data
+// and the LUT, 2; Add, Relu, MaxPool, Flatten: 1). 2^-11 |b| is the output's rounding, 2^-24
+// FP16's subnormal spacing, 2^-20 S the FP32 steps between.
 #pragma once
 
 #include <cstddef>

@@ -135,7 +135,9 @@ class Planner {
     // A weight or bias the graph takes as an input (ONNX's node tests do) is refused by the node
     // that needs it constant, before the inputs are counted.
     for (const Node& n : g_.nodes) {
-      const bool weighted = n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul";
+      const bool weighted = n.op_type == "Conv" || n.op_type == "Gemm" ||
+                            n.op_type == "MatMul" || n.op_type == "ConvInteger" ||
+                            n.op_type == "MatMulInteger";
       for (std::size_t k = 1; weighted && k < n.inputs.size(); ++k) {
         if (!n.inputs[k].empty()) (void)constant(n, k, k == 1 ? "weight" : "bias");
       }
@@ -282,7 +284,9 @@ class Planner {
                       n.label(), n.get_int("group", 1)));
     }
     l.conv.weight = n.inputs[1];
-    if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+    if (n.op_type == "ConvInteger") {
+      integer_operands(n, l.conv);
+    } else if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
       (void)constant(n, 2, "bias");
       l.conv.bias = n.inputs[2];
     }
@@ -307,6 +311,22 @@ class Planner {
     plan_.layers.push_back(std::move(l));
   }
 
+  // ConvInteger / MatMulInteger: the zero points (inputs 2 and 3) must be constants; the weight
+  // zero point one value or one per output.
+  void integer_operands(const Node& n, ConvAttrs& a) {
+    a.integer = true;
+    if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+      if (constant(n, 2, "input zero point").elements() != 1) {
+        throw GraphError(fmt::format("{}: the input zero point must be one value", n.label()));
+      }
+      a.input_zero_point = n.inputs[2];
+    }
+    if (n.inputs.size() > 3 && !n.inputs[3].empty()) {
+      (void)constant(n, 3, "weight zero point");
+      a.weight_zero_point = n.inputs[3];
+    }
+  }
+
   // Gemm (transA 0, constant B and C) or MatMul with a constant B and an optional Add of a
   // constant bias after it.
   void plan_fc(std::size_t i) {
@@ -323,16 +343,34 @@ class Planner {
     }
     l.conv.weight = n.inputs[1];
     l.output = n.outputs.at(0);
+    if (n.op_type == "MatMulInteger") integer_operands(n, l.conv);
     if (n.op_type == "Gemm") {
       if (n.get_int("transA", 0) != 0) {
-        throw GraphError(
-            fmt::format("{}: transA=1 is not supported (the input is a row)", n.label()));
+        // The host writes the graph input: it lays A (K x M) out as the rows of its transpose.
+        const auto& a = plan_.shapes.at(n.inputs[0]);
+        if (n.inputs[0] != plan_.input || g_.consumers(n.inputs[0]) != 1 || a.size() != 2) {
+          throw GraphError(fmt::format(
+              "{}: transA=1 is supported on the graph's input only (the host lays it out "
+              "transposed; the DLA has no transpose)",
+              n.label()));
+        }
+        plan_.cubes[l.input] = {1, static_cast<std::uint32_t>(a[1]),
+                                static_cast<std::uint32_t>(a[0])};
+        plan_.transposed.insert(l.input);
       }
       l.conv.transpose_b = n.get_int("transB", 0) != 0;
       l.conv.alpha = n.get_float("alpha", 1.0F);
       l.conv.beta = n.get_float("beta", 1.0F);
       if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
-        (void)constant(n, 2, "C operand");
+        const auto& c = constant(n, 2, "C operand");
+        const std::size_t outputs = static_cast<std::size_t>(
+            b.shape[l.conv.transpose_b ? 0 : 1]);
+        if (c.elements() != outputs && c.elements() != 1) {
+          throw GraphError(fmt::format(
+              "{}: C of shape {} is not one value per output (the DLA adds a bias per output "
+              "channel)",
+              n.label(), models::graph::shape_string(c.shape)));
+        }
         l.conv.bias = n.inputs[2];
       }
     } else {
@@ -394,21 +432,16 @@ class Planner {
         // The last, partial windows: padding after the input, which max pooling ignores.
         const unsigned extra_y = ceil_extra(in_h, s.kh, s.sy, s.top, s.bottom);
         const unsigned extra_x = ceil_extra(in_w, s.kw, s.sx, s.left, s.right);
+        // Average: ONNX divides a partial window by the elements it covers.
         if (l.pool.kind == PoolKind::kAverage && extra_x + extra_y != 0) {
-          throw GraphError(fmt::format(
-              "{}: ceil_mode=1 average pooling with partial windows is not supported (PDP "
-              "divides by the whole kernel)",
-              n.label()));
+          l.pool.exclude_pad = true;
         }
         s.bottom += extra_y;
         s.right += extra_x;
       }
       const bool padded = s.top + s.left + s.bottom + s.right != 0;
       if (l.pool.kind == PoolKind::kAverage && padded && n.get_int("count_include_pad", 0) == 0) {
-        throw GraphError(
-            fmt::format("{}: padded average pooling with count_include_pad=0 is not "
-                        "supported (PDP divides by the whole kernel)",
-                        n.label()));
+        l.pool.exclude_pad = true;
       }
       if (n.op_type == "MaxPool" && n.get_int("storage_order", 0) != 0) {
         throw GraphError(fmt::format("{}: storage_order=1 is not supported", n.label()));
@@ -567,8 +600,8 @@ class Planner {
   void plan_node(std::size_t i) {
     const Node& n = g_.nodes[i];
     const std::string& op = n.op_type;
-    if (op == "Conv") return plan_conv(i);
-    if (op == "Gemm" || op == "MatMul") return plan_fc(i);
+    if (op == "Conv" || op == "ConvInteger") return plan_conv(i);
+    if (op == "Gemm" || op == "MatMul" || op == "MatMulInteger") return plan_fc(i);
     if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool") return plan_pool(i);
     if (op == "LRN") return plan_lrn(i);
     if (op == "Relu" || op == "BatchNormalization" || op == "Add" || op == "Mul") {
@@ -577,7 +610,7 @@ class Planner {
     if (op == "Flatten" || op == "Reshape") return plan_view(i);
     throw GraphError(
         fmt::format("{}: {} is not supported on the DLA of {} (octasim lowers Conv, "
-                    "Gemm, MatMul, MaxPool, AveragePool, GlobalAveragePool, LRN, "
+                    "Gemm, MatMul, ConvInteger, MatMulInteger, MaxPool, AveragePool, GlobalAveragePool, LRN, "
                     "Relu, Clip, BatchNormalization, Add, Mul, Flatten, Reshape)",
                     n.label(), op, config_));
   }

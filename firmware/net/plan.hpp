@@ -4,6 +4,8 @@
 //
 //   Conv [+ Relu | Clip(0, c)]                   CONV with SDP in flying mode (bias, per-channel
 //   Gemm / MatMul [+ Add bias] [+ Relu | Clip]   requantization, ReLU, clamp); Gemm and MatMul as
+//   ConvInteger, MatMulInteger                   (integer networks: exact INT16, zero points as
+//                                                the padding value and a bias correction)
 //                                                a convolution whose kernel covers the input
 //                                                (NVDLA's fully-connected mapping)
 //   MaxPool, AveragePool, GlobalAveragePool      PDP
@@ -23,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -47,6 +50,9 @@ struct ConvAttrs {
   unsigned pad_left = 0, pad_right = 0, pad_top = 0, pad_bottom = 0;
   bool relu = false;
   double clip_max = 0.0;  // Clip(0, clip_max) fused: > 0
+  // ConvInteger / MatMulInteger: integer values, the zero points' initializers (may be empty).
+  bool integer = false;
+  std::string input_zero_point, weight_zero_point;
 };
 
 enum class PoolKind : std::uint8_t { kMax, kAverage };
@@ -55,6 +61,9 @@ struct PoolAttrs {
   PoolKind kind = PoolKind::kMax;
   unsigned kernel_w = 1, kernel_h = 1, stride_x = 1, stride_y = 1;
   unsigned pad_left = 0, pad_right = 0, pad_top = 0, pad_bottom = 0;
+  // Average over the real elements of each window only (ONNX's count_include_pad=0 where a
+  // window covers padding): PDP sums, SDP multiplies by each output's 1 / count (FP16).
+  bool exclude_pad = false;
 };
 
 // A memory-to-memory SDP layer: y = relu?((x * mul[c] + add[c]) (+|*) e), each part optional.
@@ -98,6 +107,9 @@ struct NetPlan {
   // Tensors that are views of another (Flatten/Reshape outputs): name -> the viewed tensor.
   std::map<std::string, std::string> views;
   std::map<std::string, std::vector<std::int64_t>> shapes;  // ONNX shapes (N = 1)
+  // 2-D tensors held transposed: K x M as the rows cube of M x K (the graph input A of a Gemm
+  // with transA=1, which the host lays out), so their C order is the cube's.
+  std::set<std::string> transposed;
 
   // The tensor a name stands for once views are followed.
   [[nodiscard]] const std::string& resolve(const std::string& tensor) const;

@@ -131,10 +131,17 @@ class Builder {
     prog_.options = options;
     prog_.table = table;
     prog_.memory_begin = next_ = kMemoryBase;
+    integer_ = !g.inputs.empty() && !models::graph::is_float(g.inputs[0].dtype);
   }
 
   NetProgram run() {
-    if (fp16()) {
+    if (integer_) {
+      if (!prog_.hw.int16) {
+        throw GraphError(fmt::format("{} has no INT16 convolution (an integer network's values "
+                                     "run as INT16: nv_full, nv_large, soc_large)",
+                                     hw_.name));
+      }
+    } else if (fp16()) {
       if (!hw_.dla.feature_fp16) {
         throw GraphError(fmt::format("{} has no FP16 datapath (--precision fp16 needs nv_full, "
                                      "nv_large or soc_large)",
@@ -146,7 +153,7 @@ class Builder {
                       "quantizes to INT8/INT4 codes",
                       hw_.name));
     }
-    if (options_.precision == NetPrecision::kInt16) {
+    if (options_.precision == NetPrecision::kInt16 && !integer_) {
       throw GraphError("precision int16 is not supported by the network compiler yet "
                        "(int8, int4, fp16)");
     }
@@ -185,9 +192,13 @@ class Builder {
 
  private:
   unsigned atom() const { return prog_.hw.atom_bytes; }
-  bool fp16() const { return options_.precision == NetPrecision::kFp16; }
+  // An integer network (its input is integer: ConvInteger, MatMulInteger, pools of integers)
+  // holds the values themselves as INT16 codes; otherwise FP16 values or quantized INT8 codes.
+  bool fp16() const { return !integer_ && options_.precision == NetPrecision::kFp16; }
   // The element type of every surface.
-  Precision elem() const { return fp16() ? Precision::kFp16 : Precision::kInt8; }
+  Precision elem() const {
+    return integer_ ? Precision::kInt16 : fp16() ? Precision::kFp16 : Precision::kInt8;
+  }
 
   std::uint64_t allocate(std::uint64_t bytes) {
     const std::uint64_t a = next_;
@@ -214,14 +225,16 @@ class Builder {
     t.name = name;
     t.shape = plan_.shapes.at(name);
     t.precision = elem();
-    if (fp16()) {
+    if (fp16() || integer_) {
       t.quant.bits = 16;
-      t.quant.method = "fp16";
+      // Integers: step 1, the code is the value.
+      t.quant.clip = integer_ ? 32767.0 : 0.0;
+      t.quant.method = integer_ ? "integer" : "fp16";
       prog_.table[name] = t.quant;
     } else {
       t.quant = table_.at(name);
     }
-    t.rows = t.shape.size() == 2;
+    t.rows = t.shape.size() == 2 && plan_.transposed.count(name) == 0;
     t.surface = packed_surface(0, c.width, c.height, c.channels, atom());
     t.surface.address = activations_.allocate(surface_bytes(t.surface, elem(), atom()));
     return tensors_.emplace(name, t).first->second;
@@ -240,6 +253,7 @@ class Builder {
         out.hw = lower_conv(l, in, dst, out);
         break;
       case LayerKind::kPool:
+        if (l.pool.exclude_pad) return lower_pool_exclude_pad(l, in, dst, out);
         out.hw = lower_pool(l, in, dst);
         break;
       case LayerKind::kLrn:
@@ -302,9 +316,15 @@ class Builder {
                        NetLayer& out) {
     const ConvAttrs& a = l.conv;
     const Cube& c = plan_.cubes.at(l.input);
+    if (a.integer != integer_) {
+      throw GraphError(fmt::format("{}: {} in {} network", out.nodes,
+                                   a.integer ? "an integer operator" : "a float operator",
+                                   integer_ ? "an integer" : "a float"));
+    }
     const QuantizedWeights w =
-        fp16() ? fp16_conv_weights(g_, l, c)
-               : quantize_conv_weights(g_, l, c, code_bits(options_.precision), options_.weights);
+        integer_ ? integer_conv_weights(g_, l, c)
+        : fp16() ? fp16_conv_weights(g_, l, c)
+                 : quantize_conv_weights(g_, l, c, code_bits(options_.precision), options_.weights);
     ConvLayer conv;
     conv.precision = elem();
     conv.src = in.surface;
@@ -327,8 +347,14 @@ class Builder {
     }
     conv.weight_address =
         constant(out.nodes + " weights", conv_weight_image(w.codes, elem(), prog_.hw));
-    conv.sdp = fp16() ? fp16_stage(w.bias, a, out.nodes)
-                      : requantization(w, in.quant, dst.quant, a.relu, out.nodes);
+    if (integer_ && !a.input_zero_point.empty()) {
+      // Padded positions hold the zero point: (x - zero point) is 0 there, as ONNX pads.
+      conv.pad_value =
+          static_cast<std::int32_t>(g_.initializers.at(a.input_zero_point).at(0));
+    }
+    conv.sdp = integer_ ? integer_stage(w.bias, a, out.nodes)
+               : fp16() ? fp16_stage(w.bias, a, out.nodes)
+                        : requantization(w, in.quant, dst.quant, a.relu, out.nodes);
     out.macs =
         std::uint64_t{oc.width} * oc.height * conv.kernels * a.kernel_w * a.kernel_h * c.channels;
     out.weight_scale_min = *std::min_element(w.scales.begin(), w.scales.end());
@@ -379,6 +405,29 @@ class Builder {
     return s;
   }
 
+  // Integers: SDP adds the zero-point correction (BS, INT16 operands, multiplier 1), exactly.
+  SdpStage integer_stage(const std::vector<double>& bias, const ConvAttrs& a,
+                         const std::string& who) {
+    SdpStage s;
+    s.relu = a.relu;
+    s.cvt = SdpConvertor{0, 1, 0};
+    if (a.clip_max > 0.0) throw GraphError(fmt::format("{}: Clip in an integer network", who));
+    if (std::all_of(bias.begin(), bias.end(), [](double b) { return b == 0.0; })) return s;
+    std::vector<std::int16_t> alu, mul(bias.size(), 1);
+    for (double b : bias) {
+      if (std::abs(b) > 32767.0) {
+        throw GraphError(fmt::format(
+            "{}: the zero-point correction {} is beyond SDP's INT16 operand", who, b));
+      }
+      alu.push_back(static_cast<std::int16_t>(b));
+    }
+    s.bias_scale = SdpBiasScale{
+        constant(who + " zero-point correction",
+                 sdp_bias_scale_table(alu, mul, Precision::kInt16, atom())),
+        0, 0};
+    return s;
+  }
+
   // FP16: SDP adds the bias (BS ALU, an FP16 table), then ReLU and the Clip bound.
   SdpStage fp16_stage(const std::vector<double>& bias, const ConvAttrs& a, const std::string& who) {
     SdpStage s;
@@ -424,7 +473,8 @@ class Builder {
         b[c] = mul == 0.0 ? 0.0F : static_cast<float>(add / mul);
       }
       s.bias_scale =
-          SdpBiasScale{constant(who + " bias/scale", sdp_fp16_bias_scale_table(b, m, atom())), 0, 0};
+          SdpBiasScale{constant(who + " bias/scale", sdp_fp16_bias_scale_table(b, m, atom())), 0,
+                       0};
     }
     if (a.ew != EwOp::kNone) {
       SdpElementwise e;
@@ -437,17 +487,73 @@ class Builder {
     return s;
   }
 
+  // Average pooling over the real elements of each window: PDP sums into a scratch surface,
+  // SDP multiplies each sum by 1 / (the window's real elements), an FP16 constant per output.
+  void lower_pool_exclude_pad(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                              NetLayer& out) {
+    if (!fp16()) {
+      throw GraphError(fmt::format("{}: average pooling that excludes padding runs at fp16 only",
+                                   out.nodes));
+    }
+    const PoolAttrs& a = l.pool;
+    PdpLayer p = lower_pool(l, in, dst);
+    p.sum = true;
+    p.dst.address = activations_.allocate(surface_bytes(dst.surface, elem(), atom()));
+    const auto counts = [](std::uint32_t o, unsigned stride, unsigned pad, unsigned kernel,
+                           std::uint32_t size) {
+      const std::int64_t first = std::int64_t{o} * stride - pad;
+      return std::min<std::int64_t>(first + kernel, size) - std::max<std::int64_t>(first, 0);
+    };
+    const FeatureSurface& d = dst.surface;
+    std::vector<float> recip(std::size_t{d.width} * d.height * d.channels);
+    for (std::uint32_t c = 0; c < d.channels; ++c)
+      for (std::uint32_t y = 0; y < d.height; ++y)
+        for (std::uint32_t x = 0; x < d.width; ++x) {
+          const std::int64_t n = counts(y, a.stride_y, a.pad_top, a.kernel_h, in.surface.height) *
+                                 counts(x, a.stride_x, a.pad_left, a.kernel_w, in.surface.width);
+          recip[(std::size_t{c} * d.height + y) * d.width + x] =
+              n > 0 ? 1.0F / static_cast<float>(n) : 0.0F;
+        }
+    SdpLayer s;
+    s.precision = elem();
+    s.src = p.dst;
+    s.dst = d;
+    SdpElementwise e;
+    e.op = SdpEwOp::kMul;
+    NetTensor cube_order = dst;
+    cube_order.rows = false;  // `recip` is in the cube's (c, y, x) order
+    e.surface = values_surface(recip, cube_order, out.nodes + " 1/count");
+    s.ew = e;
+    (void)sdp_model_config(s, atom());
+    NetLayer sum = out;
+    sum.nodes = out.nodes + " (window sums)";
+    sum.hw = p;
+    prog_.layers.push_back(std::move(sum));
+    NetLayer scale = out;
+    scale.engine = "SDP";
+    scale.nodes = out.nodes + " (/ real elements)";
+    scale.input = scale.output = l.output;
+    scale.hw = s;
+    prog_.layers.push_back(std::move(scale));
+    activations_.release(p.dst.address, surface_bytes(dst.surface, elem(), atom()));
+  }
+
   // An initializer broadcast to the shape of `like` as an FP16 surface among the constants.
   FeatureSurface constant_surface(const std::string& name, const NetTensor& like,
                                   const std::string& who) {
-    const std::vector<float> v = broadcast(g_.initializers.at(name), like.shape, who);
+    return values_surface(broadcast(g_.initializers.at(name), like.shape, who), like,
+                          who + " operand '" + name + "'");
+  }
+
+  // `v` (C order of `like`) as an FP16 surface of like's cube among the constants.
+  FeatureSurface values_surface(const std::vector<float>& v, const NetTensor& like,
+                                const std::string& what) {
     FeatureSurface s = like.surface;
     models::ops::ConvCube cube(s.width, s.height, s.channels);
     for (std::size_t i = 0; i < v.size(); ++i) {
       cube.data[tensor_cube_index(like, cube, i)] = models::fp16_from_float(v[i]);
     }
-    s.address = constant(who + " operand '" + name + "'",
-                         conv_feature_image(cube, s, Precision::kFp16, atom()));
+    s.address = constant(what, conv_feature_image(cube, s, Precision::kFp16, atom()));
     return s;
   }
 
@@ -481,6 +587,9 @@ class Builder {
   }
 
   CdpLayer lower_lrn(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst) {
+    if (integer_) {
+      throw GraphError(fmt::format("{}: LRN in an integer network", layer_nodes_label(g_, l)));
+    }
     if (fp16()) {
       throw GraphError(fmt::format("{}: FP16 LRN is not modelled (CDP runs LRN at INT8/INT16)",
                                    layer_nodes_label(g_, l)));
@@ -526,6 +635,7 @@ class Builder {
   std::uint64_t next_ = 0;  // the constants' bump pointer
   ActivationPool activations_;
   std::set<std::string> released_;
+  bool integer_ = false;
 };
 
 }  // namespace

@@ -22,8 +22,14 @@ struct FloatWeights {
   std::vector<double> bias;
 };
 
+// An initializer's values as floats (integer weights are exact in float up to 2^24).
+models::graph::Tensor as_float(const models::graph::Tensor& t) {
+  if (models::graph::is_float(t.dtype)) return t;
+  return models::graph::Tensor::floats(t.shape, std::vector<float>(t.i.begin(), t.i.end()));
+}
+
 FloatWeights conv_weights(const models::graph::Graph& g, const PlannedLayer& l, const Cube& in) {
-  const auto& t = g.initializers.at(l.conv.weight);
+  const auto t = as_float(g.initializers.at(l.conv.weight));
   FloatWeights f;
   f.k = static_cast<std::uint32_t>(t.shape[0]);
   f.c = static_cast<std::uint32_t>(t.shape[1]);
@@ -44,7 +50,7 @@ FloatWeights conv_weights(const models::graph::Graph& g, const PlannedLayer& l, 
 }
 
 FloatWeights fc_weights(const models::graph::Graph& g, const PlannedLayer& l, const Cube& in) {
-  const auto& b = g.initializers.at(l.conv.weight);
+  const auto b = as_float(g.initializers.at(l.conv.weight));
   const auto rows = static_cast<std::size_t>(b.shape[0]),
              cols = static_cast<std::size_t>(b.shape[1]);
   const std::size_t features = l.conv.transpose_b ? cols : rows;
@@ -92,6 +98,38 @@ FloatWeights float_weights(const models::graph::Graph& g, const PlannedLayer& l,
 }
 
 }  // namespace
+
+QuantizedWeights integer_conv_weights(const models::graph::Graph& g, const PlannedLayer& l,
+                                      const Cube& in) {
+  const FloatWeights f = float_weights(g, l, in);
+  QuantizedWeights q;
+  q.codes = models::ops::ConvWeights(f.k, f.r, f.s, f.c);
+  q.scales.assign(f.k, 1.0);
+  q.bias.assign(f.k, 0.0);
+  std::vector<double> wz(f.k, 0.0);
+  if (!l.conv.weight_zero_point.empty()) {
+    const auto& z = g.initializers.at(l.conv.weight_zero_point);
+    if (z.elements() != 1 && z.elements() != f.k) {
+      throw GraphError(fmt::format("weight zero point '{}' has {} values for {} outputs",
+                                   l.conv.weight_zero_point, z.elements(), f.k));
+    }
+    for (std::uint32_t k = 0; k < f.k; ++k) wz[k] = z.at(z.elements() == 1 ? 0 : k);
+  }
+  const double xz = l.conv.input_zero_point.empty()
+                        ? 0.0
+                        : g.initializers.at(l.conv.input_zero_point).at(0);
+  const std::size_t per = std::size_t{f.r} * f.s * f.c;
+  for (std::uint32_t k = 0; k < f.k; ++k) {
+    double sum = 0.0;
+    for (std::size_t i = 0; i < per; ++i) {
+      const double w = double{f.w[k * per + i]} - wz[k];
+      q.codes.data[k * per + i] = static_cast<std::int32_t>(w);
+      sum += w;
+    }
+    q.bias[k] = -xz * sum;  // sum((x - xz) w) = sum(x w) - xz sum(w)
+  }
+  return q;
+}
 
 QuantizedWeights fp16_conv_weights(const models::graph::Graph& g, const PlannedLayer& l,
                                    const Cube& in) {

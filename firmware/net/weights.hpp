@@ -34,4 +34,9 @@ struct QuantizedWeights {
 [[nodiscard]] QuantizedWeights fp16_conv_weights(const models::graph::Graph& g,
                                                  const PlannedLayer& l, const Cube& in);
 
+// ConvInteger / MatMulInteger weights: codes w - w_zero_point (per output or one value), scales
+// 1, and the bias that removes the input's zero point: -x_zero_point * sum(codes of the output).
+[[nodiscard]] QuantizedWeights integer_conv_weights(const models::graph::Graph& g,
+                                                    const PlannedLayer& l, const Cube& in);
+
 }  // namespace octasim::firmware::net

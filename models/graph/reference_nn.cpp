@@ -13,7 +13,7 @@ namespace {
 void expect_rank(const Node& n, const Tensor& t, std::size_t rank, const char* what) {
   if (t.shape.size() != rank) {
     throw GraphError(n.label() + ": " + what + " must have rank " + std::to_string(rank) + " (is " +
-                     shape_string(t.shape) + "; only 2-D spatial operators are supported)");
+                     shape_string(t.shape) + "; only 1-D and 2-D spatial operators are supported)");
   }
 }
 
@@ -121,10 +121,39 @@ std::vector<Tensor> conv(const Node& n, const Inputs& in) {
 
 namespace {
 
+// A 1-D window's node as the 2-D one of height 1 (kernel 1 x k, pads [0, b, 0, e]).
+Node as_2d(const Node& n) {
+  Node m = n;
+  for (const char* attr : {"kernel_shape", "strides", "dilations"}) {
+    if (!n.has(attr)) continue;
+    std::vector<std::int64_t> v = n.get_ints(attr, {});
+    if (v.size() != 1) throw GraphError(n.label() + ": " + attr + " must have 1 value (1-D)");
+    m.attributes[attr].ints = {1, v[0]};
+  }
+  if (n.has("pads")) {
+    std::vector<std::int64_t> v = n.get_ints("pads", {});
+    if (v.size() != 2) throw GraphError(n.label() + ": pads must have 2 values (1-D)");
+    m.attributes["pads"].ints = {0, v[0], 0, v[1]};
+  }
+  return m;
+}
+
+Tensor pool(const Node& n, const Tensor& x, bool average);
+
+// 1-D pooling (N x C x L) as 2-D pooling of N x C x 1 x L.
+Tensor pool_1d(const Node& n, const Tensor& x, bool average) {
+  Tensor x2 = x;
+  x2.shape = {x.shape[0], x.shape[1], 1, x.shape[2]};
+  Tensor y = pool(as_2d(n), x2, average);
+  y.shape = {y.shape[0], y.shape[1], y.shape[3]};
+  return y;
+}
+
 // Max or average pooling over the window; `average` divides by the count of positions inside
 // the input, or of the whole (padded) window with count_include_pad.
 Tensor pool(const Node& n, const Tensor& x, bool average) {
   if (average || is_float(x.dtype)) expect_float(n, x);
+  if (x.shape.size() == 3) return pool_1d(n, x, average);
   expect_rank(n, x, 4, "X");
   if (!n.has("kernel_shape")) throw GraphError(n.label() + ": kernel_shape is required");
   const Window w = window(n, x.shape[2], x.shape[3], {});

@@ -227,14 +227,17 @@ GraphBuilder padded_average_pool(std::int64_t count_include_pad) {
   return b;
 }
 
-TEST(PlanNetwork, RefusesPaddedAveragePoolExcludingThePad) {
-  const std::string msg = plan_error(padded_average_pool(0).graph());
-  EXPECT_TRUE(contains(msg, "AveragePool 'ap'")) << msg;
-  EXPECT_TRUE(contains(msg, "count_include_pad")) << msg;
-  // PDP divides by the whole kernel: counting the pad is what it does, so that one plans.
+TEST(PlanNetwork, MarksPaddedAveragePoolExcludingThePad) {
+  // count_include_pad=0 with padding: PDP sums and SDP divides by each window's real elements
+  // (program.cpp, FP16), so the plan marks the layer.
+  const NetPlan ex = plan_network(padded_average_pool(0).graph(), "nv_full");
+  ASSERT_EQ(ex.layers.size(), 1U);
+  EXPECT_TRUE(ex.layers[0].pool.exclude_pad);
+  // PDP divides by the whole kernel: counting the pad is what it does, so that one needs no SDP.
   const NetPlan p = plan_network(padded_average_pool(1).graph(), "nv_small");
   ASSERT_EQ(p.layers.size(), 1U);
   EXPECT_EQ(p.layers[0].pool.kind, PoolKind::kAverage);
+  EXPECT_FALSE(p.layers[0].pool.exclude_pad);
   EXPECT_EQ(p.layers[0].pool.pad_left, 1U);
   EXPECT_STREQ(layer_engine(p.layers[0].kind), "PDP");
 }
