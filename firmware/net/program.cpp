@@ -137,15 +137,17 @@ class Builder {
   NetProgram run() {
     if (integer_) {
       if (!prog_.hw.int16) {
-        throw GraphError(fmt::format("{} has no INT16 convolution (an integer network's values "
-                                     "run as INT16: nv_full, nv_large, soc_large)",
-                                     hw_.name));
+        throw GraphError(
+            fmt::format("{} has no INT16 convolution (an integer network's values "
+                        "run as INT16: nv_full, nv_large, soc_large)",
+                        hw_.name));
       }
     } else if (fp16()) {
       if (!hw_.dla.feature_fp16) {
-        throw GraphError(fmt::format("{} has no FP16 datapath (--precision fp16 needs nv_full, "
-                                     "nv_large or soc_large)",
-                                     hw_.name));
+        throw GraphError(
+            fmt::format("{} has no FP16 datapath (--precision fp16 needs nv_full, "
+                        "nv_large or soc_large)",
+                        hw_.name));
       }
     } else if (!prog_.hw.int8) {
       throw GraphError(
@@ -154,8 +156,9 @@ class Builder {
                       hw_.name));
     }
     if (options_.precision == NetPrecision::kInt16 && !integer_) {
-      throw GraphError("precision int16 is not supported by the network compiler yet "
-                       "(int8, int4, fp16)");
+      throw GraphError(
+          "precision int16 is not supported by the network compiler yet "
+          "(int8, int4, fp16)");
     }
     prog_.input = tensor(plan_.input);
     // The last layer reading each tensor: its buffer is free for later layers after that one.
@@ -250,6 +253,7 @@ class Builder {
     const NetTensor& dst = tensor(l.output);
     switch (l.kind) {
       case LayerKind::kConv:
+        if (!l.conv.matrix_bias.empty()) return lower_conv_matrix_bias(l, in, dst, out);
         out.hw = lower_conv(l, in, dst, out);
         break;
       case LayerKind::kPool:
@@ -349,8 +353,7 @@ class Builder {
         constant(out.nodes + " weights", conv_weight_image(w.codes, elem(), prog_.hw));
     if (integer_ && !a.input_zero_point.empty()) {
       // Padded positions hold the zero point: (x - zero point) is 0 there, as ONNX pads.
-      conv.pad_value =
-          static_cast<std::int32_t>(g_.initializers.at(a.input_zero_point).at(0));
+      conv.pad_value = static_cast<std::int32_t>(g_.initializers.at(a.input_zero_point).at(0));
     }
     conv.sdp = integer_ ? integer_stage(w.bias, a, out.nodes)
                : fp16() ? fp16_stage(w.bias, a, out.nodes)
@@ -416,15 +419,14 @@ class Builder {
     std::vector<std::int16_t> alu, mul(bias.size(), 1);
     for (double b : bias) {
       if (std::abs(b) > 32767.0) {
-        throw GraphError(fmt::format(
-            "{}: the zero-point correction {} is beyond SDP's INT16 operand", who, b));
+        throw GraphError(
+            fmt::format("{}: the zero-point correction {} is beyond SDP's INT16 operand", who, b));
       }
       alu.push_back(static_cast<std::int16_t>(b));
     }
-    s.bias_scale = SdpBiasScale{
-        constant(who + " zero-point correction",
-                 sdp_bias_scale_table(alu, mul, Precision::kInt16, atom())),
-        0, 0};
+    s.bias_scale = SdpBiasScale{constant(who + " zero-point correction",
+                                         sdp_bias_scale_table(alu, mul, Precision::kInt16, atom())),
+                                0, 0};
     return s;
   }
 
@@ -471,26 +473,72 @@ class Builder {
         const double mul = a.mul.empty() ? 1.0 : a.mul[c];
         const double add = a.add.empty() ? 0.0 : a.add[c];
         if (mul == 0.0 && add != 0.0) {
-          throw GraphError(fmt::format("{}: channel {} multiplies by 0 and adds {} (SDP adds "
-                                       "before it multiplies)",
-                                       who, c, add));
+          throw GraphError(
+              fmt::format("{}: channel {} multiplies by 0 and adds {} (SDP adds "
+                          "before it multiplies)",
+                          who, c, add));
         }
         m[c] = static_cast<float>(mul);
         b[c] = mul == 0.0 ? 0.0F : static_cast<float>(add / mul);
       }
-      s.bias_scale =
-          SdpBiasScale{constant(who + " bias/scale", sdp_fp16_bias_scale_table(b, m, atom())), 0,
-                       0};
+      s.bias_scale = SdpBiasScale{
+          constant(who + " bias/scale", sdp_fp16_bias_scale_table(b, m, atom())), 0, 0};
     }
     if (a.ew != EwOp::kNone) {
       SdpElementwise e;
       e.op = a.ew == EwOp::kAdd ? SdpEwOp::kAdd : SdpEwOp::kMul;
       e.surface = g_.is_constant(a.operand) ? constant_surface(a.operand, dst, who)
-                                             : tensor(a.operand).surface;
+                                            : tensor(a.operand).surface;
       s.ew = e;
     }
     (void)sdp_model_config(s, atom());  // checks
     return s;
+  }
+
+  // Gemm with a C that is not per output: the CONV writes a scratch surface, SDP adds beta * C
+  // broadcast to the output (an FP16 constant surface).
+  void lower_conv_matrix_bias(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                              NetLayer& out) {
+    if (!fp16()) {
+      throw GraphError(
+          fmt::format("{}: a Gemm C that is not one value per output runs at fp16 "
+                      "only",
+                      out.nodes));
+    }
+    const std::uint64_t bytes = surface_bytes(dst.surface, elem(), atom());
+    NetTensor scratch = dst;
+    scratch.surface.address = activations_.allocate(bytes);
+    NetLayer conv = out;
+    conv.hw = lower_conv(l, in, scratch, conv);
+    std::vector<float> c = broadcast(g_.initializers.at(l.conv.matrix_bias), dst.shape, out.nodes);
+    for (float& v : c) v = static_cast<float>(l.conv.beta * double{v});
+    push_with_operand(std::move(conv), scratch.surface, dst, c, dst, SdpEwOp::kAdd,
+                      " (+ beta C)");
+  }
+
+  // `first` (writing `scratch`), then an SDP layer from `scratch` into `dst` that adds or
+  // multiplies `values` (C order of `like`) as an FP16 constant surface; frees `scratch`.
+  void push_with_operand(NetLayer first, const FeatureSurface& scratch, const NetTensor& dst,
+                         const std::vector<float>& values, const NetTensor& like, SdpEwOp op,
+                         const std::string& suffix) {
+    SdpLayer s;
+    s.precision = elem();
+    s.src = scratch;
+    s.dst = dst.surface;
+    SdpElementwise e;
+    e.op = op;
+    e.surface = values_surface(values, like, first.nodes + suffix);
+    s.ew = e;
+    (void)sdp_model_config(s, atom());
+    NetLayer second = first;
+    second.engine = "SDP";
+    second.nodes = first.nodes + suffix;
+    second.input = second.output = dst.name;
+    second.hw = s;
+    second.macs = 0;
+    prog_.layers.push_back(std::move(first));
+    prog_.layers.push_back(std::move(second));
+    activations_.release(scratch.address, surface_bytes(dst.surface, elem(), atom()));
   }
 
   // Average pooling over the real elements of each window: PDP sums into a scratch surface,
@@ -498,8 +546,8 @@ class Builder {
   void lower_pool_exclude_pad(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
                               NetLayer& out) {
     if (!fp16()) {
-      throw GraphError(fmt::format("{}: average pooling that excludes padding runs at fp16 only",
-                                   out.nodes));
+      throw GraphError(
+          fmt::format("{}: average pooling that excludes padding runs at fp16 only", out.nodes));
     }
     const PoolAttrs& a = l.pool;
     PdpLayer p = lower_pool(l, in, dst);
@@ -520,28 +568,12 @@ class Builder {
           recip[(std::size_t{c} * d.height + y) * d.width + x] =
               n > 0 ? 1.0F / static_cast<float>(n) : 0.0F;
         }
-    SdpLayer s;
-    s.precision = elem();
-    s.src = p.dst;
-    s.dst = d;
-    SdpElementwise e;
-    e.op = SdpEwOp::kMul;
     NetTensor cube_order = dst;
     cube_order.rows = false;  // `recip` is in the cube's (c, y, x) order
-    e.surface = values_surface(recip, cube_order, out.nodes + " 1/count");
-    s.ew = e;
-    (void)sdp_model_config(s, atom());
     NetLayer sum = out;
-    sum.nodes = out.nodes + " (window sums)";
     sum.hw = p;
-    prog_.layers.push_back(std::move(sum));
-    NetLayer scale = out;
-    scale.engine = "SDP";
-    scale.nodes = out.nodes + " (/ real elements)";
-    scale.input = scale.output = l.output;
-    scale.hw = s;
-    prog_.layers.push_back(std::move(scale));
-    activations_.release(p.dst.address, surface_bytes(dst.surface, elem(), atom()));
+    push_with_operand(std::move(sum), p.dst, dst, recip, cube_order, SdpEwOp::kMul,
+                      " (/ real elements of the window)");
   }
 
   // An initializer broadcast to the shape of `like` as an FP16 surface among the constants.
@@ -592,14 +624,32 @@ class Builder {
     return p;
   }
 
+  // FP16: the LUT of f(S) = (k + alpha/n S)^-beta at the values themselves (input scale 1);
+  // CDP's convertors are bypassed.
+  CdpLayer lower_lrn_fp16(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst) {
+    LrnParams lp;
+    lp.local_size = l.lrn.size;
+    lp.k = l.lrn.bias;
+    lp.alpha = l.lrn.alpha;
+    lp.beta = l.lrn.beta;
+    lp.input_scale = 1.0;
+    const LrnLut lut = make_lrn_lut(lp, Precision::kFp16);
+    CdpLayer c;
+    c.precision = Precision::kFp16;
+    c.src = in.surface;
+    c.dst = dst.surface;
+    c.local_size = l.lrn.size;
+    c.lut = lut.config;
+    c.lut_tables = lut.tables;
+    (void)cdp_model_params(c, atom());
+    return c;
+  }
+
   CdpLayer lower_lrn(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst) {
     if (integer_) {
       throw GraphError(fmt::format("{}: LRN in an integer network", layer_nodes_label(g_, l)));
     }
-    if (fp16()) {
-      throw GraphError(fmt::format("{}: FP16 LRN is not modelled (CDP runs LRN at INT8/INT16)",
-                                   layer_nodes_label(g_, l)));
-    }
+    if (fp16()) return lower_lrn_fp16(l, in, dst);
     LrnParams lp;
     lp.local_size = l.lrn.size;
     lp.k = l.lrn.bias;
