@@ -7,6 +7,7 @@
 
 #include <fmt/core.h>
 
+#include "firmware/net/memory_layout.hpp"
 #include "firmware/net/weights.hpp"
 #include "models/numerics/float_format.hpp"
 #include "sim/core/hw_config.hpp"
@@ -24,101 +25,9 @@ std::uint64_t NetProgram::macs() const {
 
 namespace {
 
-constexpr std::uint64_t kMemoryBase = 0x80000000;      // constants (weights, tables)
-constexpr std::uint64_t kActivationBase = 0xC0000000;  // feature surfaces
-constexpr std::uint64_t kMemoryLimit = std::uint64_t{1} << 32;
-constexpr std::uint64_t kAlign = 256;
-
-std::uint64_t aligned(std::uint64_t bytes) {
-  return (bytes + kAlign - 1) / kAlign * kAlign;
-}
-
-// The activation region: first fit over the buffers of dead tensors, else at the end.
-class ActivationPool {
- public:
-  std::uint64_t allocate(std::uint64_t bytes) {
-    bytes = aligned(bytes);
-    for (auto it = free_.begin(); it != free_.end(); ++it) {
-      if (it->second < bytes) continue;
-      const std::uint64_t a = it->first;
-      const std::uint64_t rest = it->second - bytes;
-      free_.erase(it);
-      if (rest != 0) free_[a + bytes] = rest;
-      return a;
-    }
-    const std::uint64_t a = end_;
-    end_ += bytes;
-    if (end_ > kMemoryLimit) {
-      throw GraphError(
-          fmt::format("the network's activations need more than the {} MiB of DRAM "
-                      "at 0x{:x}",
-                      (kMemoryLimit - kActivationBase) >> 20, kActivationBase));
-    }
-    return a;
-  }
-  // Returns a buffer, merged with free neighbours.
-  void release(std::uint64_t addr, std::uint64_t bytes) {
-    bytes = aligned(bytes);
-    auto next = free_.lower_bound(addr);
-    if (next != free_.end() && addr + bytes == next->first) {
-      bytes += next->second;
-      next = free_.erase(next);
-    }
-    if (next != free_.begin()) {
-      auto prev = std::prev(next);
-      if (prev->first + prev->second == addr) {
-        prev->second += bytes;
-        return;
-      }
-    }
-    free_[addr] = bytes;
-  }
-  [[nodiscard]] std::uint64_t end() const { return end_; }
-
- private:
-  std::uint64_t end_ = kActivationBase;
-  std::map<std::uint64_t, std::uint64_t> free_;  // address -> bytes
-};
-
 // Round half away from zero, as the device's convertors round.
 double round_away(double v) {
   return v < 0 ? -std::floor(-v + 0.5) : std::floor(v + 0.5);
-}
-
-// `t` broadcast to `shape` (NumPy's rules, dimensions aligned on the right), in C order.
-std::vector<float> broadcast(const models::graph::Tensor& t, const std::vector<std::int64_t>& shape,
-                             const std::string& who) {
-  if (t.shape.size() > shape.size()) {
-    throw GraphError(fmt::format("{}: operand of shape {} does not broadcast to {}", who,
-                                 models::graph::shape_string(t.shape),
-                                 models::graph::shape_string(shape)));
-  }
-  const std::size_t rank = shape.size(), offset = rank - t.shape.size();
-  std::vector<std::size_t> stride(rank, 0);
-  std::size_t step = 1;
-  for (std::size_t d = rank; d-- > offset;) {
-    const std::int64_t n = t.shape[d - offset];
-    if (n != 1 && n != shape[d]) {
-      throw GraphError(fmt::format("{}: operand of shape {} does not broadcast to {}", who,
-                                   models::graph::shape_string(t.shape),
-                                   models::graph::shape_string(shape)));
-    }
-    stride[d] = n == 1 ? 0 : step;
-    step *= static_cast<std::size_t>(n);
-  }
-  std::size_t total = 1;
-  for (std::int64_t n : shape) total *= static_cast<std::size_t>(n);
-  std::vector<float> out(total);
-  for (std::size_t i = 0; i < total; ++i) {
-    std::size_t rest = i, src = 0;
-    for (std::size_t d = rank; d-- > 0;) {
-      const auto n = static_cast<std::size_t>(shape[d]);
-      src += (rest % n) * stride[d];
-      rest /= n;
-    }
-    out[i] = static_cast<float>(t.at(src));
-  }
-  return out;
 }
 
 class Builder {
@@ -512,8 +421,7 @@ class Builder {
     conv.hw = lower_conv(l, in, scratch, conv);
     std::vector<float> c = broadcast(g_.initializers.at(l.conv.matrix_bias), dst.shape, out.nodes);
     for (float& v : c) v = static_cast<float>(l.conv.beta * double{v});
-    push_with_operand(std::move(conv), scratch.surface, dst, c, dst, SdpEwOp::kAdd,
-                      " (+ beta C)");
+    push_with_operand(std::move(conv), scratch.surface, dst, c, dst, SdpEwOp::kAdd, " (+ beta C)");
   }
 
   // `first` (writing `scratch`), then an SDP layer from `scratch` into `dst` that adds or
