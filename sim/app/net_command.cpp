@@ -265,10 +265,9 @@ void print_layers(const fn::CompiledNetwork& net, const Timing& timing, const Ba
     const std::string clip =
         l.engine == "OCTAV"
             ? fmt::format("mean {:.4g} (codes)", r.clip_sum[i] / static_cast<double>(images))
-        : unquantized
-            ? fmt::format("- ({})", q.method)
-            : fmt::format("{:.4g} ({}, {}) {}", q.clip, q.bits, q.is_unsigned ? "u" : "s",
-                          q.method);
+        : unquantized ? fmt::format("- ({})", q.method)
+                      : fmt::format("{:.4g} ({}, {}) {}", q.clip, q.bits, q.is_unsigned ? "u" : "s",
+                                    q.method);
     fmt::print("  {:>2}  {:<5} {:>9} {:>7}  {:<28} {:>11}  {}\n", i, l.engine, cycles, util,
                clip.size() > 28 ? clip.substr(0, 28) : clip, r.saturations[i], l.nodes);
   }
