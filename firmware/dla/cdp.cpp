@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include "models/numerics/float_format.hpp"
 #include "octasim/regs/nvdla.hpp"
 
 namespace octasim::firmware {
@@ -31,8 +32,9 @@ void check_lut(const models::LutConfig& lut, Precision p) {
       lut.le_function != models::LutLeFunction::kLinear) {
     throw FirmwareError("CDP: LUT LE function is neither exponent nor linear");
   }
-  // The CDP reads the index selects as 6-bit (INT8 pipe) / 7-bit (INT16 pipe) signed values.
-  const unsigned select_bits = p == Precision::kInt8 ? 6 : 7;
+  // The CDP reads the index selects as 6-bit (INT8 pipe) / 7-bit (INT16 pipe) / 8-bit (FP16
+  // pipe) signed values.
+  const unsigned select_bits = p == Precision::kInt8 ? 6 : p == Precision::kInt16 ? 7 : 8;
   signed_range("LUT LE index offset", lut.le_index_offset, 8);
   signed_range("LUT LE index select", lut.le_index_select, select_bits);
   signed_range("LUT LO index select", lut.lo_index_select, select_bits);
@@ -47,7 +49,11 @@ void check_lut(const models::LutConfig& lut, Precision p) {
 }
 
 void check_layer(const CdpLayer& l, unsigned group, unsigned atom_bytes) {
-  require_integer(l.precision, "CDP");
+  if (l.precision != Precision::kInt8 && l.precision != Precision::kInt16 &&
+      l.precision != Precision::kFp16) {
+    throw FirmwareError(fmt::format("CDP: precision {} is not INT8, INT16 or FP16",
+                                    static_cast<unsigned>(l.precision)));
+  }
   if (group > 1) throw FirmwareError(fmt::format("CDP: register group {} is not 0 or 1", group));
   check_surface(l.src, l.precision, atom_bytes, "CDP input");
   check_surface(l.dst, l.precision, atom_bytes, "CDP output");
@@ -68,6 +74,16 @@ void check_layer(const CdpLayer& l, unsigned group, unsigned atom_bytes) {
   if (l.out_cvt.shift > 63) {
     throw FirmwareError(
         fmt::format("CDP: output convertor shift {} is outside 0..63", l.out_cvt.shift));
+  }
+  if (l.precision == Precision::kFp16) {
+    const auto identity = [](const CdpConvertor& c) {
+      return c.offset == 0 && c.scale == 1 && c.shift == 0;
+    };
+    if (!identity(l.in_cvt) || !identity(l.out_cvt)) {
+      throw FirmwareError(
+          "CDP: FP16 bypasses the input and output convertors: in_cvt and out_cvt must be "
+          "{offset 0, scale 1, shift 0}");
+    }
   }
   const bool int8 = l.precision == Precision::kInt8;
   signed_range("input convertor offset", l.in_cvt.offset, int8 ? 8 : 16);
@@ -134,6 +150,47 @@ void program_lut(Mmio& mmio, const models::LutConfig& lut, const models::LutTabl
                shift(lut.lo_slope_uflow_shift, lut.lo_slope_oflow_shift));
 }
 
+// The FP16 LRN LUT (cdp.hpp): LO linear from 0 to 2^(s+8), LE exponent from there on.
+template <typename F>
+LrnLut make_lrn_lut_fp16(const LrnParams& p, double a, const F& f) {
+  if (!(f(0) <= models::max_finite(models::kFp16))) {
+    throw FirmwareError(fmt::format("LRN: k^-beta = {} does not fit the FP16 LUT", f(0)));
+  }
+  const auto entry = [&](double s) {
+    return static_cast<std::int16_t>(models::fp16_from_double(f(s)));
+  };
+  const auto fp32 = [](double v) {
+    return static_cast<std::int64_t>(models::fp32_bits_from_double(v));
+  };
+  // The LO table reaches inputs of 4 in every channel and the knee k / a, within the largest
+  // square sum FP16 inputs can make.
+  const double max_sqsum = p.local_size * 65504.0 * 65504.0;
+  double cover = 16.0 * p.local_size;
+  if (a > 0) cover = std::max(cover, std::min(p.k / a, max_sqsum));
+  int s = -8;
+  while (std::ldexp(256.0, s) < cover) ++s;
+
+  LrnLut out;
+  models::LutConfig& c = out.config;
+  c.le_function = models::LutLeFunction::kExponent;
+  c.uflow_priority = LutTableId::kLo;
+  c.oflow_priority = LutTableId::kLe;
+  c.hybrid_priority = LutTableId::kLo;
+  c.le_index_offset = s + 8;
+  c.le_start = fp32(0.0);
+  c.le_end = fp32(std::ldexp(1.0, s + 8 + 64));
+  c.lo_index_select = s;
+  c.lo_start = fp32(0.0);
+  c.lo_end = fp32(std::ldexp(1.0, s + 8));
+  for (unsigned i = 0; i < models::kLutLeEntries; ++i) {
+    out.tables.le[i] = entry(std::ldexp(1.0, s + 8 + static_cast<int>(i)));
+  }
+  for (unsigned i = 0; i < models::kLutLoEntries; ++i) {
+    out.tables.lo[i] = entry(std::ldexp(static_cast<double>(i), s));
+  }
+  return out;
+}
+
 }  // namespace
 
 LrnLut make_lrn_lut(const LrnParams& p, Precision precision) {
@@ -151,6 +208,7 @@ LrnLut make_lrn_lut(const LrnParams& p, Precision precision) {
   }
   const double a = p.alpha / p.local_size * p.input_scale * p.input_scale;
   const auto f = [&](double s) { return std::pow(p.k + a * s, -p.beta); };
+  if (precision == Precision::kFp16) return make_lrn_lut_fp16(p, a, f);
 
   LrnLut out;
   // The largest F <= 30 with round(f(0) * 2^F) <= INT16 max; f is largest at S = 0.
@@ -221,6 +279,10 @@ unsigned program_cdp(Mmio& mmio, const CdpLayer& l, unsigned group, unsigned ato
   mmio.write32(C::D_DST_DMA_CFG::kAddr, C::D_DST_DMA_CFG::DST_RAM_TYPE.set(0, ram_type(l.dst)));
   mmio.write32(C::D_DST_COMPRESSION_EN::kAddr, 0);
   mmio.write32(C::D_DATA_FORMAT::kAddr, C::D_DATA_FORMAT::INPUT_DATA_TYPE.set(0, p));
+  if (l.precision == Precision::kFp16) {
+    mmio.write32(C::D_NAN_FLUSH_TO_ZERO::kAddr,
+                 C::D_NAN_FLUSH_TO_ZERO::NAN_TO_ZERO.set(0, l.nan_to_zero ? 1 : 0));
+  }
   mmio.write32(C::D_LRN_CFG::kAddr, C::D_LRN_CFG::NORMALZ_LEN.set(0, (l.local_size - 3) / 2));
   mmio.write32(C::D_DATIN_OFFSET::kAddr,
                C::D_DATIN_OFFSET::DATIN_OFFSET.set(0, static_cast<std::uint32_t>(l.in_cvt.offset)));
@@ -252,6 +314,7 @@ models::ops::CdpLayerParams cdp_model_params(const CdpLayer& l, unsigned atom_by
   c.datout_scale = l.out_cvt.scale;
   c.datout_shifter = static_cast<std::uint8_t>(l.out_cvt.shift);
   c.lut = l.lut;
+  c.nan_to_zero = l.precision == Precision::kFp16 && l.nan_to_zero;
   m.width = l.src.width;
   m.height = l.src.height;
   m.channels = l.src.channels;

@@ -205,8 +205,10 @@ unsigned program_conv(Mmio& mmio, const ConvLayer& l, unsigned group, const Conv
   const unsigned sg = sdp_group < 0 ? group : static_cast<unsigned>(sdp_group);
   const unsigned rg = rdma_group < 0 ? sg : static_cast<unsigned>(rdma_group);
   if (group > 1 || sg > 1 || rg > 1) {
-    throw FirmwareError(fmt::format("convolution: register group {} is not 0 or 1",
-                                    group > 1 ? group : sg > 1 ? sg : rg));
+    throw FirmwareError(fmt::format("convolution: register group {} is not 0 or 1", group > 1
+                                                                                        ? group
+                                                                                    : sg > 1 ? sg
+                                                                                             : rg));
   }
   const ConvPlan plan = plan_conv(l, hw);
   const SdpLayer sdp = conv_sdp_layer(l);

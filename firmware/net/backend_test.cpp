@@ -24,9 +24,10 @@ BackendTest read_backend_test(const std::string& dir) {
   if (t.name.empty()) t.name = fs::path(dir).parent_path().filename().string();
   const fs::path model = fs::path(dir) / "model.onnx";
   if (!fs::is_regular_file(model)) {
-    throw OnnxError(fmt::format("{}: no model.onnx (an ONNX backend test directory holds "
-                                "model.onnx and test_data_set_*/)",
-                                dir));
+    throw OnnxError(
+        fmt::format("{}: no model.onnx (an ONNX backend test directory holds "
+                    "model.onnx and test_data_set_*/)",
+                    dir));
   }
   t.graph = load_onnx(model.string());
   std::vector<fs::path> sets;
@@ -89,9 +90,8 @@ BoundTest bind_test(const Graph& g, const BackendDataSet& d) {
 
 int rounded_operands(const std::string& op) {
   if (op == "AveragePool") return 3;
-  static const std::set<std::string> two{"Conv",   "ConvTranspose",     "Gemm",
-                                         "MatMul", "Mul",               "GlobalAveragePool",
-                                         "LRN",    "BatchNormalization"};
+  static const std::set<std::string> two{"Conv", "ConvTranspose",     "Gemm", "MatMul",
+                                         "Mul",  "GlobalAveragePool", "LRN",  "BatchNormalization"};
   return two.count(op) != 0 ? 2 : 1;
 }
 
@@ -120,15 +120,16 @@ std::vector<double> fp16_bounds(const Graph& g, const BackendDataSet& d, std::si
   const Tensor& s = out.at(g.outputs.at(k).name);
   const Tensor& b = d.outputs.at(k);
   if (s.elements() != b.elements()) {
-    throw GraphError(fmt::format("output {}: the reference computes {} elements, ONNX's data "
-                                 "holds {}",
-                                 k, s.elements(), b.elements()));
+    throw GraphError(
+        fmt::format("output {}: the reference computes {} elements, ONNX's data "
+                    "holds {}",
+                    k, s.elements(), b.elements()));
   }
   std::vector<double> bound(b.elements());
   const double rel = r * std::ldexp(1.0, -11) + std::ldexp(1.0, -20);
   for (std::size_t i = 0; i < bound.size(); ++i) {
-    bound[i] = rel * std::abs(s.at(i)) + std::ldexp(1.0, -11) * std::abs(b.at(i)) +
-               std::ldexp(1.0, -24);
+    bound[i] =
+        rel * std::abs(s.at(i)) + std::ldexp(1.0, -11) * std::abs(b.at(i)) + std::ldexp(1.0, -24);
   }
   return bound;
 }
@@ -138,8 +139,8 @@ Comparison compare_output(const std::vector<float>& device, const Tensor& expect
   Comparison c;
   if (device.size() != expected.elements()) {
     c.failures = 1;
-    c.message = fmt::format("the device computed {} elements, ONNX's output has {}",
-                            device.size(), expected.elements());
+    c.message = fmt::format("the device computed {} elements, ONNX's output has {}", device.size(),
+                            expected.elements());
     return c;
   }
   double worst_ratio = -1.0;

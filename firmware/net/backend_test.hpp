@@ -33,7 +33,7 @@
 namespace octasim::firmware::net {
 
 struct BackendDataSet {
-  std::string name;                          // test_data_set_0
+  std::string name;                            // test_data_set_0
   std::vector<models::graph::Tensor> inputs;   // input_0.pb, ... in graph-input order
   std::vector<models::graph::Tensor> outputs;  // output_0.pb, ...
 };

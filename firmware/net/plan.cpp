@@ -60,8 +60,8 @@ Spatial spatial(const Node& n, std::vector<std::int64_t> kernel_fallback, std::i
   const std::vector<std::int64_t> k0 = n.get_ints("kernel_shape", std::move(kernel_fallback));
   const std::size_t dims = k0.size();
   if (dims != 1 && dims != 2) {
-    throw GraphError(fmt::format("{}: a {}-D window: the DLA computes 1-D and 2-D ones", n.label(),
-                                 dims));
+    throw GraphError(
+        fmt::format("{}: a {}-D window: the DLA computes 1-D and 2-D ones", n.label(), dims));
   }
   // 1-D attributes become 2-D ones with a height of 1.
   const auto two = [&](const char* attr, std::int64_t def) {
@@ -135,9 +135,8 @@ class Planner {
     // A weight or bias the graph takes as an input (ONNX's node tests do) is refused by the node
     // that needs it constant, before the inputs are counted.
     for (const Node& n : g_.nodes) {
-      const bool weighted = n.op_type == "Conv" || n.op_type == "Gemm" ||
-                            n.op_type == "MatMul" || n.op_type == "ConvInteger" ||
-                            n.op_type == "MatMulInteger";
+      const bool weighted = n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul" ||
+                            n.op_type == "ConvInteger" || n.op_type == "MatMulInteger";
       for (std::size_t k = 1; weighted && k < n.inputs.size(); ++k) {
         if (!n.inputs[k].empty()) (void)constant(n, k, k == 1 ? "weight" : "bias");
       }
@@ -277,12 +276,16 @@ class Planner {
       throw GraphError(fmt::format("{}: weights of shape {}: only 2-D convolution is supported",
                                    n.label(), models::graph::shape_string(w.shape)));
     }
-    if (n.get_int("group", 1) != 1) {
-      throw GraphError(
-          fmt::format("{}: grouped/depthwise convolution (group {}) is not supported "
-                      "yet",
-                      n.label(), n.get_int("group", 1)));
+    const std::int64_t groups = n.get_int("group", 1);
+    const std::int64_t channels = plan_.cubes.at(l.input).channels;
+    if (groups < 1 || channels % groups != 0 || w.shape[0] % groups != 0 ||
+        w.shape[1] * groups != channels) {
+      throw GraphError(fmt::format(
+          "{}: group {} does not divide {} input channels and {} kernels "
+          "of weights {}",
+          n.label(), groups, channels, w.shape[0], models::graph::shape_string(w.shape)));
     }
+    l.conv.groups = static_cast<unsigned>(groups);
     l.conv.weight = n.inputs[1];
     if (n.op_type == "ConvInteger") {
       integer_operands(n, l.conv);
@@ -363,15 +366,12 @@ class Planner {
       l.conv.beta = n.get_float("beta", 1.0F);
       if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
         const auto& c = constant(n, 2, "C operand");
-        const std::size_t outputs = static_cast<std::size_t>(
-            b.shape[l.conv.transpose_b ? 0 : 1]);
-        if (c.elements() != outputs && c.elements() != 1) {
-          throw GraphError(fmt::format(
-              "{}: C of shape {} is not one value per output (the DLA adds a bias per output "
-              "channel)",
-              n.label(), models::graph::shape_string(c.shape)));
+        const std::size_t outputs = static_cast<std::size_t>(b.shape[l.conv.transpose_b ? 0 : 1]);
+        if (c.elements() == outputs || c.elements() == 1) {
+          l.conv.bias = n.inputs[2];
+        } else {
+          l.conv.matrix_bias = n.inputs[2];  // broadcast to the output: checked when lowered
         }
-        l.conv.bias = n.inputs[2];
       }
     } else {
       std::size_t idx = 0;
@@ -388,10 +388,10 @@ class Planner {
     }
     const auto& in_shape = plan_.shapes.at(n.inputs[0]);
     if (in_shape.size() != 2) {
-      throw GraphError(fmt::format(
-          "{}: input of shape {}: a fully-connected layer takes M x K rows (batched "
-          "matrix products are not supported)",
-          n.label(), models::graph::shape_string(in_shape)));
+      throw GraphError(
+          fmt::format("{}: input of shape {}: a fully-connected layer takes M x K rows (batched "
+                      "matrix products are not supported)",
+                      n.label(), models::graph::shape_string(in_shape)));
     }
     const Cube& c = plan_.cubes.at(l.input);
     // A flattened cube: the kernel covers it (one row); rows of their own: a 1x1 kernel.
@@ -492,8 +492,8 @@ class Planner {
     }
     if (!l.sdp.relu) fuse_activation(l);
     if (l.conv.clip_max > 0.0) {
-      throw GraphError(fmt::format("{}: a Clip after an SDP layer is not supported",
-                                   layer_nodes_label(g_, l)));
+      throw GraphError(
+          fmt::format("{}: a Clip after an SDP layer is not supported", layer_nodes_label(g_, l)));
     }
     l.sdp.relu = l.sdp.relu || l.conv.relu;
     set_cube(l.output, &n);
@@ -514,8 +514,8 @@ class Planner {
     const auto& var = constant(n, 4, "variance");
     for (const auto* t : {&scale, &bias, &mean, &var}) {
       if (t->elements() != channels) {
-        throw GraphError(fmt::format("{}: {} values for {} channels", n.label(), t->elements(),
-                                     channels));
+        throw GraphError(
+            fmt::format("{}: {} values for {} channels", n.label(), t->elements(), channels));
       }
     }
     const double eps = n.get_float("epsilon", 1e-5F);
@@ -573,7 +573,9 @@ class Planner {
     // The device's channel axis: dimension 1 of N x C x ..., dimension 0 of C x H x W or the
     // last one of M x K and K.
     const std::size_t rank = out.size();
-    const std::size_t caxis = rank >= 4 || (rank == 3 && out[0] == 1) ? 1 : rank == 3 ? 0 : rank - 1;
+    const std::size_t caxis = rank >= 4 || (rank == 3 && out[0] == 1) ? 1
+                              : rank == 3                             ? 0
+                                                                      : rank - 1;
     // Right-aligned broadcasting: t's dimensions other than the channel axis must be 1.
     if (t.shape.size() > rank) return false;
     const std::size_t offset = rank - t.shape.size();
@@ -608,11 +610,11 @@ class Planner {
       return plan_sdp(i);
     }
     if (op == "Flatten" || op == "Reshape") return plan_view(i);
-    throw GraphError(
-        fmt::format("{}: {} is not supported on the DLA of {} (octasim lowers Conv, "
-                    "Gemm, MatMul, ConvInteger, MatMulInteger, MaxPool, AveragePool, GlobalAveragePool, LRN, "
-                    "Relu, Clip, BatchNormalization, Add, Mul, Flatten, Reshape)",
-                    n.label(), op, config_));
+    throw GraphError(fmt::format(
+        "{}: {} is not supported on the DLA of {} (octasim lowers Conv, "
+        "Gemm, MatMul, ConvInteger, MatMulInteger, MaxPool, AveragePool, GlobalAveragePool, LRN, "
+        "Relu, Clip, BatchNormalization, Add, Mul, Flatten, Reshape)",
+        n.label(), op, config_));
   }
 
   const Graph& g_;

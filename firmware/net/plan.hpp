@@ -40,6 +40,9 @@ enum class LayerKind : std::uint8_t { kConv, kPool, kLrn, kSdp };
 struct ConvAttrs {
   std::string weight, bias;  // initializer names (bias may be empty)
   bool fully_connected = false;
+  // Grouped convolution (ONNX `group`): the DLA runs it as one dense convolution whose weights
+  // are zero between groups (weights.hpp), as NVDLA's compiler expands depthwise convolution.
+  unsigned groups = 1;
   // Gemm/MatMul on M x K rows (the input is not a flattened cube): a 1x1 kernel over the
   // W = 1, H = M, C = K cube; otherwise the kernel covers the whole (flattened) input cube.
   bool rows = false;
@@ -53,6 +56,9 @@ struct ConvAttrs {
   // ConvInteger / MatMulInteger: integer values, the zero points' initializers (may be empty).
   bool integer = false;
   std::string input_zero_point, weight_zero_point;
+  // Gemm's C when it is not one value per output (e.g. M x N): added, times beta, by an SDP
+  // layer after the CONV (an element-wise constant operand, FP16).
+  std::string matrix_bias;
 };
 
 enum class PoolKind : std::uint8_t { kMax, kAverage };

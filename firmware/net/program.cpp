@@ -7,6 +7,7 @@
 
 #include <fmt/core.h>
 
+#include "firmware/net/memory_layout.hpp"
 #include "firmware/net/weights.hpp"
 #include "models/numerics/float_format.hpp"
 #include "sim/core/hw_config.hpp"
@@ -24,101 +25,9 @@ std::uint64_t NetProgram::macs() const {
 
 namespace {
 
-constexpr std::uint64_t kMemoryBase = 0x80000000;      // constants (weights, tables)
-constexpr std::uint64_t kActivationBase = 0xC0000000;  // feature surfaces
-constexpr std::uint64_t kMemoryLimit = std::uint64_t{1} << 32;
-constexpr std::uint64_t kAlign = 256;
-
-std::uint64_t aligned(std::uint64_t bytes) {
-  return (bytes + kAlign - 1) / kAlign * kAlign;
-}
-
-// The activation region: first fit over the buffers of dead tensors, else at the end.
-class ActivationPool {
- public:
-  std::uint64_t allocate(std::uint64_t bytes) {
-    bytes = aligned(bytes);
-    for (auto it = free_.begin(); it != free_.end(); ++it) {
-      if (it->second < bytes) continue;
-      const std::uint64_t a = it->first;
-      const std::uint64_t rest = it->second - bytes;
-      free_.erase(it);
-      if (rest != 0) free_[a + bytes] = rest;
-      return a;
-    }
-    const std::uint64_t a = end_;
-    end_ += bytes;
-    if (end_ > kMemoryLimit) {
-      throw GraphError(
-          fmt::format("the network's activations need more than the {} MiB of DRAM "
-                      "at 0x{:x}",
-                      (kMemoryLimit - kActivationBase) >> 20, kActivationBase));
-    }
-    return a;
-  }
-  // Returns a buffer, merged with free neighbours.
-  void release(std::uint64_t addr, std::uint64_t bytes) {
-    bytes = aligned(bytes);
-    auto next = free_.lower_bound(addr);
-    if (next != free_.end() && addr + bytes == next->first) {
-      bytes += next->second;
-      next = free_.erase(next);
-    }
-    if (next != free_.begin()) {
-      auto prev = std::prev(next);
-      if (prev->first + prev->second == addr) {
-        prev->second += bytes;
-        return;
-      }
-    }
-    free_[addr] = bytes;
-  }
-  [[nodiscard]] std::uint64_t end() const { return end_; }
-
- private:
-  std::uint64_t end_ = kActivationBase;
-  std::map<std::uint64_t, std::uint64_t> free_;  // address -> bytes
-};
-
 // Round half away from zero, as the device's convertors round.
 double round_away(double v) {
   return v < 0 ? -std::floor(-v + 0.5) : std::floor(v + 0.5);
-}
-
-// `t` broadcast to `shape` (NumPy's rules, dimensions aligned on the right), in C order.
-std::vector<float> broadcast(const models::graph::Tensor& t, const std::vector<std::int64_t>& shape,
-                             const std::string& who) {
-  if (t.shape.size() > shape.size()) {
-    throw GraphError(fmt::format("{}: operand of shape {} does not broadcast to {}", who,
-                                 models::graph::shape_string(t.shape),
-                                 models::graph::shape_string(shape)));
-  }
-  const std::size_t rank = shape.size(), offset = rank - t.shape.size();
-  std::vector<std::size_t> stride(rank, 0);
-  std::size_t step = 1;
-  for (std::size_t d = rank; d-- > offset;) {
-    const std::int64_t n = t.shape[d - offset];
-    if (n != 1 && n != shape[d]) {
-      throw GraphError(fmt::format("{}: operand of shape {} does not broadcast to {}", who,
-                                   models::graph::shape_string(t.shape),
-                                   models::graph::shape_string(shape)));
-    }
-    stride[d] = n == 1 ? 0 : step;
-    step *= static_cast<std::size_t>(n);
-  }
-  std::size_t total = 1;
-  for (std::int64_t n : shape) total *= static_cast<std::size_t>(n);
-  std::vector<float> out(total);
-  for (std::size_t i = 0; i < total; ++i) {
-    std::size_t rest = i, src = 0;
-    for (std::size_t d = rank; d-- > 0;) {
-      const auto n = static_cast<std::size_t>(shape[d]);
-      src += (rest % n) * stride[d];
-      rest /= n;
-    }
-    out[i] = static_cast<float>(t.at(src));
-  }
-  return out;
 }
 
 class Builder {
@@ -137,15 +46,17 @@ class Builder {
   NetProgram run() {
     if (integer_) {
       if (!prog_.hw.int16) {
-        throw GraphError(fmt::format("{} has no INT16 convolution (an integer network's values "
-                                     "run as INT16: nv_full, nv_large, soc_large)",
-                                     hw_.name));
+        throw GraphError(
+            fmt::format("{} has no INT16 convolution (an integer network's values "
+                        "run as INT16: nv_full, nv_large, soc_large)",
+                        hw_.name));
       }
     } else if (fp16()) {
       if (!hw_.dla.feature_fp16) {
-        throw GraphError(fmt::format("{} has no FP16 datapath (--precision fp16 needs nv_full, "
-                                     "nv_large or soc_large)",
-                                     hw_.name));
+        throw GraphError(
+            fmt::format("{} has no FP16 datapath (--precision fp16 needs nv_full, "
+                        "nv_large or soc_large)",
+                        hw_.name));
       }
     } else if (!prog_.hw.int8) {
       throw GraphError(
@@ -154,8 +65,9 @@ class Builder {
                       hw_.name));
     }
     if (options_.precision == NetPrecision::kInt16 && !integer_) {
-      throw GraphError("precision int16 is not supported by the network compiler yet "
-                       "(int8, int4, fp16)");
+      throw GraphError(
+          "precision int16 is not supported by the network compiler yet "
+          "(int8, int4, fp16)");
     }
     prog_.input = tensor(plan_.input);
     // The last layer reading each tensor: its buffer is free for later layers after that one.
@@ -250,6 +162,7 @@ class Builder {
     const NetTensor& dst = tensor(l.output);
     switch (l.kind) {
       case LayerKind::kConv:
+        if (!l.conv.matrix_bias.empty()) return lower_conv_matrix_bias(l, in, dst, out);
         out.hw = lower_conv(l, in, dst, out);
         break;
       case LayerKind::kPool:
@@ -349,8 +262,7 @@ class Builder {
         constant(out.nodes + " weights", conv_weight_image(w.codes, elem(), prog_.hw));
     if (integer_ && !a.input_zero_point.empty()) {
       // Padded positions hold the zero point: (x - zero point) is 0 there, as ONNX pads.
-      conv.pad_value =
-          static_cast<std::int32_t>(g_.initializers.at(a.input_zero_point).at(0));
+      conv.pad_value = static_cast<std::int32_t>(g_.initializers.at(a.input_zero_point).at(0));
     }
     conv.sdp = integer_ ? integer_stage(w.bias, a, out.nodes)
                : fp16() ? fp16_stage(w.bias, a, out.nodes)
@@ -416,15 +328,14 @@ class Builder {
     std::vector<std::int16_t> alu, mul(bias.size(), 1);
     for (double b : bias) {
       if (std::abs(b) > 32767.0) {
-        throw GraphError(fmt::format(
-            "{}: the zero-point correction {} is beyond SDP's INT16 operand", who, b));
+        throw GraphError(
+            fmt::format("{}: the zero-point correction {} is beyond SDP's INT16 operand", who, b));
       }
       alu.push_back(static_cast<std::int16_t>(b));
     }
-    s.bias_scale = SdpBiasScale{
-        constant(who + " zero-point correction",
-                 sdp_bias_scale_table(alu, mul, Precision::kInt16, atom())),
-        0, 0};
+    s.bias_scale = SdpBiasScale{constant(who + " zero-point correction",
+                                         sdp_bias_scale_table(alu, mul, Precision::kInt16, atom())),
+                                0, 0};
     return s;
   }
 
@@ -471,26 +382,71 @@ class Builder {
         const double mul = a.mul.empty() ? 1.0 : a.mul[c];
         const double add = a.add.empty() ? 0.0 : a.add[c];
         if (mul == 0.0 && add != 0.0) {
-          throw GraphError(fmt::format("{}: channel {} multiplies by 0 and adds {} (SDP adds "
-                                       "before it multiplies)",
-                                       who, c, add));
+          throw GraphError(
+              fmt::format("{}: channel {} multiplies by 0 and adds {} (SDP adds "
+                          "before it multiplies)",
+                          who, c, add));
         }
         m[c] = static_cast<float>(mul);
         b[c] = mul == 0.0 ? 0.0F : static_cast<float>(add / mul);
       }
-      s.bias_scale =
-          SdpBiasScale{constant(who + " bias/scale", sdp_fp16_bias_scale_table(b, m, atom())), 0,
-                       0};
+      s.bias_scale = SdpBiasScale{
+          constant(who + " bias/scale", sdp_fp16_bias_scale_table(b, m, atom())), 0, 0};
     }
     if (a.ew != EwOp::kNone) {
       SdpElementwise e;
       e.op = a.ew == EwOp::kAdd ? SdpEwOp::kAdd : SdpEwOp::kMul;
       e.surface = g_.is_constant(a.operand) ? constant_surface(a.operand, dst, who)
-                                             : tensor(a.operand).surface;
+                                            : tensor(a.operand).surface;
       s.ew = e;
     }
     (void)sdp_model_config(s, atom());  // checks
     return s;
+  }
+
+  // Gemm with a C that is not per output: the CONV writes a scratch surface, SDP adds beta * C
+  // broadcast to the output (an FP16 constant surface).
+  void lower_conv_matrix_bias(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                              NetLayer& out) {
+    if (!fp16()) {
+      throw GraphError(
+          fmt::format("{}: a Gemm C that is not one value per output runs at fp16 "
+                      "only",
+                      out.nodes));
+    }
+    const std::uint64_t bytes = surface_bytes(dst.surface, elem(), atom());
+    NetTensor scratch = dst;
+    scratch.surface.address = activations_.allocate(bytes);
+    NetLayer conv = out;
+    conv.hw = lower_conv(l, in, scratch, conv);
+    std::vector<float> c = broadcast(g_.initializers.at(l.conv.matrix_bias), dst.shape, out.nodes);
+    for (float& v : c) v = static_cast<float>(l.conv.beta * double{v});
+    push_with_operand(std::move(conv), scratch.surface, dst, c, dst, SdpEwOp::kAdd, " (+ beta C)");
+  }
+
+  // `first` (writing `scratch`), then an SDP layer from `scratch` into `dst` that adds or
+  // multiplies `values` (C order of `like`) as an FP16 constant surface; frees `scratch`.
+  void push_with_operand(NetLayer first, const FeatureSurface& scratch, const NetTensor& dst,
+                         const std::vector<float>& values, const NetTensor& like, SdpEwOp op,
+                         const std::string& suffix) {
+    SdpLayer s;
+    s.precision = elem();
+    s.src = scratch;
+    s.dst = dst.surface;
+    SdpElementwise e;
+    e.op = op;
+    e.surface = values_surface(values, like, first.nodes + suffix);
+    s.ew = e;
+    (void)sdp_model_config(s, atom());
+    NetLayer second = first;
+    second.engine = "SDP";
+    second.nodes = first.nodes + suffix;
+    second.input = second.output = dst.name;
+    second.hw = s;
+    second.macs = 0;
+    prog_.layers.push_back(std::move(first));
+    prog_.layers.push_back(std::move(second));
+    activations_.release(scratch.address, surface_bytes(dst.surface, elem(), atom()));
   }
 
   // Average pooling over the real elements of each window: PDP sums into a scratch surface,
@@ -498,8 +454,8 @@ class Builder {
   void lower_pool_exclude_pad(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
                               NetLayer& out) {
     if (!fp16()) {
-      throw GraphError(fmt::format("{}: average pooling that excludes padding runs at fp16 only",
-                                   out.nodes));
+      throw GraphError(
+          fmt::format("{}: average pooling that excludes padding runs at fp16 only", out.nodes));
     }
     const PoolAttrs& a = l.pool;
     PdpLayer p = lower_pool(l, in, dst);
@@ -520,28 +476,12 @@ class Builder {
           recip[(std::size_t{c} * d.height + y) * d.width + x] =
               n > 0 ? 1.0F / static_cast<float>(n) : 0.0F;
         }
-    SdpLayer s;
-    s.precision = elem();
-    s.src = p.dst;
-    s.dst = d;
-    SdpElementwise e;
-    e.op = SdpEwOp::kMul;
     NetTensor cube_order = dst;
     cube_order.rows = false;  // `recip` is in the cube's (c, y, x) order
-    e.surface = values_surface(recip, cube_order, out.nodes + " 1/count");
-    s.ew = e;
-    (void)sdp_model_config(s, atom());
     NetLayer sum = out;
-    sum.nodes = out.nodes + " (window sums)";
     sum.hw = p;
-    prog_.layers.push_back(std::move(sum));
-    NetLayer scale = out;
-    scale.engine = "SDP";
-    scale.nodes = out.nodes + " (/ real elements)";
-    scale.input = scale.output = l.output;
-    scale.hw = s;
-    prog_.layers.push_back(std::move(scale));
-    activations_.release(p.dst.address, surface_bytes(dst.surface, elem(), atom()));
+    push_with_operand(std::move(sum), p.dst, dst, recip, cube_order, SdpEwOp::kMul,
+                      " (/ real elements of the window)");
   }
 
   // An initializer broadcast to the shape of `like` as an FP16 surface among the constants.
@@ -592,14 +532,32 @@ class Builder {
     return p;
   }
 
+  // FP16: the LUT of f(S) = (k + alpha/n S)^-beta at the values themselves (input scale 1);
+  // CDP's convertors are bypassed.
+  CdpLayer lower_lrn_fp16(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst) {
+    LrnParams lp;
+    lp.local_size = l.lrn.size;
+    lp.k = l.lrn.bias;
+    lp.alpha = l.lrn.alpha;
+    lp.beta = l.lrn.beta;
+    lp.input_scale = 1.0;
+    const LrnLut lut = make_lrn_lut(lp, Precision::kFp16);
+    CdpLayer c;
+    c.precision = Precision::kFp16;
+    c.src = in.surface;
+    c.dst = dst.surface;
+    c.local_size = l.lrn.size;
+    c.lut = lut.config;
+    c.lut_tables = lut.tables;
+    (void)cdp_model_params(c, atom());
+    return c;
+  }
+
   CdpLayer lower_lrn(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst) {
     if (integer_) {
       throw GraphError(fmt::format("{}: LRN in an integer network", layer_nodes_label(g_, l)));
     }
-    if (fp16()) {
-      throw GraphError(fmt::format("{}: FP16 LRN is not modelled (CDP runs LRN at INT8/INT16)",
-                                   layer_nodes_label(g_, l)));
-    }
+    if (fp16()) return lower_lrn_fp16(l, in, dst);
     LrnParams lp;
     lp.local_size = l.lrn.size;
     lp.k = l.lrn.bias;

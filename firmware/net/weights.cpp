@@ -32,20 +32,25 @@ FloatWeights conv_weights(const models::graph::Graph& g, const PlannedLayer& l, 
   const auto t = as_float(g.initializers.at(l.conv.weight));
   FloatWeights f;
   f.k = static_cast<std::uint32_t>(t.shape[0]);
-  f.c = static_cast<std::uint32_t>(t.shape[1]);
+  const auto per_group = static_cast<std::uint32_t>(t.shape[1]);  // input channels of a group
+  f.c = per_group * l.conv.groups;
   f.r = static_cast<std::uint32_t>(t.shape[2]);
   f.s = static_cast<std::uint32_t>(t.shape[3]);
   if (f.c != in.channels) {
     throw GraphError(fmt::format("weights '{}' have {} input channels, the input has {}",
                                  l.conv.weight, f.c, in.channels));
   }
-  f.w.resize(t.f.size());
-  for (std::uint32_t k = 0; k < f.k; ++k)
-    for (std::uint32_t c = 0; c < f.c; ++c)
+  // Grouped: kernel k reads the channels of its group; the others get zero weights.
+  const std::uint32_t kernels_per_group = f.k / l.conv.groups;
+  f.w.assign(std::size_t{f.k} * f.r * f.s * f.c, 0.0F);
+  for (std::uint32_t k = 0; k < f.k; ++k) {
+    const std::uint32_t first = k / kernels_per_group * per_group;
+    for (std::uint32_t c = 0; c < per_group; ++c)
       for (std::uint32_t r = 0; r < f.r; ++r)
         for (std::uint32_t s = 0; s < f.s; ++s)
-          f.w[((std::size_t{k} * f.r + r) * f.s + s) * f.c + c] =
-              t.f[((std::size_t{k} * f.c + c) * f.r + r) * f.s + s];
+          f.w[((std::size_t{k} * f.r + r) * f.s + s) * f.c + first + c] =
+              t.f[((std::size_t{k} * per_group + c) * f.r + r) * f.s + s];
+  }
   return f;
 }
 
@@ -87,9 +92,9 @@ FloatWeights float_weights(const models::graph::Graph& g, const PlannedLayer& l,
     const auto& b = g.initializers.at(l.conv.bias);
     const double factor = l.conv.fully_connected ? l.conv.beta : 1.0;
     if (b.f.size() != f.k && b.f.size() != 1) {
-      throw GraphError(fmt::format(
-          "bias '{}' has {} values for {} outputs (a per-output bias or one value)", l.conv.bias,
-          b.f.size(), f.k));
+      throw GraphError(
+          fmt::format("bias '{}' has {} values for {} outputs (a per-output bias or one value)",
+                      l.conv.bias, b.f.size(), f.k));
     }
     for (std::uint32_t k = 0; k < f.k; ++k)
       f.bias[k] = factor * double{b.f[b.f.size() == 1 ? 0 : k]};
@@ -115,9 +120,8 @@ QuantizedWeights integer_conv_weights(const models::graph::Graph& g, const Plann
     }
     for (std::uint32_t k = 0; k < f.k; ++k) wz[k] = z.at(z.elements() == 1 ? 0 : k);
   }
-  const double xz = l.conv.input_zero_point.empty()
-                        ? 0.0
-                        : g.initializers.at(l.conv.input_zero_point).at(0);
+  const double xz =
+      l.conv.input_zero_point.empty() ? 0.0 : g.initializers.at(l.conv.input_zero_point).at(0);
   const std::size_t per = std::size_t{f.r} * f.s * f.c;
   for (std::uint32_t k = 0; k < f.k; ++k) {
     double sum = 0.0;

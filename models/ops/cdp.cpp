@@ -1,8 +1,10 @@
 #include "models/ops/cdp.hpp"
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
+#include "models/numerics/float_format.hpp"
 #include "models/precision/int_width.hpp"
 
 namespace octasim::models::ops {
@@ -15,13 +17,14 @@ bool is_int8(const CdpConfig& cfg) {
 
 std::int32_t load_element(const std::uint8_t* p, CdpPrecision precision) {
   if (precision == CdpPrecision::kInt8) return static_cast<std::int8_t>(p[0]);
+  if (precision == CdpPrecision::kFp16) return p[0] | (p[1] << 8);  // the bit pattern
   return static_cast<std::int16_t>(static_cast<std::uint16_t>(p[0] | (p[1] << 8)));
 }
 
 void store_element(std::uint8_t* p, std::int32_t v, CdpPrecision precision) {
   const auto u = static_cast<std::uint32_t>(v);
   p[0] = static_cast<std::uint8_t>(u & 0xffu);
-  if (precision == CdpPrecision::kInt16) p[1] = static_cast<std::uint8_t>((u >> 8) & 0xffu);
+  if (precision != CdpPrecision::kInt8) p[1] = static_cast<std::uint8_t>((u >> 8) & 0xffu);
 }
 
 }  // namespace
@@ -75,6 +78,62 @@ void cdp_pixel(const CdpConfig& cfg, const LutTables& lut, const std::int32_t* r
   }
 }
 
+float cdp_lut_input_fp16(const CdpConfig& cfg, const float* x, unsigned count, unsigned c) {
+  if (cfg.sqsum_bypass) return x[c];
+  // Squares are exact in FP32; each add is done in double and rounded once to FP32, which
+  // equals the FP32 add (see lut.cpp).
+  const auto sq = [&](long j) {
+    return j < 0 || j >= static_cast<long>(count)
+               ? 0.0
+               : static_cast<double>(x[j]) * static_cast<double>(x[j]);
+  };
+  const auto add = [](double a, double b) {
+    return static_cast<double>(static_cast<float>(a + b));
+  };
+  const long ci = c;
+  double s = add(add(sq(ci - 1), sq(ci + 1)), sq(ci));
+  for (long r = 2; r <= static_cast<long>(cfg.local_size / 2); ++r) {
+    s = add(s, add(sq(ci - r), sq(ci + r)));
+  }
+  return static_cast<float>(s);
+}
+
+std::uint16_t cdp_output_fp16(const CdpConfig& cfg, const LutTables& lut, float lut_input,
+                              std::uint16_t x, CdpStats& stats) {
+  const LutFp16Result r = lut_lookup_fp16(cfg.lut, lut, lut_input);
+  stats.lut.record(r.outcome);
+  double exact;
+  if (cfg.mul_bypass) {
+    exact = static_cast<double>(fp16_is_nan(x) ? fp16_to_float(x) : r.value);
+  } else {
+    exact = static_cast<double>(fp16_to_float(x)) *
+            static_cast<double>(r.value);  // 11 x 24 bits: exact
+  }
+  std::uint16_t y = fp16_from_double(exact);
+  stats.out_saturation.record(std::isfinite(exact) && fp16_is_inf(y));
+  const bool nan = fp16_is_nan(y);
+  if (nan) y = static_cast<std::uint16_t>((y & 0x8000u) | 0x7e00u);
+  stats.nan_output.record(nan);
+  return y;
+}
+
+void cdp_pixel_fp16(const CdpConfig& cfg, const LutTables& lut, const std::uint16_t* raw,
+                    unsigned channels, unsigned lanes, std::uint16_t* out, float* scratch,
+                    CdpStats& stats) {
+  for (unsigned c = 0; c < lanes; ++c) {
+    stats.nan_input.record(fp16_is_nan(raw[c]));
+    stats.inf_input.record(fp16_is_inf(raw[c]));
+    // Lanes beyond the cube are +0; D_NAN_FLUSH_TO_ZERO turns NaNs into +0.
+    std::uint16_t x = c < channels ? raw[c] : 0;
+    if (cfg.nan_to_zero && fp16_is_nan(x)) x = 0;
+    out[c] = x;
+    scratch[c] = fp16_to_float(x);
+  }
+  for (unsigned c = 0; c < lanes; ++c) {
+    out[c] = cdp_output_fp16(cfg, lut, cdp_lut_input_fp16(cfg, scratch, lanes, c), out[c], stats);
+  }
+}
+
 CdpLayerResult run_cdp_layer(const CdpLayerParams& layer, const LutTables& lut, Memory& mem) {
   const CdpConfig& cfg = layer.cfg;
   const unsigned eb = cdp_element_bytes(cfg.precision);
@@ -97,6 +156,9 @@ CdpLayerResult run_cdp_layer(const CdpLayerParams& layer, const LutTables& lut, 
   std::vector<std::uint8_t> in(line_bytes * surfaces);
   std::vector<std::uint8_t> out(line_bytes * surfaces);
   std::vector<std::int32_t> raw(lanes), res(lanes), scratch(lanes);
+  const bool fp16 = cfg.precision == CdpPrecision::kFp16;
+  std::vector<std::uint16_t> raw16(fp16 ? lanes : 0), res16(fp16 ? lanes : 0);
+  std::vector<float> scratch16(fp16 ? lanes : 0);
   CdpLayerResult result;
 
   for (unsigned h = 0; h < layer.height; ++h) {
@@ -112,8 +174,15 @@ CdpLayerResult run_cdp_layer(const CdpLayerParams& layer, const LutTables& lut, 
           raw[s * per_atom + k] = load_element(atom + k * eb, cfg.precision);
         }
       }
-      cdp_pixel(cfg, lut, raw.data(), layer.channels, lanes, res.data(), scratch.data(),
-                result.stats);
+      if (fp16) {
+        for (unsigned c = 0; c < lanes; ++c) raw16[c] = static_cast<std::uint16_t>(raw[c]);
+        cdp_pixel_fp16(cfg, lut, raw16.data(), layer.channels, lanes, res16.data(),
+                       scratch16.data(), result.stats);
+        for (unsigned c = 0; c < lanes; ++c) res[c] = res16[c];
+      } else {
+        cdp_pixel(cfg, lut, raw.data(), layer.channels, lanes, res.data(), scratch.data(),
+                  result.stats);
+      }
       for (unsigned s = 0; s < surfaces; ++s) {
         std::uint8_t* atom = out.data() + s * line_bytes + std::size_t{w} * layer.atom_bytes;
         for (unsigned k = 0; k < per_atom; ++k) {

@@ -15,6 +15,33 @@
 // floor-shifted value lies more than one step outside the output range (the HLS convertor's
 // flag, see shift_right_round_saturate_hls).
 //
+// FP16 (D_DATA_FORMAT = FP16; elements are FP16 bit patterns). What NVDLA does (precision.rst
+// "CDP convertors", lut-programming.rst, NVDLA's C model cmod/cdp and its HLS float library):
+// cdp_in_cvt and cdp_out_cvt are bypassed (the DATIN_*/DATOUT_* registers are ignored), each
+// element is squared in FP32, the window is summed in FP32 in a fixed tree order (below), the
+// LUT is looked up with the FP32 square sum (FP16 entries, FP32 START/END), and the LUT result
+// multiplies the element in NVDLA's FP17 (11 significant bits) before conversion to FP16.
+// NVDLA's golden rule for CDP FP16 is (|a-b| <= 0.0001) && (|a-b| / max_value <= 0.001)
+// (models/precision/thresholds.hpp), max_value the largest element of the square-sum window.
+//
+// octasim's defined FP16 order (every fp32(.) one rounding to nearest even):
+//   x       = the FP16 element; D_NAN_FLUSH_TO_ZERO turns a NaN into +0 first. Lanes beyond the
+//             channel count, and channels outside the cube, are +0.
+//   sq[j]   = x[j]^2 in FP32 (exact: 22 significant bits).
+//   sqsum   = NVDLA's order: s = fp32(fp32(sq[c-1] + sq[c+1]) + sq[c]), then for r = 2 .. n/2
+//             s = fp32(s + fp32(sq[c-r] + sq[c+r]))     (SQSUM_BYPASS: sqsum = x)
+//   lut     = lut_lookup_fp16(sqsum)                     models/precision/lut.hpp (FP32)
+//   y       = x * lut rounded once to FP16, to nearest even (the exact product; IEEE overflow to
+//             infinity, counted by D_OUT_SATURATION)    (MUL_BYPASS: y = lut rounded to FP16,
+//             or NaN when x is NaN, as NVDLA passes x through)
+//   A NaN y is written as the quiet NaN 0x7e00 (0xfe00 when its sign bit is set).
+// Where this differs from NVDLA: the LUT interpolation/extrapolation and the final multiply
+// keep FP32 and an exact product with one rounding, where NVDLA rounds to FP17 (11 significant
+// bits) after each step; the square sum is NVDLA's order exactly.
+// Statistics: D_NAN_INPUT_NUM / D_INF_INPUT_NUM count every element of every atom CDP_RDMA
+// reads (padding lanes included), before any flush; D_NAN_OUTPUT_NUM every element written; the
+// LUT statistics as for integers.
+//
 // Data in memory is NVDLA's feature format (format.rst): 1x1xK atoms of memory_atomic_size
 // bytes (K = atom/element size channels), W atoms per line, lines line_stride apart, surfaces
 // of K channels surface_stride apart. Every lane of the last surface is computed and written:
@@ -29,7 +56,7 @@
 
 namespace octasim::models::ops {
 
-enum class CdpPrecision : std::uint8_t { kInt8 = 0, kInt16 = 1 };
+enum class CdpPrecision : std::uint8_t { kInt8 = 0, kInt16 = 1, kFp16 = 2 };
 
 struct CdpConfig {
   CdpPrecision precision = CdpPrecision::kInt8;
@@ -42,6 +69,7 @@ struct CdpConfig {
   std::int32_t datout_offset = 0;   // D_DATOUT_OFFSET
   std::int16_t datout_scale = 1;    // D_DATOUT_SCALE
   std::uint8_t datout_shifter = 0;  // D_DATOUT_SHIFTER, 0..63
+  bool nan_to_zero = false;         // D_NAN_FLUSH_TO_ZERO (FP16): input NaNs become +0
   LutConfig lut;
 };
 
@@ -76,6 +104,21 @@ struct CdpStats {
 void cdp_pixel(const CdpConfig& cfg, const LutTables& lut, const std::int32_t* raw,
                unsigned channels, unsigned lanes, std::int32_t* out, std::int32_t* scratch,
                CdpStats& stats);
+
+// FP16: the LUT input of channel c (x holds `count` elements as floats, NaNs already flushed
+// if D_NAN_FLUSH_TO_ZERO): NVDLA's FP32 square-sum order, or x[c] under SQSUM_BYPASS.
+[[nodiscard]] float cdp_lut_input_fp16(const CdpConfig& cfg, const float* x, unsigned count,
+                                       unsigned c);
+// FP16: LUT, multiplication and the FP16 rounding for one element (its FP16 bit pattern);
+// records the LUT, saturation and NaN-output statistics.
+[[nodiscard]] std::uint16_t cdp_output_fp16(const CdpConfig& cfg, const LutTables& lut,
+                                            float lut_input, std::uint16_t x, CdpStats& stats);
+// FP16 pixel: `raw` holds `lanes` FP16 bit patterns, the first `channels` real; counts
+// D_NAN_INPUT_NUM / D_INF_INPUT_NUM over all lanes and writes `lanes` outputs. `scratch` must
+// hold `lanes` entries.
+void cdp_pixel_fp16(const CdpConfig& cfg, const LutTables& lut, const std::uint16_t* raw,
+                    unsigned channels, unsigned lanes, std::uint16_t* out, float* scratch,
+                    CdpStats& stats);
 
 // One CDP layer between two memory surfaces (CDP_RDMA reads, CDP writes) as its registers give
 // it: what run_cdp_layer computes (firmware::CdpLayer is the user's description of a layer, and

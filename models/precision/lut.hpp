@@ -105,6 +105,43 @@ struct LutResult {
 // lut_select(lut_le_lookup(x), lut_lo_lookup(x)).
 [[nodiscard]] LutResult lut_lookup(const LutConfig& cfg, const LutTables& t, std::int64_t x);
 
+// FP16 pipeline (CDP D_DATA_FORMAT = FP16; lut-programming.rst, NVDLA's C model cmod/cdp HLS):
+// the lookup input x is an FP32 number (CDP's square sum), the table entries and the slope
+// scales are FP16 bit patterns, START/END are FP32 numbers held in the low 32 bits of their
+// registers (the HIGH bits are ignored), the slope shifts are unused, and the result is FP32.
+// NVDLA computes the interpolation and extrapolation in its "FP17" format (11 significant
+// bits), whose rounding is not documented; octasim's defined order keeps FP32 throughout, every
+// step below rounded once to FP32, to nearest even (fp32(.)):
+//   d = fp32(x - START); d <= 0 or NaN underflows.
+//   Exponent mode (LE): e = the biased exponent field of d minus 127 (floor(log2 d) for normal
+//     d), index = e - LE_INDEX_OFFSET, fraction = the top 16 mantissa bits of d (bits 22..7);
+//     index < 0 underflows, index >= 64 overflows (an infinite d too).
+//   Linear mode: t = d * 2^-INDEX_SELECT (INDEX_SELECT is 8-bit signed at FP16), t >= N - 1
+//     (64 for LE, 256 for LO) overflows, index = floor(t), fraction = floor((t - index) * 2^16).
+//   Hit:       LUT[index] + fp32(fp32(LUT[index+1] - LUT[index]) * fraction * 2^-16).
+//   Underflow: LUT[0] + fp32(fp32(x - B) * UFLOW_SCALE), B = START + 2^LE_INDEX_OFFSET in
+//              exponent mode (START alone for an offset <= -127), START in linear mode.
+//   Overflow:  LUT[N-1] + fp32(fp32(x - END) * OFLOW_SCALE).
+//   A zero slope scale adds nothing (so an infinite or NaN x extrapolates to the entry itself,
+//   not to NaN); otherwise IEEE rules hold (a NaN slope or x - B gives NaN).
+// The priority rules and statistics are the integer ones (lut_select).
+struct LutFp16TableResult {
+  float value;
+  LutHit hit;
+};
+struct LutFp16Result {
+  float value;
+  LutOutcome outcome;
+};
+// A START/END register value (lut_start_end) as the FP32 number of its low 32 bits.
+[[nodiscard]] float lut_fp32_register(std::int64_t reg);
+[[nodiscard]] LutFp16TableResult lut_le_lookup_fp16(const LutConfig& cfg, const LutTables& t,
+                                                    float x);
+[[nodiscard]] LutFp16TableResult lut_lo_lookup_fp16(const LutConfig& cfg, const LutTables& t,
+                                                    float x);
+// Both tables and the priority rules.
+[[nodiscard]] LutFp16Result lut_lookup_fp16(const LutConfig& cfg, const LutTables& t, float x);
+
 // The five D_PERF_LUT_* statistics of one layer (32-bit, sticky at the maximum).
 struct LutCounters {
   SaturationCounter uflow, oflow, hybrid, le_hit, lo_hit;

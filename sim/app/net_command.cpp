@@ -260,9 +260,13 @@ void print_layers(const fn::CompiledNetwork& net, const Timing& timing, const Ba
             : fmt::format("{:.1f}", 100.0 * static_cast<double>(l.macs) /
                                         (static_cast<double>(cycles) * macs_per_cycle));
     // OCTAV: the mean of the clips the device found (in the convolution's output codes).
+    // FP16 and integer networks hold the values themselves: no clip.
+    const bool unquantized = q.method == "fp16" || q.method == "integer";
     const std::string clip =
         l.engine == "OCTAV"
             ? fmt::format("mean {:.4g} (codes)", r.clip_sum[i] / static_cast<double>(images))
+        : unquantized
+            ? fmt::format("- ({})", q.method)
             : fmt::format("{:.4g} ({}, {}) {}", q.clip, q.bits, q.is_unsigned ? "u" : "s",
                           q.method);
     fmt::print("  {:>2}  {:<5} {:>9} {:>7}  {:<28} {:>11}  {}\n", i, l.engine, cycles, util,
@@ -278,8 +282,8 @@ void add_net_common_options(CLI::App& cmd, NetCommonOptions& o) {
                  "hardware configuration: a built-in name (nv_small, nv_full, soc_small, ...), a "
                  "JSON file or an NVDLA .spec file");
   cmd.add_option("--precision", o.precision,
-                 "code precision: int8 or int4 (4-bit codes in the "
-                 "INT8 datapath)");
+                 "int8 or int4 (4-bit codes in the INT8 datapath), or fp16 (configurations "
+                 "with FP16: no quantization)");
   cmd.add_option("--calibration", o.calibration,
                  "activation clipping: max, percentile, mse-hist or octav (computed on the "
                  "calibration images), or octav-device (the OCTAV unit clips every convolution "
@@ -337,10 +341,15 @@ int run_net(const NetOptions& o) {
           ? fmt::format("{} ({} image{})", fn::calibration_name(prog.options.calibration),
                         p.calibration_images, p.calibration_images == 1 ? "" : "s")
           : fmt::format("table {}", o.common.calibration_table);
-  fmt::print("octasim net: {} on {}: {} layers, {} codes, calibration {}, weights {}\n",
-             o.common.model, p.hw.name, prog.layers.size(),
-             fn::precision_name(prog.options.precision), calibration,
-             fn::weight_quantizer_name(prog.options.weights));
+  if (prog.input.quant.method == "fp16" || prog.input.quant.method == "integer") {
+    fmt::print("octasim net: {} on {}: {} layers, {} values (no quantization)\n", o.common.model,
+               p.hw.name, prog.layers.size(), prog.input.quant.method);
+  } else {
+    fmt::print("octasim net: {} on {}: {} layers, {} codes, calibration {}, weights {}\n",
+               o.common.model, p.hw.name, prog.layers.size(),
+               fn::precision_name(prog.options.precision), calibration,
+               fn::weight_quantizer_name(prog.options.weights));
+  }
 
   // Labels are checked before the (possibly long) run.
   const std::vector<std::int64_t> labels =

@@ -135,9 +135,8 @@ Outcome run_test(const std::string& dir, const HwConfig& hw, TestDevice& dev) {
       return {Verdict::kFail, fmt::format("{}: {}", d.name, e.what())};
     }
     for (std::size_t k = 0; k < outputs.size(); ++k) {
-      const std::vector<double> bounds =
-          exact ? std::vector<double>(d.outputs[k].elements(), 0.0)
-                : fn::fp16_bounds(test.graph, d, k);
+      const std::vector<double> bounds = exact ? std::vector<double>(d.outputs[k].elements(), 0.0)
+                                               : fn::fp16_bounds(test.graph, d, k);
       const fn::Comparison c = fn::compare_output(outputs[k], d.outputs[k], bounds);
       if (c.failures != 0) {
         return {Verdict::kFail,
@@ -200,8 +199,8 @@ int run_onnx_test(const OnnxTestOptions& o) {
     std::fflush(stdout);
   }
   if (o.dirs.size() > 1) {
-    fmt::print("onnx-test: {} passed, {} failed, {} unsupported (on {})\n", pass, fail,
-               unsupported, hw.name);
+    fmt::print("onnx-test: {} passed, {} failed, {} unsupported (on {})\n", pass, fail, unsupported,
+               hw.name);
   }
   return fail != 0 ? 1 : unsupported != 0 ? 2 : 0;
 }

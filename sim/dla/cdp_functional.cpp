@@ -33,7 +33,7 @@ CdpPrecision decode_precision(const HwConfig& hw, std::uint32_t format) {
       return CdpPrecision::kInt16;
     case C::D_DATA_FORMAT::INPUT_DATA_TYPE_FP16:
       if (!hw.dla.feature_fp16) throw_not_present(hw, "CDP FP16");
-      fail("FP16 LRN is not supported by octasim yet (INT8 and INT16 are)");
+      return CdpPrecision::kFp16;
     default:
       fail("D_DATA_FORMAT.INPUT_DATA_TYPE " + std::to_string(format) +
            " is not INT8, INT16 or FP16");
@@ -54,9 +54,11 @@ models::LutConfig decode_lut(const RegRead& regs, CdpPrecision precision) {
   lut.oflow_priority = priority(C::S_LUT_CFG::LUT_OFLOW_PRIORITY.get(cfg));
   lut.hybrid_priority = priority(C::S_LUT_CFG::LUT_HYBRID_PRIORITY.get(cfg));
 
-  // NVDLA's CDP reads the index selects as 6-bit (INT8 pipe) / 7-bit (INT16 pipe) signed values
-  // and the LE index offset as INT8.
-  const unsigned select_bits = precision == CdpPrecision::kInt8 ? 6 : 7;
+  // NVDLA's CDP reads the index selects as 6-bit (INT8 pipe) / 7-bit (INT16 pipe) / 8-bit (FP16
+  // pipe) signed values and the LE index offset as INT8.
+  const unsigned select_bits = precision == CdpPrecision::kInt8    ? 6
+                               : precision == CdpPrecision::kInt16 ? 7
+                                                                   : 8;
   const std::uint32_t info = regs(C::S_LUT_INFO::kAddr);
   lut.le_index_offset = static_cast<std::int32_t>(
       models::sign_extend(C::S_LUT_INFO::LUT_LE_INDEX_OFFSET.get(info), 8));
@@ -124,6 +126,7 @@ models::ops::CdpLayerParams decode_cdp(const HwConfig& hw, const RegRead& regs) 
   cfg.datout_shifter = static_cast<std::uint8_t>(
       field(C::D_DATOUT_SHIFTER::kAddr, C::D_DATOUT_SHIFTER::DATOUT_SHIFTER));
   cfg.lut = decode_lut(regs, cfg.precision);
+  cfg.nan_to_zero = field(C::D_NAN_FLUSH_TO_ZERO::kAddr, C::D_NAN_FLUSH_TO_ZERO::NAN_TO_ZERO) != 0;
 
   if (field(CR::D_SRC_COMPRESSION_EN::kAddr, CR::D_SRC_COMPRESSION_EN::SRC_COMPRESSION_EN) != 0 ||
       field(C::D_DST_COMPRESSION_EN::kAddr, C::D_DST_COMPRESSION_EN::DST_COMPRESSION_EN) != 0) {
@@ -163,7 +166,8 @@ OpResult run_cdp(const HwConfig& hw, const RegRead& regs, const LutTables& lut,
   auto decoded = std::make_shared<const CdpDescriptor>(decode_cdp(hw, regs));
   const models::ops::CdpLayerParams& layer = decoded->layer;
   const models::ops::CdpConfig& cfg = layer.cfg;
-  // The LUT RAM holds raw 16-bit entries; CDP's integer pipelines read them as INT16.
+  // The LUT RAM holds raw 16-bit entries; CDP's integer pipelines read them as INT16, the FP16
+  // pipeline as FP16 bit patterns (models/precision/lut.hpp).
   models::LutTables tables;
   for (std::size_t i = 0; i < tables.le.size(); ++i) {
     tables.le[i] = static_cast<std::int16_t>(lut.le[i]);

@@ -77,8 +77,8 @@ TEST(BackendTest, BatchNormalizationMeanAddsItsMagnitude) {
   g.input("x", {1, 1, 1, 1});
   g.constant("s", {1}, {1.0F}).constant("b", {1}, {0.25F});
   g.constant("m", {1}, {1.0F}).constant("v", {1}, {1.0F});
-  g.node("BatchNormalization", "bn", {"x", "s", "b", "m", "v"}, {"y"})
-      .attributes["epsilon"] = nettest::float_attr(0.0F);
+  g.node("BatchNormalization", "bn", {"x", "s", "b", "m", "v"}, {"y"}).attributes["epsilon"] =
+      nettest::float_attr(0.0F);
   g.output("y");
   BackendDataSet d;
   d.inputs = {Tensor::floats({1, 1, 1, 1}, {1.0F})};

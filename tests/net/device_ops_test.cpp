@@ -1,7 +1,8 @@
 // Small hand-built networks through the whole compiler (compile_network) onto the cycle-level
 // SoC, covering what the Fashion-MNIST CNN does not: Clip(0, 6) fused into a convolution,
 // padded average pooling (count_include_pad=1), MatMul + Add, a lone ReLU on SDP after a pool
-// of a signed tensor, GlobalAveragePool, Gemm with alpha, beta and transB=0. Two checks per
+// of a signed tensor, GlobalAveragePool, Gemm with alpha, beta and transB=0, depthwise and
+// grouped convolution. Two checks per
 // network on 4 images:
 //   - the device equals the quantized reference executor bit for bit, every layer (soc_run.hpp);
 //   - a PDP or SDP (lone ReLU) layer's output has its input's step, as program.hpp says those
@@ -132,6 +133,24 @@ TEST(HandBuiltNetworkOnSoc, ConvMaxPoolReluGlobalAveragePoolGemm) {
   b.output("y");
   // CONV, PDP (max), SDP (ReLU), PDP (global average), CONV (Gemm).
   check_network(b.graph(), 5, 2.0F);
+}
+
+// A depthwise 3x3 convolution (group = channels, MobileNet's) and a grouped 1x1 one: the DLA runs
+// each as a dense convolution with zero weights between groups (weights.hpp).
+TEST(HandBuiltNetworkOnSoc, DepthwiseAndGroupedConvolution) {
+  GraphBuilder b;
+  b.input("x", {1, 8, 10, 10});
+  b.constant("Wd", {8, 1, 3, 3}, ramp(8 * 9));
+  b.constant("Bd", {8}, std::vector<float>(8, 0.25F));
+  auto& dw = b.node("Conv", "dw", {"x", "Wd", "Bd"}, {"d"});
+  dw.attributes["group"] = int_attr(8);
+  dw.attributes["pads"] = ints_attr({1, 1, 1, 1});
+  b.node("Relu", "relu", {"d"}, {"r"});
+  b.constant("Wg", {16, 4, 1, 1}, ramp(16 * 4));
+  b.node("Conv", "gc", {"r", "Wg"}, {"y"}).attributes["group"] = int_attr(2);
+  b.output("y");
+  // CONV (+ Relu), CONV.
+  check_network(b.graph(), 2, 2.0F);
 }
 
 }  // namespace

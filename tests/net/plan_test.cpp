@@ -204,16 +204,25 @@ TEST(PlanNetwork, RefusesSoftmaxNamingTheNode) {
   EXPECT_TRUE(contains(msg, "not supported")) << msg;
 }
 
-TEST(PlanNetwork, RefusesGroupedConvolution) {
+TEST(PlanNetwork, PlansGroupedConvolutionAndRefusesAGroupThatDoesNotDivide) {
   GraphBuilder b;
   b.input("x", {1, 4, 6, 6});
   b.constant("W", {4, 2, 3, 3}, ramp(72));
   auto& conv = b.node("Conv", "gconv", {"x", "W"}, {"y"});
   conv.attributes["group"] = int_attr(2);
   b.output("y");
-  const std::string msg = plan_error(b.graph());
+  const NetPlan p = plan_network(b.graph(), "nv_small");
+  ASSERT_EQ(p.layers.size(), 1U);
+  EXPECT_EQ(p.layers[0].conv.groups, 2U);
+  // 4 channels in 3 groups: refused naming the node and the group.
+  GraphBuilder bad;
+  bad.input("x", {1, 4, 6, 6});
+  bad.constant("W", {3, 1, 3, 3}, ramp(27));
+  bad.node("Conv", "gconv", {"x", "W"}, {"y"}).attributes["group"] = int_attr(3);
+  bad.output("y");
+  const std::string msg = plan_error(bad.graph());
   EXPECT_TRUE(contains(msg, "Conv 'gconv'")) << msg;
-  EXPECT_TRUE(contains(msg, "group 2")) << msg;
+  EXPECT_TRUE(contains(msg, "3 groups")) << msg;  // shape inference finds it first
 }
 
 GraphBuilder padded_average_pool(std::int64_t count_include_pad) {

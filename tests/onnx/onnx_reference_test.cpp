@@ -34,7 +34,8 @@ const std::regex kCovered(
 
 // Tests the importer or the reference executor refuses, with why (an error is expected).
 const std::map<std::string, std::string> kUnsupported = {
-    {"test_averagepool_3d_default", "3-D pooling: octasim lowers 1-D and 2-D spatial operators only"},
+    {"test_averagepool_3d_default",
+     "3-D pooling: octasim lowers 1-D and 2-D spatial operators only"},
     {"test_maxpool_3d_default", "3-D pooling: octasim lowers 1-D and 2-D spatial operators only"},
     {"test_batchnorm_epsilon_training_mode", "BatchNormalization training mode (inference only)"},
     {"test_batchnorm_example_training_mode", "BatchNormalization training mode (inference only)"},
