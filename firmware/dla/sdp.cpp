@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include "firmware/dla/sdp_quantize.hpp"
+
 #include "models/numerics/float_format.hpp"
 #include "octasim/regs/nvdla.hpp"
 
@@ -30,10 +32,29 @@ void check_ew(const SdpLayer& l, unsigned atom_bytes) {
   }
 }
 
+// Precision conversion: INT16 -> FP16 or FP16 -> INT16 (NVDLA's SDP converts nothing else
+// between the pipelines), memory to memory.
+void check_conversion(const SdpLayer& l) {
+  const Precision out = l.output_precision();
+  if (out == l.precision) return;
+  const bool int16_fp16 = l.precision == Precision::kInt16 && out == Precision::kFp16;
+  const bool fp16_int16 = l.precision == Precision::kFp16 && out == Precision::kInt16;
+  if (!int16_fp16 && !fp16_int16) {
+    throw FirmwareError(fmt::format(
+        "SDP: precision conversion {} -> {} is not encoded (INT16 -> FP16 and FP16 -> INT16 only)",
+        precision_name(l.precision), precision_name(out)));
+  }
+  if (l.output_to_pdp || l.batches != 1) {
+    throw FirmwareError("SDP: a precision conversion writes memory (no output to PDP, one batch)");
+  }
+}
+
 void check_layer(const SdpLayer& l, unsigned group, unsigned atom_bytes) {
   if (group > 1) throw FirmwareError(fmt::format("SDP: register group {} is not 0 or 1", group));
+  check_conversion(l);
+  detail::check_quantize(l, atom_bytes);
   check_surface(l.src, l.precision, atom_bytes, "SDP input");
-  check_surface(l.dst, l.precision, atom_bytes, "SDP output");
+  check_surface(l.dst, l.output_precision(), atom_bytes, "SDP output");
   if (l.src.width != l.dst.width || l.src.height != l.dst.height ||
       l.src.channels != l.dst.channels) {
     throw FirmwareError(fmt::format(
@@ -204,6 +225,8 @@ bool sdp_rdma_used(const SdpLayer& l, SdpInput input) {
 
 namespace {
 
+void write_operand_rdma_registers(Mmio& mmio, const SdpLayer& l, std::uint32_t op_stride);
+
 // SDP_RDMA's D_ registers: the input surface (memory input only), the operand tables and the
 // data path's mode.
 void write_sdp_rdma_registers(Mmio& mmio, const SdpLayer& l, SdpInput input, unsigned atom_bytes) {
@@ -219,6 +242,21 @@ void write_sdp_rdma_registers(Mmio& mmio, const SdpLayer& l, SdpInput input, uns
     mmio.write32(RD::D_SRC_SURFACE_STRIDE::kAddr, l.src.surface_stride);
     mmio.write32(RD::D_SRC_DMA_CFG::kAddr, RD::D_SRC_DMA_CFG::SRC_RAM_TYPE.set(0, ram_type(l.src)));
   }
+  if (l.quantize) {
+    detail::write_quantize_rdma(mmio, *l.quantize, op_stride);
+  } else {
+    write_operand_rdma_registers(mmio, l, op_stride);
+  }
+  using M = RD::D_FEATURE_MODE_CFG;
+  std::uint32_t v =
+      M::FLYING_MODE.set(0, input == SdpInput::kFlying ? M::FLYING_MODE_ON : M::FLYING_MODE_OFF);
+  v = M::IN_PRECISION.set(v, p);
+  v = M::PROC_PRECISION.set(v, p);
+  mmio.write32(M::kAddr, M::OUT_PRECISION.set(v, static_cast<std::uint32_t>(l.output_precision())));
+}
+
+// BRDMA, NRDMA and ERDMA for the layer's bias / scale tables and element-wise operand.
+void write_operand_rdma_registers(Mmio& mmio, const SdpLayer& l, std::uint32_t op_stride) {
   mmio.write32(RD::D_BRDMA_CFG::kAddr,
                rdma_cfg(brdma_used(l), l.bias_scale ? RD::D_BRDMA_CFG::BRDMA_DATA_USE_BOTH
                                                     : RD::D_BRDMA_CFG::BRDMA_DATA_USE_ALU));
@@ -250,12 +288,6 @@ void write_sdp_rdma_registers(Mmio& mmio, const SdpLayer& l, SdpInput input, uns
     mmio.write32(RD::D_EW_LINE_STRIDE::kAddr, e.line_stride);
     mmio.write32(RD::D_EW_SURFACE_STRIDE::kAddr, e.surface_stride);
   }
-  using M = RD::D_FEATURE_MODE_CFG;
-  std::uint32_t v =
-      M::FLYING_MODE.set(0, input == SdpInput::kFlying ? M::FLYING_MODE_ON : M::FLYING_MODE_OFF);
-  v = M::IN_PRECISION.set(v, p);
-  v = M::PROC_PRECISION.set(v, p);
-  mmio.write32(M::kAddr, M::OUT_PRECISION.set(v, p));
 }
 
 // BN: the multiplier (with the ReLU after it), or the clamp (ALU MIN, register operand).
@@ -308,19 +340,8 @@ void write_ew_registers(Mmio& mmio, const SdpLayer& l) {
   mmio.write32(S::D_DP_EW_TRUNCATE_VALUE::kAddr, 0);
 }
 
-// SDP's D_ registers: the cube, the output surface, the BS and BN stages (EW bypassed), the
-// mode and the output convertor.
-void write_sdp_core_registers(Mmio& mmio, const SdpLayer& l, SdpInput input) {
-  const Stages st = stages(l);
-  const auto p = static_cast<std::uint32_t>(l.precision);
-  mmio.write32(S::D_DATA_CUBE_WIDTH::kAddr, l.src.width - 1);
-  mmio.write32(S::D_DATA_CUBE_HEIGHT::kAddr, l.src.height - 1);
-  mmio.write32(S::D_DATA_CUBE_CHANNEL::kAddr, l.src.channels - 1);
-  mmio.write32(S::D_DST_BASE_ADDR_LOW::kAddr, low32(l.dst.address));
-  mmio.write32(S::D_DST_BASE_ADDR_HIGH::kAddr, high32(l.dst.address));
-  mmio.write32(S::D_DST_LINE_STRIDE::kAddr, l.dst.line_stride);
-  mmio.write32(S::D_DST_SURFACE_STRIDE::kAddr, l.dst.surface_stride);
-
+// BS, BN and EW for the layer's bias, scale, clamp, ReLU and element-wise operand.
+void write_stage_registers(Mmio& mmio, const SdpLayer& l, const Stages& st) {
   const unsigned alu_shift = l.bias ? l.bias->shift : l.bias_scale ? l.bias_scale->alu_shift : 0;
   mmio.write32(S::D_DP_BS_CFG::kAddr, x_cfg(st.bs_used, st.bs_alu, st.bs_mul, st.bs_relu));
   mmio.write32(S::D_DP_BS_ALU_CFG::kAddr,
@@ -347,6 +368,26 @@ void write_sdp_core_registers(Mmio& mmio, const SdpLayer& l, SdpInput input) {
   mmio.write32(S::D_DP_BN_MUL_SRC_VALUE::kAddr, 0);
 
   write_ew_registers(mmio, l);
+}
+
+// SDP's D_ registers: the cube, the output surface, the BS and BN stages (EW bypassed), the
+// mode and the output convertor.
+void write_sdp_core_registers(Mmio& mmio, const SdpLayer& l, SdpInput input) {
+  const Stages st = stages(l);
+  const auto p = static_cast<std::uint32_t>(l.precision);
+  mmio.write32(S::D_DATA_CUBE_WIDTH::kAddr, l.src.width - 1);
+  mmio.write32(S::D_DATA_CUBE_HEIGHT::kAddr, l.src.height - 1);
+  mmio.write32(S::D_DATA_CUBE_CHANNEL::kAddr, l.src.channels - 1);
+  mmio.write32(S::D_DST_BASE_ADDR_LOW::kAddr, low32(l.dst.address));
+  mmio.write32(S::D_DST_BASE_ADDR_HIGH::kAddr, high32(l.dst.address));
+  mmio.write32(S::D_DST_LINE_STRIDE::kAddr, l.dst.line_stride);
+  mmio.write32(S::D_DST_SURFACE_STRIDE::kAddr, l.dst.surface_stride);
+
+  if (l.quantize) {
+    detail::write_quantize_stages(mmio, *l.quantize);
+  } else {
+    write_stage_registers(mmio, l, st);
+  }
   {
     using M = S::D_FEATURE_MODE_CFG;
     mmio.write32(
@@ -358,8 +399,10 @@ void write_sdp_core_registers(Mmio& mmio, const SdpLayer& l, SdpInput input) {
   }
   if (l.batches > 1) mmio.write32(S::D_DST_BATCH_STRIDE::kAddr, l.dst_batch_stride);
   mmio.write32(S::D_DST_DMA_CFG::kAddr, S::D_DST_DMA_CFG::DST_RAM_TYPE.set(0, ram_type(l.dst)));
-  mmio.write32(S::D_DATA_FORMAT::kAddr, S::D_DATA_FORMAT::PROC_PRECISION.set(0, p) |
-                                            S::D_DATA_FORMAT::OUT_PRECISION.set(0, p));
+  mmio.write32(
+      S::D_DATA_FORMAT::kAddr,
+      S::D_DATA_FORMAT::PROC_PRECISION.set(0, p) |
+          S::D_DATA_FORMAT::OUT_PRECISION.set(0, static_cast<std::uint32_t>(l.output_precision())));
   mmio.write32(S::D_CVT_OFFSET::kAddr, static_cast<std::uint32_t>(l.cvt.offset));
   mmio.write32(S::D_CVT_SCALE::kAddr, static_cast<std::uint16_t>(l.cvt.scale));
   mmio.write32(S::D_CVT_SHIFT::kAddr, l.cvt.shift);
@@ -431,7 +474,8 @@ models::ops::SdpConfig sdp_model_config(const SdpLayer& l, unsigned atom_bytes) 
   c.width = l.src.width;
   c.height = l.src.height;
   c.channels = l.src.channels;
-  c.in_precision = c.proc_precision = c.out_precision = prec;
+  c.in_precision = c.proc_precision = prec;
+  c.out_precision = static_cast<SdpPrecision>(l.output_precision());
   c.atom_bytes = atom_bytes;
   c.src_base = l.src.address;
   c.src_line_stride = l.src.line_stride;
@@ -489,6 +533,7 @@ models::ops::SdpConfig sdp_model_config(const SdpLayer& l, unsigned atom_bytes) 
     c.bn.mul_shift = static_cast<std::uint8_t>(l.scale->shift);
   }
   if (l.ew) set_model_ew(*l.ew, c);
+  if (l.quantize) detail::set_model_quantize(*l.quantize, op_stride, c);
   c.cvt.offset = l.cvt.offset;
   c.cvt.scale = l.cvt.scale;
   c.cvt.shift = static_cast<std::uint8_t>(l.cvt.shift);

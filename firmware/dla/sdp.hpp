@@ -91,9 +91,32 @@ struct SdpElementwise {
   SdpEwOp op = SdpEwOp::kAdd;
 };
 
+// QuantizeLinear on the FP16 pipeline (SdpLayer with precision kFp16 and out_precision kInt16):
+//   q = int16(fp16(max(min(x, hi_x) * inv_scale + zero_point, lo)))
+// BS: ALU MIN hi_x then MUL inv_scale; BN: ALU SUM zero_point (FP16 operands, computed in FP32);
+// EW: ALU MAX lo (an FP32 register operand); the FP32 result rounded to FP16, then to INT16 with
+// halves away from zero. hi_x is the upper output bound in the input's domain ((hi - zero point)
+// * scale): the output's upper bound, clamped before the multiply. Per tensor the operands are
+// registers; per channel they come from memory: `bs_table` (BRDMA, DATA_USE=BOTH: per channel
+// the FP16 hi_x then the FP16 inv_scale) and `zero_point_table` (NRDMA, ALU: FP16 zero points).
+// sdp_quantize.hpp builds these from ONNX's scale and zero point.
+struct SdpQuantize {
+  std::uint16_t hi_x = 0x7bff;       // FP16 bits (per tensor, when bs_table is absent)
+  std::uint16_t inv_scale = 0x3c00;  // FP16 bits (per tensor, when bs_table is absent)
+  std::uint16_t zero_point = 0;      // FP16 bits (per tensor, when zero_point_table is absent)
+  float lo = -32768.0f;              // the lower output bound (D_DP_EW_ALU_SRC_VALUE, FP32)
+  std::optional<std::uint64_t> bs_table;
+  std::optional<std::uint64_t> zero_point_table;
+};
+
 // An SDP layer between two memory surfaces.
 struct SdpLayer : SdpStage {
   Precision precision = Precision::kInt8;
+  // The output's precision when it differs from `precision` (the input's and the pipeline's):
+  // kFp16 for an INT16 layer, kInt16 for an FP16 layer. `dst` is laid out at this precision.
+  std::optional<Precision> out_precision;
+  // QuantizeLinear (precision kFp16, out_precision kInt16; no bias, scale, clamp, ReLU or ew).
+  std::optional<SdpQuantize> quantize;
   FeatureSurface src;  // read by SDP_RDMA (MRDMA)
   FeatureSurface dst;  // written by SDP's WDMA; same width, height and channels as src
   // y = stage(x) + e or stage(x) * e in the EW stage (FP16 only; memory input only).
@@ -102,6 +125,9 @@ struct SdpLayer : SdpStage {
   // b * dst_batch_stride.
   std::uint32_t batches = 1;
   std::uint32_t dst_batch_stride = 0;
+
+  // The output's precision (out_precision, or `precision`).
+  [[nodiscard]] Precision output_precision() const { return out_precision.value_or(precision); }
 };
 
 // The bytes of a per-channel operand table for `channels` = values.size() channels: INT16

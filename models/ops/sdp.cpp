@@ -85,23 +85,8 @@ bool y_mul_from_memory(const SdpYConfig& y) {
   return !y.bypass && !y.mul_bypass && y.mul_src == SdpOperandSource::kMemory;
 }
 
-// The FP16 pipeline: PROC = OUT = FP16, input FP16 from MRDMA or CACC FP32 (flying).
-void check_fp16_supported(const SdpConfig& cfg) {
-  if (!cfg.flying &&
-      (cfg.in_precision == SdpPrecision::kFp16) != (cfg.proc_precision == SdpPrecision::kFp16)) {
-    throw std::runtime_error(std::string("SDP precision conversion ") +
-                             precision_name(cfg.in_precision) + " -> " +
-                             precision_name(cfg.proc_precision) +
-                             " is not supported (SDP_RDMA IN_PRECISION -> PROC_PRECISION; the "
-                             "FP16 pipeline runs FP16 -> FP16 only)");
-  }
-  if (cfg.proc_precision != SdpPrecision::kFp16 || cfg.out_precision != SdpPrecision::kFp16) {
-    throw std::runtime_error(std::string("SDP precision conversion ") +
-                             precision_name(cfg.proc_precision) + " -> " +
-                             precision_name(cfg.out_precision) +
-                             " is not supported (PROC_PRECISION -> OUT_PRECISION; the FP16 "
-                             "pipeline runs FP16 -> FP16 only)");
-  }
+// What the FP16 pipeline (PROC = FP16) does not run: the EW LUT, EQL mode, 1-byte operands.
+void check_fp16_pipeline(const SdpConfig& cfg) {
   if (!cfg.ew.bypass && cfg.ew.eql_mode()) {
     throw std::runtime_error(
         "SDP EW EQL mode (EW_ALU_ALGO=EQL) in the FP16 pipeline is not supported");
@@ -115,6 +100,49 @@ void check_fp16_supported(const SdpConfig& cfg) {
           "SDP FP16 pipeline: operands from memory must be 16-bit (*RDMA_DATA_SIZE=TWO_BYTE)");
     }
   }
+}
+
+std::string conversion_name(SdpPrecision from, SdpPrecision to) {
+  return std::string("SDP precision conversion ") + precision_name(from) + " -> " +
+         precision_name(to);
+}
+
+// Conversion between the pipelines (format.rst, "Precision conversion for SDP layer (offline
+// mode)"): INT16 -> FP16 in the INT32 pipeline (PROC = INT16) and FP16 -> INT16 in the FP32 one
+// (PROC = FP16), memory input only (a convolution's output keeps its precision), not in EQL mode
+// (programming guide, "SDP limitation").
+void check_conversion(const SdpConfig& cfg) {
+  const std::string name = conversion_name(cfg.proc_precision, cfg.out_precision);
+  if (cfg.flying) {
+    throw std::runtime_error(name +
+                             " is not supported (PROC_PRECISION -> OUT_PRECISION) with flying "
+                             "input: a convolution's output keeps its precision");
+  }
+  if (cfg.in_precision != cfg.proc_precision) {
+    throw std::runtime_error(conversion_name(cfg.in_precision, cfg.proc_precision) +
+                             " is not supported (SDP_RDMA IN_PRECISION -> PROC_PRECISION; a "
+                             "conversion layer reads its input at PROC_PRECISION)");
+  }
+  if (cfg.ew.eql_mode()) {
+    throw std::runtime_error(name + " is not allowed in EQL mode");
+  }
+  if (cfg.proc_precision == SdpPrecision::kFp16) check_fp16_pipeline(cfg);
+}
+
+// The FP16 pipeline: PROC = OUT = FP16, input FP16 from MRDMA or CACC FP32 (flying).
+void check_fp16_supported(const SdpConfig& cfg) {
+  if (!cfg.flying &&
+      (cfg.in_precision == SdpPrecision::kFp16) != (cfg.proc_precision == SdpPrecision::kFp16)) {
+    throw std::runtime_error(conversion_name(cfg.in_precision, cfg.proc_precision) +
+                             " is not supported (SDP_RDMA IN_PRECISION -> PROC_PRECISION; the "
+                             "FP16 pipeline reads FP16 input only)");
+  }
+  if (cfg.proc_precision != SdpPrecision::kFp16 || cfg.out_precision != SdpPrecision::kFp16) {
+    throw std::runtime_error(conversion_name(cfg.proc_precision, cfg.out_precision) +
+                             " is not supported (PROC_PRECISION -> OUT_PRECISION; between the "
+                             "pipelines only INT16 -> FP16 and FP16 -> INT16)");
+  }
+  check_fp16_pipeline(cfg);
 }
 
 void check_supported(const SdpConfig& cfg, const ConvCube* flying) {
@@ -142,8 +170,15 @@ void check_supported(const SdpConfig& cfg, const ConvCube* flying) {
                                           "input from the convolution core");
   }
   if (cfg.winograd) throw std::runtime_error("SDP Winograd mode is not supported");
-  if ((!cfg.flying && cfg.in_precision == SdpPrecision::kFp16) ||
-      cfg.proc_precision == SdpPrecision::kFp16 || cfg.out_precision == SdpPrecision::kFp16) {
+  const bool int16_to_fp16 =
+      cfg.proc_precision == SdpPrecision::kInt16 && cfg.out_precision == SdpPrecision::kFp16;
+  const bool fp16_to_int16 =
+      cfg.proc_precision == SdpPrecision::kFp16 && cfg.out_precision == SdpPrecision::kInt16;
+  if (int16_to_fp16 || fp16_to_int16) {
+    check_conversion(cfg);
+  } else if ((!cfg.flying && cfg.in_precision == SdpPrecision::kFp16) ||
+             cfg.proc_precision == SdpPrecision::kFp16 ||
+             cfg.out_precision == SdpPrecision::kFp16) {
     check_fp16_supported(cfg);
   }
   if ((!cfg.flying && bytes_of(cfg.in_precision) != bytes_of(cfg.proc_precision)) ||
@@ -177,6 +212,7 @@ SdpDatapath::SdpDatapath(const SdpConfig& cfg)
       out_(int_precision(cfg.out_precision)),
       eql_(cfg.ew.eql_mode()),
       fp16_(cfg.proc_precision == SdpPrecision::kFp16),
+      fp16_out_(cfg.out_precision == SdpPrecision::kFp16),
       nan_to_zero_(cfg.nan_to_zero) {}
 
 std::uint32_t SdpDatapath::x_stage_fp16(const SdpXConfig& x, std::uint32_t in, std::uint16_t alu_op,
@@ -229,6 +265,8 @@ std::int32_t SdpDatapath::process_fp16(std::int32_t in, const SdpOperands& ops,
   if (!bn_.bypass) v = x_stage_fp16(bn_, v, u16(ops.bn_alu), u16(ops.bn_mul), nan_to_zero_);
   if (!ew_.bypass) v = y_stage_fp16(ew_, v, u16(ops.ew_alu), u16(ops.ew_mul), nan_to_zero_);
   const std::uint16_t out = sdp_fp32_to_fp16(v);
+  // FP16 -> INT16 (OUT_PRECISION = INT16): no convertor, no saturation counted.
+  if (!fp16_out_) return sdp_fp16_to_int16(out);
   // Saturation: NVDLA's FP16 overflow, |x| >= 65504 (precision guide, convertor statistics).
   stats.out_saturation.record(fp16_overflows(out));
   stats.out_nan.record(fp16_is_nan(out));
@@ -298,6 +336,12 @@ std::int32_t SdpDatapath::process(std::int32_t in, const SdpOperands& ops, SdpSt
     const auto result = static_cast<std::int16_t>(static_cast<std::uint16_t>(v));
     if (result != 0) stats.unequal = true;
     return result;
+  }
+  if (fp16_out_) {
+    // INT16 -> FP16: the convertor into 17 bits, then FP16; outputs of magnitude 65504 count.
+    const std::uint16_t h = sdp_output_convert_fp16(v, cvt_);
+    stats.out_saturation.record(fp16_overflows(h));
+    return h;
   }
   const Saturated out = sdp_output_convert(v, cvt_, out_);
   stats.out_saturation.record(out.saturated);

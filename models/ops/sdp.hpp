@@ -16,8 +16,11 @@
 // (FLYING_MODE=OFF, SDP_RDMA IN_PRECISION = FP16: 2-byte elements, atom/2 per atom, each widened
 // exactly to FP32): BS/BN with FP16 operands from registers or memory and the EW stage
 // (MUL/PReLU, ALU SUM/MAX/MIN) with FP16 operands from ERDMA or an FP32 register operand
-// (sdp_fp16_stages.hpp documents the arithmetic). Refused in the FP16 pipeline: INT <-> FP16
-// conversion (IN or OUT precision other than FP16), the EW LUT, EW EQL mode, 1-byte operands.
+// (sdp_fp16_stages.hpp documents the arithmetic). Precision conversion between the pipelines
+// (memory input only, IN_PRECISION = PROC_PRECISION): PROC = INT16 -> OUT = FP16 through the
+// output convertor, and PROC = FP16 -> OUT = INT16 (sdp_fp16_stages.hpp). Refused in the FP16
+// pipeline: INT input (IN_PRECISION != FP16), FP16 -> INT8, the EW LUT, EW EQL mode, 1-byte
+// operands; INT8 <-> FP16 and any conversion in flying or EQL mode.
 // Refused everywhere: output to PDP (run_sdp_op in sim/dla handles it), batch and Winograd.
 #pragma once
 
@@ -173,8 +176,8 @@ class SdpDatapath {
 
   // One data point: `in` is the input at the datapath (INT8/INT16 from memory sign-extended, or
   // INT32 from CACC; in the FP16 pipeline an FP32 bit pattern: CACC's, or an MRDMA FP16 element
-  // widened by fp16_input). Returns the output lane
-  // value: INT8/INT16 result (sign-extended), the FP16 bit pattern (FP16 pipeline), or in EQL
+  // widened by fp16_input). Returns the output lane value: INT8/INT16 result (sign-extended,
+  // also for FP16 -> INT16), the FP16 bit pattern (FP16 output, also INT16 -> FP16), or in EQL
   // mode the compare result (0 equal, 1 different). Counts events into `stats`. Operands are
   // the RDMA's 16-bit elements (FP16 bit patterns in the FP16 pipeline).
   [[nodiscard]] std::int32_t process(std::int32_t in, const SdpOperands& ops,
@@ -210,7 +213,8 @@ class SdpDatapath {
   ConvertorParams cvt_;
   IntPrecision out_;
   bool eql_;
-  bool fp16_;         // PROC_PRECISION = OUT_PRECISION = FP16
+  bool fp16_;         // PROC_PRECISION = FP16
+  bool fp16_out_;     // OUT_PRECISION = FP16
   bool nan_to_zero_;  // D_FEATURE_MODE_CFG.NAN_TO_ZERO (FP16 operands)
 
   [[nodiscard]] std::int32_t process_fp16(std::int32_t in, const SdpOperands& ops,

@@ -24,12 +24,27 @@
 // with D_FEATURE_MODE_CFG.NAN_TO_ZERO a NaN operand is flushed to +0 first. FP16 results keep
 // denormals (RNE). Sign of an exact zero sum: the data operand's (NVDLA's adder keeps the sign
 // of the larger-or-equal operand).
+//
+// Precision conversion between the pipelines (format.rst, "Precision conversion for SDP layer
+// (offline mode)": int16 -> fp16 runs in the INT32 pipeline, fp16 -> int16 in the FP32 one;
+// int8 -> fp16 and fp16 -> int8 are invalid), as cmod/hls/sdp sdp_c.cpp and
+// include/nvdla_float.h define it:
+//   PROC = INT16, OUT = FP16: the output convertor (D_CVT_OFFSET INT32, D_CVT_SCALE INT16,
+//               D_CVT_SHIFT) into 17 bits as for integer outputs, t = sat17(round_half_away(
+//               ((x - offset) * scale) >> shift)), then t to FP16 (Int17ToFp16: nearest even;
+//               65520..65536 in magnitude become 65504, there is no infinity).
+//               D_PERF_OUT_SATURATION counts outputs of magnitude 65504.
+//   PROC = FP16, OUT = INT16: no convertor (D_CVT_* unused): the FP32 result rounded to FP16
+//               (as for FP16 output), then FP16 to INT16 (Fp16ToInt16): nearest integer with
+//               halves away from zero, saturated to [-32768, 32767], NaN -> -32768.
+//               D_PERF_OUT_SATURATION counts nothing (NVDLA's C stage flags no saturation here).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 
 #include "models/numerics/float_format.hpp"
+#include "models/precision/convertor.hpp"
 #include "models/precision/sdp_stages.hpp"
 
 namespace octasim::models {
@@ -96,6 +111,31 @@ namespace octasim::models {
 // ReLU: a NaN or a value with the sign bit clear passes, everything else is +0.
 [[nodiscard]] inline std::uint32_t sdp_fp32_relu(std::uint32_t x) {
   return fp32_is_nan(x) || (x >> 31) == 0 ? x : 0u;
+}
+
+// Fp16ToInt16: the FP16 value rounded to the nearest integer, halves away from zero, saturated to
+// INT16; NaN becomes -32768 and an infinity saturates.
+[[nodiscard]] inline std::int16_t sdp_fp16_to_int16(std::uint16_t h) {
+  if (fp16_is_nan(h)) return -32768;
+  const double r = std::round(decode_float(h, kFp16));  // std::round: halves away from zero
+  if (r >= 32767.0) return 32767;
+  if (r <= -32768.0) return -32768;
+  return static_cast<std::int16_t>(r);
+}
+
+// Int17ToFp16: a 17-bit integer to FP16, nearest even; beyond 65504 it stays 65504.
+[[nodiscard]] inline std::uint16_t sdp_int17_to_fp16(std::int32_t t) {
+  return static_cast<std::uint16_t>(
+      encode_float(static_cast<double>(t), kFp16, Overflow::kSaturate));
+}
+
+// The output convertor of the INT pipeline with FP16 output: sat17(round(((x - offset) * scale)
+// >> shift)) to FP16.
+[[nodiscard]] inline std::uint16_t sdp_output_convert_fp16(std::int32_t x,
+                                                           const ConvertorParams& p) {
+  const std::int64_t product = (std::int64_t{x} - p.offset) * p.scale;
+  return sdp_int17_to_fp16(
+      static_cast<std::int32_t>(shift_right_saturate(product, p.shift, 17).value));
 }
 
 }  // namespace octasim::models
