@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 
 #include "firmware/onnx/onnx_import.hpp"
+#include "models/numerics/float_format.hpp"
 
 namespace octasim::firmware::net {
 
@@ -95,6 +96,26 @@ int rounded_operands(const std::string& op) {
   return two.count(op) != 0 ? 2 : 1;
 }
 
+namespace {
+
+// A float tensor's values rounded to FP16 (as the device holds them); others unchanged.
+Tensor to_fp16(Tensor t) {
+  for (float& v : t.f) v = models::fp16_to_float(models::fp16_from_float(v));
+  return t;
+}
+
+// The graph's inputs by name, rounded to FP16 when asked.
+models::graph::TensorMap graph_inputs(const Graph& g, const std::vector<Tensor>& values,
+                                      bool fp16) {
+  models::graph::TensorMap m;
+  for (std::size_t i = 0; i < g.inputs.size(); ++i) {
+    m[g.inputs[i].name] = fp16 ? to_fp16(values.at(i)) : values.at(i);
+  }
+  return m;
+}
+
+}  // namespace
+
 std::vector<double> fp16_bounds(const Graph& g, const BackendDataSet& d, std::size_t k) {
   // Terms by magnitude: every input and constant by its magnitude; a BatchNormalization's mean
   // negative, so that x - mean adds the magnitudes.
@@ -125,13 +146,43 @@ std::vector<double> fp16_bounds(const Graph& g, const BackendDataSet& d, std::si
                     "holds {}",
                     k, s.elements(), b.elements()));
   }
+  // Softmax: y_i = e^(x_i) / sum e^(x_j) moves by y_i (dx_i - sum y_j dx_j), at most
+  // 2 max|dx| y_i, and FP16 rounds each x by up to 2^-11 M (M = max|x| of its input).
+  double softmax_m = -1.0;
+  for (const auto& n : g.nodes) {
+    if (n.op_type != "Softmax") continue;
+    const models::graph::TensorMap real =
+        models::graph::run_reference(g, graph_inputs(g, d.inputs, false));
+    const Tensor& x = real.at(n.inputs.at(0));
+    for (std::size_t i = 0; i < x.elements(); ++i) {
+      softmax_m = std::max(softmax_m, std::abs(x.at(i)));
+    }
+  }
+  if (std::ldexp(1.0, -10) * softmax_m > 1.0 / 16) {
+    throw GraphError(fmt::format(
+        "Softmax: FP16 rounds inputs as large as {} by up to {}, beyond the range of the "
+        "first-order bound (2^-10 max|x| below 1/16)",
+        softmax_m, std::ldexp(1.0, -11) * softmax_m));
+  }
   std::vector<double> bound(b.elements());
   const double rel = r * std::ldexp(1.0, -11) + std::ldexp(1.0, -20);
   for (std::size_t i = 0; i < bound.size(); ++i) {
-    bound[i] =
-        rel * std::abs(s.at(i)) + std::ldexp(1.0, -11) * std::abs(b.at(i)) + std::ldexp(1.0, -24);
+    const double terms =
+        softmax_m >= 0.0
+            ? (std::ldexp(1.0, -10) * softmax_m + std::ldexp(1.0, -20)) * std::abs(b.at(i))
+            : rel * std::abs(s.at(i));
+    bound[i] = terms + std::ldexp(1.0, -11) * std::abs(b.at(i)) + std::ldexp(1.0, -24);
   }
   return bound;
+}
+
+Comparison fp16_reference(const Graph& g, const BackendDataSet& d, std::size_t k,
+                          const std::vector<double>& bounds) {
+  Graph rounded = g;
+  for (auto& [name, t] : rounded.initializers) t = to_fp16(t);
+  const models::graph::TensorMap out =
+      models::graph::run_reference(rounded, graph_inputs(g, d.inputs, true));
+  return compare_output(out.at(g.outputs.at(k).name).f, d.outputs.at(k), bounds);
 }
 
 Comparison compare_output(const std::vector<float>& device, const Tensor& expected,

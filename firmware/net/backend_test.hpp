@@ -21,6 +21,9 @@
 // FP16 1/count SDP multiplies by; BatchNormalization: data and the folded scale, 2; LRN: data
 // and the LUT, 2; Add, Relu, MaxPool, Flatten: 1). 2^-11 |b| is the output's rounding, 2^-24
 // FP16's subnormal spacing, 2^-20 S the FP32 steps between.
+// Softmax: y_i moves by y_i (dx_i - sum_j y_j dx_j) when its inputs move by dx, and FP16 rounds
+// them by up to 2^-11 M (M: the largest |x|), so its term is (2^-10 M + 2^-20) |b| instead —
+// a first-order bound, refused (GraphError) when 2^-10 M exceeds 1/16.
 #pragma once
 
 #include <cstddef>
@@ -65,6 +68,13 @@ struct BoundTest {
 // read, with its own inputs).
 [[nodiscard]] std::vector<double> fp16_bounds(const models::graph::Graph& g,
                                               const BackendDataSet& d, std::size_t k);
+
+// ONNX's reference run on the data rounded to FP16 (inputs and constants), compared with ONNX's
+// expected output `k` within `bounds`: a test whose data FP16 cannot hold fails here whatever
+// the device does (onnx-test reports it UNSUPPORTED).
+struct Comparison;
+[[nodiscard]] Comparison fp16_reference(const models::graph::Graph& g, const BackendDataSet& d,
+                                        std::size_t k, const std::vector<double>& bounds);
 
 // The comparison of one output: the number of elements outside their bound and the worst one
 // (largest |a - b| / bound).

@@ -50,6 +50,10 @@ CalibrationTable code_formats(const NetPlan& plan, const Tensor& images,
       case LayerKind::kLrn:
         q.is_unsigned = src.is_unsigned;
         break;
+      case LayerKind::kSoftmax:
+        throw models::graph::GraphError(fmt::format(
+            "the Softmax computing '{}' runs on the PPU at fp16 only (--precision fp16)",
+            l.output));
       case LayerKind::kSdp:
         if (!l.sdp.mul.empty() || !l.sdp.add.empty() || l.sdp.ew != EwOp::kNone) {
           throw models::graph::GraphError(fmt::format(

@@ -26,7 +26,7 @@ CompiledNetwork prepare_network(models::graph::Graph g, const HwConfig& hw) {
   (void)models::graph::remove_identities(g);
   (void)models::graph::fold_batch_norm(g);
   net.graph = std::move(g);
-  net.plan = plan_network(net.graph, hw.name);
+  net.plan = plan_network(net.graph, hw.name, hw.ppu.gpcs > 0);
   return net;
 }
 

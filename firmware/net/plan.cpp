@@ -24,6 +24,8 @@ const char* layer_engine(LayerKind k) {
       return "CDP";
     case LayerKind::kSdp:
       return "SDP";
+    case LayerKind::kSoftmax:
+      return "PPU";
   }
   return "?";
 }
@@ -129,7 +131,8 @@ unsigned ceil_extra(std::int64_t in, unsigned kernel, unsigned stride, unsigned 
 
 class Planner {
  public:
-  Planner(const Graph& g, std::string config) : g_(g), config_(std::move(config)) {}
+  Planner(const Graph& g, std::string config, bool has_ppu)
+      : g_(g), config_(std::move(config)), has_ppu_(has_ppu) {}
 
   NetPlan run() {
     // A weight or bias the graph takes as an input (ONNX's node tests do) is refused by the node
@@ -587,6 +590,52 @@ class Planner {
     return true;
   }
 
+  // Softmax over one ONNX axis: the device cube's C, H or W (plan.hpp's tensor mapping). Before
+  // opset 13 ONNX flattens from the axis on, which is one axis only when it is the last non-1.
+  void plan_softmax(std::size_t i) {
+    const Node& n = g_.nodes[i];
+    PlannedLayer l;
+    l.kind = LayerKind::kSoftmax;
+    l.nodes = {i};
+    l.input = data_input(n, false);
+    const auto& shape = plan_.shapes.at(n.inputs.at(0));
+    const auto rank = static_cast<std::int64_t>(shape.size());
+    std::int64_t axis = n.get_int("axis", g_.opset >= 13 ? -1 : 1);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) {
+      throw GraphError(
+          fmt::format("{}: axis {} of a rank-{} tensor", n.label(), n.get_int("axis", -1), rank));
+    }
+    if (g_.opset < 13) {
+      for (std::int64_t d = axis + 1; d < rank; ++d) {
+        if (shape[static_cast<std::size_t>(d)] != 1) {
+          throw GraphError(fmt::format(
+              "{}: opset {} Softmax over the dimensions from axis {} on of {} (the PPU's "
+              "softmax runs over one axis)",
+              n.label(), g_.opset, axis, models::graph::shape_string(shape)));
+        }
+      }
+    }
+    // The cube axis of ONNX's `axis` (set_cube's mapping).
+    const bool batched = (rank == 4 || rank == 3) && shape[0] == 1;
+    std::vector<CubeAxis> axes;  // ONNX dimension -> cube axis (first entry: dimension 0)
+    if (rank == 4) axes = {CubeAxis::kC, CubeAxis::kC, CubeAxis::kH, CubeAxis::kW};
+    if (rank == 3) {
+      axes = batched ? std::vector<CubeAxis>{CubeAxis::kC, CubeAxis::kC, CubeAxis::kW}
+                     : std::vector<CubeAxis>{CubeAxis::kC, CubeAxis::kH, CubeAxis::kW};
+    }
+    if (rank == 2) axes = {CubeAxis::kH, CubeAxis::kC};
+    if (rank == 1) axes = {CubeAxis::kC};
+    if (axes.empty() || (batched && axis == 0) || plan_.transposed.count(l.input) != 0) {
+      throw GraphError(fmt::format("{}: softmax over axis {} of {} is not supported", n.label(),
+                                   axis, models::graph::shape_string(shape)));
+    }
+    l.softmax.axis = axes[static_cast<std::size_t>(axis)];
+    l.output = n.outputs.at(0);
+    set_cube(l.output, &n);
+    plan_.layers.push_back(std::move(l));
+  }
+
   void plan_view(std::size_t i) {
     const Node& n = g_.nodes[i];
     // Any shape: the elements keep ONNX's C order, which is the order the host reads a surface
@@ -610,23 +659,26 @@ class Planner {
       return plan_sdp(i);
     }
     if (op == "Flatten" || op == "Reshape") return plan_view(i);
+    if (op == "Softmax" && has_ppu_) return plan_softmax(i);
     throw GraphError(fmt::format(
         "{}: {} is not supported on the DLA of {} (octasim lowers Conv, "
         "Gemm, MatMul, ConvInteger, MatMulInteger, MaxPool, AveragePool, GlobalAveragePool, LRN, "
-        "Relu, Clip, BatchNormalization, Add, Mul, Flatten, Reshape)",
+        "Relu, Clip, BatchNormalization, Add, Mul, Flatten, Reshape; Softmax on the PPU of "
+        "soc_* configurations)",
         n.label(), op, config_));
   }
 
   const Graph& g_;
   std::string config_;
+  bool has_ppu_ = false;
   NetPlan plan_;
   std::vector<bool> used_;
 };
 
 }  // namespace
 
-NetPlan plan_network(const Graph& g, const std::string& config_name) {
-  return Planner(g, config_name).run();
+NetPlan plan_network(const Graph& g, const std::string& config_name, bool has_ppu) {
+  return Planner(g, config_name, has_ppu).run();
 }
 
 }  // namespace octasim::firmware::net

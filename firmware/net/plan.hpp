@@ -13,6 +13,8 @@
 //   Relu, BatchNormalization, Add, Mul           SDP, memory to memory: per-channel multiply and
 //   (not after a convolution)                    add (BS), an element-wise operand (EW: another
 //                                                tensor, or a constant broadcast to the output)
+//   Softmax (configurations with a PPU)          the PPU's softmax kernel over one axis of the
+//                                                FP16 surface
 //   Flatten, Reshape                             nothing: a view of the producer's surface (read
 //                                                by a Gemm/MatMul, or a graph output)
 //
@@ -33,9 +35,9 @@
 
 namespace octasim::firmware::net {
 
-enum class LayerKind : std::uint8_t { kConv, kPool, kLrn, kSdp };
+enum class LayerKind : std::uint8_t { kConv, kPool, kLrn, kSdp, kSoftmax };
 
-[[nodiscard]] const char* layer_engine(LayerKind k);  // "CONV", "PDP", "CDP", "SDP"
+[[nodiscard]] const char* layer_engine(LayerKind k);  // "CONV", "PDP", "CDP", "SDP", "PPU"
 
 struct ConvAttrs {
   std::string weight, bias;  // initializer names (bias may be empty)
@@ -83,6 +85,12 @@ struct SdpAttrs {
   bool relu = false;
 };
 
+// Softmax on the PPU (soc_* configurations): over one axis of the device cube.
+enum class CubeAxis : std::uint8_t { kC = 0, kH = 1, kW = 2 };
+struct SoftmaxAttrs {
+  CubeAxis axis = CubeAxis::kC;
+};
+
 struct LrnAttrs {
   unsigned size = 5;
   double alpha = 1e-4, beta = 0.75, bias = 1.0;
@@ -97,6 +105,7 @@ struct PlannedLayer {
   PoolAttrs pool;
   LrnAttrs lrn;
   SdpAttrs sdp;
+  SoftmaxAttrs softmax;
 };
 
 // A tensor's cube as the device holds it.
@@ -125,7 +134,9 @@ struct NetPlan {
 // models::graph::GraphError naming the node: an op the DLA lacks ("Softmax 'prob': not supported
 // on the DLA of nv_small (no PPU in this configuration)"), an attribute it cannot honour, more
 // than one data input.
-[[nodiscard]] NetPlan plan_network(const models::graph::Graph& g, const std::string& config_name);
+// `has_ppu`: the configuration has a PPU, which runs what the DLA lacks (Softmax).
+[[nodiscard]] NetPlan plan_network(const models::graph::Graph& g, const std::string& config_name,
+                                   bool has_ppu = false);
 
 // "Conv 'conv1' + Relu 'relu1'" for the layer's nodes.
 [[nodiscard]] std::string layer_nodes_label(const models::graph::Graph& g, const PlannedLayer& l);

@@ -9,6 +9,7 @@
 
 #include "firmware/net/memory_layout.hpp"
 #include "firmware/net/weights.hpp"
+#include "firmware/ppu/commands.hpp"
 #include "models/numerics/float_format.hpp"
 #include "sim/core/hw_config.hpp"
 
@@ -175,6 +176,9 @@ class Builder {
       case LayerKind::kSdp:
         out.hw = lower_sdp(l, in, dst, out.nodes);
         break;
+      case LayerKind::kSoftmax:
+        out.hw = lower_softmax(l, in, dst, out.nodes);
+        break;
     }
     prog_.layers.push_back(std::move(out));
     if (l.kind == LayerKind::kConv && options_.calibration == ClipCalibration::kOctavDevice &&
@@ -315,6 +319,34 @@ class Builder {
     if (y.max_code() < 127) s.clamp_max = static_cast<std::int16_t>(y.max_code());
     s.cvt = SdpConvertor{0, 1, 0};
     return s;
+  }
+
+  // The PPU's softmax kernel: its descriptor and a push buffer (LAUNCH, INTERRUPT) among the
+  // constants; runtime.cpp rings channel 0.
+  PpuSoftmaxLayer lower_softmax(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                                const std::string& who) {
+    if (!fp16()) {
+      throw GraphError(
+          fmt::format("{}: the PPU's softmax runs on FP16 tensors (--precision fp16)", who));
+    }
+    namespace F = ppu_format;
+    PpuSoftmaxLayer p;
+    p.src = in.surface;
+    p.dst = dst.surface;
+    p.axis = l.softmax.axis;
+    const F::Descriptor d = F::softmax_descriptor(
+        F::SurfacePlace{in.surface.address, in.surface.line_stride, in.surface.surface_stride},
+        F::SurfacePlace{dst.surface.address, dst.surface.line_stride, dst.surface.surface_stride},
+        in.surface.width, in.surface.height, in.surface.channels, atom(),
+        static_cast<F::SoftmaxAxis>(l.softmax.axis));
+    const std::uint64_t descriptor = constant(who + " softmax descriptor", d.bytes());
+    F::PushBuffer pb;
+    pb.launch(descriptor);
+    pb.interrupt();
+    const std::vector<std::uint8_t> bytes = pb.bytes();
+    p.push_buffer_bytes = static_cast<std::uint32_t>(bytes.size());
+    p.push_buffer = constant(who + " push buffer", bytes);
+    return p;
   }
 
   // Integers: SDP adds the zero-point correction (BS, INT16 operands, multiplier 1), exactly.

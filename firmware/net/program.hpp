@@ -18,6 +18,7 @@
 //   CDP   LRN through the LUT (firmware/dla/cdp.hpp make_lrn_lut at the input's step), the
 //         output convertor rescales to the output's step: scale round(s_x/s_y * 2^u), shift F+u.
 //   SDP   a lone ReLU: max(code, 0), the input's step.
+//   PPU   Softmax (FP16, configurations with a PPU): models/ops/softmax.hpp's kernel.
 // Calibration octav-device (dynamic quantization): every CONV output is written as 8-bit codes at
 // its static max-calibrated step, then two layers follow it —
 //   OCTAV the MSE-optimal clip s of that tensor, computed in the device for this inference, with
@@ -71,8 +72,18 @@ struct NetTensor {
   return cube.index(0, static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(k));
 }
 
-using HwLayer =
-    std::variant<ConvLayer, PdpLayer, CdpLayer, SdpLayer, OctavLayer, FakeQuantSdpLayer>;
+// Softmax on the PPU: the kSoftmax kernel (firmware/ppu/commands.hpp) over one axis of an FP16
+// surface, launched from a push buffer among the constants (LAUNCH, INTERRUPT) on `channel`.
+struct PpuSoftmaxLayer {
+  FeatureSurface src, dst;
+  CubeAxis axis = CubeAxis::kC;
+  std::uint64_t push_buffer = 0;
+  std::uint32_t push_buffer_bytes = 0;
+  unsigned channel = 0;
+};
+
+using HwLayer = std::variant<ConvLayer, PdpLayer, CdpLayer, SdpLayer, OctavLayer, FakeQuantSdpLayer,
+                             PpuSoftmaxLayer>;
 
 struct NetLayer {
   std::string engine;  // CONV, PDP, CDP, SDP, OCTAV

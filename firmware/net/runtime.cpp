@@ -5,10 +5,13 @@
 
 #include <fmt/core.h>
 
+#include "firmware/ppu/commands.hpp"
+
 #include "models/numerics/float_format.hpp"
 #include "models/ops/cdp.hpp"
 #include "models/ops/pdp.hpp"
 #include "models/ops/sdp.hpp"
+#include "models/ops/softmax.hpp"
 #include "models/quant/octav.hpp"
 
 namespace octasim::firmware::net {
@@ -116,6 +119,15 @@ unsigned program_layer(const NetProgram& p, std::size_t i, Mmio& mmio, GroupStat
   } else if (const auto* octav = std::get_if<OctavLayer>(&l.hw)) {
     bit = program_octav(mmio, *octav, g.octav);
     g.octav ^= 1U;
+  } else if (const auto* sm = std::get_if<PpuSoftmaxLayer>(&l.hw)) {
+    // Rebase the channel on the push buffer (GET = 0), then ring it (PUT = its size).
+    namespace F = ppu_format;
+    const std::uint32_t base = F::kCsbBase + sm->channel * F::kChannelStride;
+    mmio.write32(base + F::kPbBaseLow, static_cast<std::uint32_t>(sm->push_buffer));
+    mmio.write32(base + F::kPbBaseHigh, static_cast<std::uint32_t>(sm->push_buffer >> 32));
+    mmio.write32(base + F::kPbSize, sm->push_buffer_bytes);
+    mmio.write32(base + F::kPut, sm->push_buffer_bytes);
+    bit = F::kInterruptBit0 + sm->channel;
   } else if (const auto* fq = std::get_if<FakeQuantSdpLayer>(&l.hw)) {
     // Its operands are OCTAV's (written into this group when OCTAV finished).
     bit = program_fake_quant_sdp(mmio, *fq, g.sdp, g.sdp_rdma, atom);
@@ -172,6 +184,17 @@ LayerGolden run_layer_model(const NetProgram& p, std::size_t i, models::ops::Mem
     out.saturations = r.stats.out_saturation.value();
   } else if (const auto* octav = std::get_if<OctavLayer>(&l.hw)) {
     out.clip = device_clip(*octav, p, mem);
+  } else if (const auto* sm = std::get_if<PpuSoftmaxLayer>(&l.hw)) {
+    models::ops::SoftmaxShape shape;
+    shape.width = sm->src.width;
+    shape.height = sm->src.height;
+    shape.channels = sm->src.channels;
+    shape.atom_bytes = atom;
+    shape.axis = static_cast<models::ops::SoftmaxAxis>(sm->axis);
+    const auto place = [](const FeatureSurface& f) {
+      return models::ops::SoftmaxSurface{f.address, f.line_stride, f.surface_stride};
+    };
+    models::ops::run_softmax(shape, place(sm->src), place(sm->dst), mem);
   } else if (const auto* fq = std::get_if<FakeQuantSdpLayer>(&l.hw)) {
     // OCTAV ran on this layer's input just before: the same clip.
     out.clip = previous != nullptr
