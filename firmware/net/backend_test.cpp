@@ -124,6 +124,7 @@ std::vector<double> fp16_bounds(const Graph& g, const BackendDataSet& d, std::si
   for (const auto& n : g.nodes) {
     r = std::max(r, rounded_operands(n.op_type));
     if (n.op_type == "BatchNormalization" && n.inputs.size() > 3) means.insert(n.inputs[3]);
+    if (n.op_type == "DequantizeLinear" && n.inputs.size() > 2) means.insert(n.inputs[2]);
   }
   const auto magnitude = [&](const std::string& name, Tensor t) {
     const double sign = means.count(name) != 0 ? -1.0 : 1.0;

@@ -14,7 +14,8 @@
 // rounding of each output): each element b of ONNX's output may differ from the device's a by
 //   |a - b| <= (r 2^-11 + 2^-20) S + 2^-11 |b| + 2^-24
 // S: the sum of the magnitudes of the terms that make the element (the reference executor run on
-// the magnitudes of every input and constant; BatchNormalization's mean subtracted as + |mean|),
+// the magnitudes of every input and constant; BatchNormalization's mean and DequantizeLinear's zero
+// point subtracted as + their magnitude),
 // r: how many roundings of 2^-11 a term meets before the output's (Conv, Gemm, MatMul, Mul: data
 // and weight, 2; GlobalAveragePool: data and PDP's two FP17 reciprocals of 2^-12 each, 2;
 // AveragePool: 3, the same or, where it excludes padding, data, PDP's FP16 window sum and the

@@ -55,10 +55,11 @@ CalibrationTable code_formats(const NetPlan& plan, const Tensor& images,
             "the Softmax computing '{}' runs on the PPU at fp16 only (--precision fp16)",
             l.output));
       case LayerKind::kSdp:
-        if (!l.sdp.mul.empty() || !l.sdp.add.empty() || l.sdp.ew != EwOp::kNone) {
+        if (!l.sdp.mul.empty() || !l.sdp.add.empty() || l.sdp.ew != EwOp::kNone ||
+            l.sdp.convert != SdpAttrs::Convert::kNone) {
           throw models::graph::GraphError(fmt::format(
-              "the SDP layer computing '{}': quantized ({}) BatchNormalization, Add and Mul "
-              "outside a convolution are not supported (they run at fp16)",
+              "the SDP layer computing '{}': quantized ({}) BatchNormalization, Add, Mul, "
+              "QuantizeLinear and DequantizeLinear are not supported (they run at fp16)",
               l.output, precision_name(options.precision)));
         }
         q.is_unsigned = true;

@@ -6,6 +6,7 @@
 
 #include <fmt/core.h>
 
+#include "firmware/net/planner.hpp"
 #include "models/graph/passes.hpp"
 
 namespace octasim::firmware::net {
@@ -41,6 +42,7 @@ std::string layer_nodes_label(const Graph& g, const PlannedLayer& l) {
   return s;
 }
 
+namespace detail {
 namespace {
 
 unsigned as_unsigned(const Node& n, std::int64_t v, const char* what) {
@@ -129,556 +131,381 @@ unsigned ceil_extra(std::int64_t in, unsigned kernel, unsigned stride, unsigned 
   return static_cast<unsigned>(std::max<std::int64_t>(0, needed));
 }
 
-class Planner {
- public:
-  Planner(const Graph& g, std::string config, bool has_ppu)
-      : g_(g), config_(std::move(config)), has_ppu_(has_ppu) {}
-
-  NetPlan run() {
-    // A weight or bias the graph takes as an input (ONNX's node tests do) is refused by the node
-    // that needs it constant, before the inputs are counted.
-    for (const Node& n : g_.nodes) {
-      const bool weighted = n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul" ||
-                            n.op_type == "ConvInteger" || n.op_type == "MatMulInteger";
-      for (std::size_t k = 1; weighted && k < n.inputs.size(); ++k) {
-        if (!n.inputs[k].empty()) (void)constant(n, k, k == 1 ? "weight" : "bias");
-      }
-    }
-    const auto data_inputs = g_.inputs;
-    if (data_inputs.size() != 1) {
-      throw GraphError(
-          fmt::format("the graph has {} data inputs; octasim compiles networks with "
-                      "exactly one",
-                      data_inputs.size()));
-    }
-    plan_.input = data_inputs[0].name;
-    plan_.shapes = models::graph::infer_shapes(g_, 1);
-    plan_.input_shape = plan_.shapes.at(plan_.input);
-    set_cube(plan_.input, nullptr);
-    for (const auto& o : g_.outputs) plan_.outputs.push_back(o.name);
-    used_.assign(g_.nodes.size(), false);
-    for (std::size_t i = 0; i < g_.nodes.size(); ++i) {
-      if (!used_[i]) plan_node(i);
-    }
-    for (const std::string& out : plan_.outputs) {
-      const std::string& t = plan_.resolve(out);
-      const bool produced =
-          t == plan_.input || std::any_of(plan_.layers.begin(), plan_.layers.end(),
-                                          [&](const PlannedLayer& l) { return l.output == t; });
-      if (!produced) {
-        throw GraphError(fmt::format("graph output '{}' is not computed by any layer", out));
-      }
-    }
-    return std::move(plan_);
-  }
-
- private:
-  // The only node reading `tensor`, when exactly one does and it is not a graph output.
-  const Node* sole_consumer(const std::string& tensor, std::size_t* index) const {
-    if (g_.consumers(tensor) != 1) return nullptr;
-    for (std::size_t i = 0; i < g_.nodes.size(); ++i) {
-      const Node& n = g_.nodes[i];
-      if (std::find(n.inputs.begin(), n.inputs.end(), tensor) != n.inputs.end()) {
-        *index = i;
-        return &n;
-      }
-    }
-    return nullptr;
-  }
-
-  const models::graph::Tensor& constant(const Node& n, std::size_t k, const char* what) const {
-    if (n.inputs.size() <= k || !g_.is_constant(n.inputs[k])) {
-      throw GraphError(fmt::format("{}: the {} must be a constant (an initializer) for the DLA",
-                                   n.label(), what));
-    }
-    return g_.initializers.at(n.inputs[k]);
-  }
-
-  // The device cube of a tensor (plan.hpp): 1 x C x H x W, 1 x C x L, C x H x W, M x K, K.
-  void set_cube(const std::string& tensor, const Node* n) {
-    const auto& shape = plan_.shapes.at(tensor);
-    const auto dim = [&](std::size_t i) { return static_cast<std::uint32_t>(shape[i]); };
-    Cube c;
-    if (shape.size() == 4 && shape[0] == 1) {
-      c = {dim(3), dim(2), dim(1)};
-    } else if (shape.size() == 3 && shape[0] == 1) {
-      c = {dim(2), 1, dim(1)};
-    } else if (shape.size() == 3) {
-      c = {dim(2), dim(1), dim(0)};
-    } else if (shape.size() == 2) {
-      c = {1, dim(0), dim(1)};
-    } else if (shape.size() == 1) {
-      c = {1, 1, dim(0)};
-    } else {
-      throw GraphError(fmt::format(
-          "{}tensor '{}' has shape {}: the DLA holds 1xCxHxW, 1xCxL, CxHxW, MxK or K "
-          "tensors (one image)",
-          n != nullptr ? n->label() + ": " : "", tensor, models::graph::shape_string(shape)));
-    }
-    if (c.width == 0 || c.height == 0 || c.channels == 0) {
-      throw GraphError(fmt::format("{}tensor '{}' is empty ({})",
-                                   n != nullptr ? n->label() + ": " : "", tensor,
-                                   models::graph::shape_string(shape)));
-    }
-    plan_.cubes[tensor] = c;
-  }
-
-  // The spatial size (H, W) of a layer's input as ONNX sees it (1-D: H = 1).
-  std::pair<std::int64_t, std::int64_t> spatial_size(const Node& n) const {
-    const auto& shape = plan_.shapes.at(n.inputs.at(0));
-    if (shape.size() == 4) return {shape[2], shape[3]};
-    if (shape.size() == 3) return {1, shape[2]};
-    throw GraphError(fmt::format("{}: input of shape {}: expected N x C x H x W or N x C x L",
-                                 n.label(), models::graph::shape_string(shape)));
-  }
-
-  // The data input of a layer: must be a tensor the device holds (not a view, unless `view_ok`).
-  std::string data_input(const Node& n, bool view_ok) {
-    const std::string& in = n.inputs.at(0);
-    if (!view_ok && plan_.views.count(in) != 0) {
-      throw GraphError(fmt::format("{}: reads the {} of '{}', which only a Gemm/MatMul can use",
-                                   n.label(), "flattened view", plan_.views.at(in)));
-    }
-    const std::string& t = view_ok ? plan_.resolve(in) : in;
-    if (plan_.cubes.count(t) == 0) {
-      throw GraphError(fmt::format("{}: input '{}' is not computed on the device", n.label(), in));
-    }
-    return t;
-  }
-
-  // Fuses a Relu or Clip(0, c) reading `layer.output` into the layer.
-  void fuse_activation(PlannedLayer& layer) {
-    std::size_t idx = 0;
-    const Node* act = sole_consumer(layer.output, &idx);
-    if (act == nullptr) return;
-    if (act->op_type == "Relu") {
-      layer.conv.relu = true;
-    } else if (act->op_type == "Clip") {
-      double lo = act->get_float("min", -3.4e38F), hi = act->get_float("max", 3.4e38F);
-      if (act->inputs.size() > 1 && !act->inputs[1].empty()) lo = constant(*act, 1, "min").at(0);
-      if (act->inputs.size() > 2 && !act->inputs[2].empty()) hi = constant(*act, 2, "max").at(0);
-      if (lo != 0.0 || !(hi > 0.0)) return;  // not a ReLU with a cap: left to its own layer
-      layer.conv.relu = true;
-      layer.conv.clip_max = hi < 1e30 ? hi : 0.0;
-    } else {
-      return;
-    }
-    used_[idx] = true;
-    layer.nodes.push_back(idx);
-    layer.output = act->outputs.at(0);
-  }
-
-  void plan_conv(std::size_t i) {
-    const Node& n = g_.nodes[i];
-    PlannedLayer l;
-    l.kind = LayerKind::kConv;
-    l.nodes = {i};
-    l.input = data_input(n, false);
-    const auto& w = constant(n, 1, "weight");
-    if (w.shape.size() != 4 && w.shape.size() != 3) {
-      throw GraphError(fmt::format("{}: weights of shape {}: only 2-D convolution is supported",
-                                   n.label(), models::graph::shape_string(w.shape)));
-    }
-    const std::int64_t groups = n.get_int("group", 1);
-    const std::int64_t channels = plan_.cubes.at(l.input).channels;
-    if (groups < 1 || channels % groups != 0 || w.shape[0] % groups != 0 ||
-        w.shape[1] * groups != channels) {
-      throw GraphError(fmt::format(
-          "{}: group {} does not divide {} input channels and {} kernels "
-          "of weights {}",
-          n.label(), groups, channels, w.shape[0], models::graph::shape_string(w.shape)));
-    }
-    l.conv.groups = static_cast<unsigned>(groups);
-    l.conv.weight = n.inputs[1];
-    if (n.op_type == "ConvInteger") {
-      integer_operands(n, l.conv);
-    } else if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
-      (void)constant(n, 2, "bias");
-      l.conv.bias = n.inputs[2];
-    }
-    if (w.shape.size() == 3) {
-      throw GraphError(fmt::format("{}: 1-D convolution is not supported yet", n.label()));
-    }
-    const auto [in_h, in_w] = spatial_size(n);
-    const Spatial s = spatial(n, {w.shape[2], w.shape[3]}, in_h, in_w);
-    l.conv.kernel_h = s.kh;
-    l.conv.kernel_w = s.kw;
-    l.conv.stride_y = s.sy;
-    l.conv.stride_x = s.sx;
-    l.conv.dilation_y = s.dy;
-    l.conv.dilation_x = s.dx;
-    l.conv.pad_top = s.top;
-    l.conv.pad_left = s.left;
-    l.conv.pad_bottom = s.bottom;
-    l.conv.pad_right = s.right;
-    l.output = n.outputs.at(0);
-    fuse_activation(l);
-    set_cube(l.output, &n);
-    plan_.layers.push_back(std::move(l));
-  }
-
-  // ConvInteger / MatMulInteger: the zero points (inputs 2 and 3) must be constants; the weight
-  // zero point one value or one per output.
-  void integer_operands(const Node& n, ConvAttrs& a) {
-    a.integer = true;
-    if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
-      if (constant(n, 2, "input zero point").elements() != 1) {
-        throw GraphError(fmt::format("{}: the input zero point must be one value", n.label()));
-      }
-      a.input_zero_point = n.inputs[2];
-    }
-    if (n.inputs.size() > 3 && !n.inputs[3].empty()) {
-      (void)constant(n, 3, "weight zero point");
-      a.weight_zero_point = n.inputs[3];
-    }
-  }
-
-  // Gemm (transA 0, constant B and C) or MatMul with a constant B and an optional Add of a
-  // constant bias after it.
-  void plan_fc(std::size_t i) {
-    const Node& n = g_.nodes[i];
-    PlannedLayer l;
-    l.kind = LayerKind::kConv;
-    l.nodes = {i};
-    l.conv.fully_connected = true;
-    l.input = data_input(n, true);
-    const auto& b = constant(n, 1, "B operand");
-    if (b.shape.size() != 2) {
-      throw GraphError(fmt::format("{}: B of shape {} is not a matrix", n.label(),
-                                   models::graph::shape_string(b.shape)));
-    }
-    l.conv.weight = n.inputs[1];
-    l.output = n.outputs.at(0);
-    if (n.op_type == "MatMulInteger") integer_operands(n, l.conv);
-    if (n.op_type == "Gemm") {
-      if (n.get_int("transA", 0) != 0) {
-        // The host writes the graph input: it lays A (K x M) out as the rows of its transpose.
-        const auto& a = plan_.shapes.at(n.inputs[0]);
-        if (n.inputs[0] != plan_.input || g_.consumers(n.inputs[0]) != 1 || a.size() != 2) {
-          throw GraphError(fmt::format(
-              "{}: transA=1 is supported on the graph's input only (the host lays it out "
-              "transposed; the DLA has no transpose)",
-              n.label()));
-        }
-        plan_.cubes[l.input] = {1, static_cast<std::uint32_t>(a[1]),
-                                static_cast<std::uint32_t>(a[0])};
-        plan_.transposed.insert(l.input);
-      }
-      l.conv.transpose_b = n.get_int("transB", 0) != 0;
-      l.conv.alpha = n.get_float("alpha", 1.0F);
-      l.conv.beta = n.get_float("beta", 1.0F);
-      if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
-        const auto& c = constant(n, 2, "C operand");
-        const std::size_t outputs = static_cast<std::size_t>(b.shape[l.conv.transpose_b ? 0 : 1]);
-        if (c.elements() == outputs || c.elements() == 1) {
-          l.conv.bias = n.inputs[2];
-        } else {
-          l.conv.matrix_bias = n.inputs[2];  // broadcast to the output: checked when lowered
-        }
-      }
-    } else {
-      std::size_t idx = 0;
-      const Node* add = sole_consumer(l.output, &idx);
-      if (add != nullptr && add->op_type == "Add" && add->inputs.size() == 2) {
-        const std::string& other = add->inputs[0] == l.output ? add->inputs[1] : add->inputs[0];
-        if (g_.is_constant(other)) {
-          l.conv.bias = other;
-          used_[idx] = true;
-          l.nodes.push_back(idx);
-          l.output = add->outputs.at(0);
-        }
-      }
-    }
-    const auto& in_shape = plan_.shapes.at(n.inputs[0]);
-    if (in_shape.size() != 2) {
-      throw GraphError(
-          fmt::format("{}: input of shape {}: a fully-connected layer takes M x K rows (batched "
-                      "matrix products are not supported)",
-                      n.label(), models::graph::shape_string(in_shape)));
-    }
-    const Cube& c = plan_.cubes.at(l.input);
-    // A flattened cube: the kernel covers it (one row); rows of their own: a 1x1 kernel.
-    l.conv.rows = plan_.views.count(n.inputs[0]) == 0;
-    if (!l.conv.rows && in_shape[0] != 1) {
-      throw GraphError(fmt::format("{}: a flattened input of shape {} has more than one row",
-                                   n.label(), models::graph::shape_string(in_shape)));
-    }
-    l.conv.kernel_w = l.conv.rows ? 1 : c.width;
-    l.conv.kernel_h = l.conv.rows ? 1 : c.height;
-    fuse_activation(l);
-    set_cube(l.output, &n);
-    plan_.layers.push_back(std::move(l));
-  }
-
-  void plan_pool(std::size_t i) {
-    const Node& n = g_.nodes[i];
-    PlannedLayer l;
-    l.kind = LayerKind::kPool;
-    l.nodes = {i};
-    l.input = data_input(n, false);
-    if (n.outputs.size() > 1 && !n.outputs[1].empty()) {
-      throw GraphError(fmt::format("{}: the Indices output is not supported", n.label()));
-    }
-    const Cube& c = plan_.cubes.at(l.input);
-    if (n.op_type == "GlobalAveragePool") {
-      l.pool.kind = PoolKind::kAverage;
-      l.pool.kernel_w = c.width;
-      l.pool.kernel_h = c.height;
-    } else {
-      const auto [in_h, in_w] = spatial_size(n);
-      Spatial s = spatial(n, {}, in_h, in_w);
-      if (s.dy != 1 || s.dx != 1) {
-        throw GraphError(fmt::format("{}: dilated pooling is not supported", n.label()));
-      }
-      l.pool.kind = n.op_type == "MaxPool" ? PoolKind::kMax : PoolKind::kAverage;
-      if (n.get_int("ceil_mode", 0) != 0) {
-        // The last, partial windows: padding after the input, which max pooling ignores.
-        const unsigned extra_y = ceil_extra(in_h, s.kh, s.sy, s.top, s.bottom);
-        const unsigned extra_x = ceil_extra(in_w, s.kw, s.sx, s.left, s.right);
-        // Average: ONNX divides a partial window by the elements it covers.
-        if (l.pool.kind == PoolKind::kAverage && extra_x + extra_y != 0) {
-          l.pool.exclude_pad = true;
-        }
-        s.bottom += extra_y;
-        s.right += extra_x;
-      }
-      const bool padded = s.top + s.left + s.bottom + s.right != 0;
-      if (l.pool.kind == PoolKind::kAverage && padded && n.get_int("count_include_pad", 0) == 0) {
-        l.pool.exclude_pad = true;
-      }
-      if (n.op_type == "MaxPool" && n.get_int("storage_order", 0) != 0) {
-        throw GraphError(fmt::format("{}: storage_order=1 is not supported", n.label()));
-      }
-      l.pool.kernel_h = s.kh;
-      l.pool.kernel_w = s.kw;
-      l.pool.stride_y = s.sy;
-      l.pool.stride_x = s.sx;
-      l.pool.pad_top = s.top;
-      l.pool.pad_left = s.left;
-      l.pool.pad_bottom = s.bottom;
-      l.pool.pad_right = s.right;
-    }
-    l.output = n.outputs.at(0);
-    set_cube(l.output, &n);
-    plan_.layers.push_back(std::move(l));
-  }
-
-  void plan_lrn(std::size_t i) {
-    const Node& n = g_.nodes[i];
-    PlannedLayer l;
-    l.kind = LayerKind::kLrn;
-    l.nodes = {i};
-    l.input = data_input(n, false);
-    l.lrn.size = as_unsigned(n, n.get_int("size", 0), "size");
-    l.lrn.alpha = n.get_float("alpha", 1e-4F);
-    l.lrn.beta = n.get_float("beta", 0.75F);
-    l.lrn.bias = n.get_float("bias", 1.0F);
-    l.output = n.outputs.at(0);
-    set_cube(l.output, &n);
-    plan_.layers.push_back(std::move(l));
-  }
-
-  // Relu, BatchNormalization (constant statistics), Add or Mul: one SDP layer.
-  void plan_sdp(std::size_t i) {
-    const Node& n = g_.nodes[i];
-    PlannedLayer l;
-    l.kind = LayerKind::kSdp;
-    l.nodes = {i};
-    l.output = n.outputs.at(0);
-    if (n.op_type == "Relu") {
-      l.input = data_input(n, false);
-      l.sdp.relu = true;
-    } else if (n.op_type == "BatchNormalization") {
-      plan_batch_norm(n, l);
-    } else {
-      plan_binary(n, l);
-    }
-    if (!l.sdp.relu) fuse_activation(l);
-    if (l.conv.clip_max > 0.0) {
-      throw GraphError(
-          fmt::format("{}: a Clip after an SDP layer is not supported", layer_nodes_label(g_, l)));
-    }
-    l.sdp.relu = l.sdp.relu || l.conv.relu;
-    set_cube(l.output, &n);
-    plan_.layers.push_back(std::move(l));
-  }
-
-  void plan_batch_norm(const Node& n, PlannedLayer& l) {
-    if (n.get_int("training_mode", 0) != 0 || n.outputs.size() > 1) {
-      throw GraphError(fmt::format(
-          "{}: training_mode (batch statistics) is not supported: the DLA runs inference",
-          n.label()));
-    }
-    l.input = data_input(n, false);
-    const std::uint32_t channels = plan_.cubes.at(l.input).channels;
-    const auto& scale = constant(n, 1, "scale");
-    const auto& bias = constant(n, 2, "bias");
-    const auto& mean = constant(n, 3, "mean");
-    const auto& var = constant(n, 4, "variance");
-    for (const auto* t : {&scale, &bias, &mean, &var}) {
-      if (t->elements() != channels) {
-        throw GraphError(
-            fmt::format("{}: {} values for {} channels", n.label(), t->elements(), channels));
-      }
-    }
-    const double eps = n.get_float("epsilon", 1e-5F);
-    for (std::uint32_t c = 0; c < channels; ++c) {
-      const double m = scale.at(c) / std::sqrt(var.at(c) + eps);
-      l.sdp.mul.push_back(m);
-      l.sdp.add.push_back(bias.at(c) - mean.at(c) * m);
-    }
-  }
-
-  // Add or Mul of the data input and a second operand: a per-channel constant (BS), or an
-  // element-wise one (EW: a tensor on the device, or a constant broadcast to the output).
-  void plan_binary(const Node& n, PlannedLayer& l) {
-    if (n.inputs.size() != 2) throw GraphError(fmt::format("{}: expects 2 inputs", n.label()));
-    const bool first_const = g_.is_constant(n.inputs[0]);
-    const std::string& data = first_const ? n.inputs[1] : n.inputs[0];
-    const std::string& other = first_const ? n.inputs[0] : n.inputs[1];
-    if (g_.is_constant(data)) {
-      throw GraphError(fmt::format("{}: both operands are constants", n.label()));
-    }
-    Node reordered = n;
-    reordered.inputs = {data, other};
-    l.input = data_input(reordered, false);
-    const auto& out_shape = plan_.shapes.at(l.output);
-    if (plan_.shapes.at(l.input) != out_shape) {
-      throw GraphError(fmt::format("{}: the data operand {} is broadcast to {}", n.label(),
-                                   models::graph::shape_string(plan_.shapes.at(l.input)),
-                                   models::graph::shape_string(out_shape)));
-    }
-    const bool add = n.op_type == "Add";
-    if (g_.is_constant(other)) {
-      const auto& t = g_.initializers.at(other);
-      const std::uint32_t channels = plan_.cubes.at(l.input).channels;
-      if (per_channel(t, out_shape)) {
-        for (std::uint32_t c = 0; c < channels; ++c) {
-          const double v = t.at(t.elements() == 1 ? 0 : c);
-          (add ? l.sdp.add : l.sdp.mul).push_back(v);
-        }
-        if (add) l.sdp.mul.assign(channels, 1.0);
-        return;
-      }
-    } else {
-      if (plan_.cubes.count(other) == 0 || plan_.shapes.at(other) != out_shape) {
-        throw GraphError(fmt::format("{}: operand '{}' must be a device tensor of shape {}",
-                                     n.label(), other, models::graph::shape_string(out_shape)));
-      }
-    }
-    l.sdp.ew = add ? EwOp::kAdd : EwOp::kMul;
-    l.sdp.operand = other;
-  }
-
-  // Whether constant `t` broadcast to `out` varies along the channel axis only.
-  bool per_channel(const models::graph::Tensor& t, const std::vector<std::int64_t>& out) const {
-    if (t.elements() == 1) return true;
-    // The device's channel axis: dimension 1 of N x C x ..., dimension 0 of C x H x W or the
-    // last one of M x K and K.
-    const std::size_t rank = out.size();
-    const std::size_t caxis = rank >= 4 || (rank == 3 && out[0] == 1) ? 1
-                              : rank == 3                             ? 0
-                                                                      : rank - 1;
-    // Right-aligned broadcasting: t's dimensions other than the channel axis must be 1.
-    if (t.shape.size() > rank) return false;
-    const std::size_t offset = rank - t.shape.size();
-    for (std::size_t d = 0; d < t.shape.size(); ++d) {
-      const std::size_t axis = d + offset;
-      if (axis != caxis && t.shape[d] != 1) return false;
-      if (axis == caxis && t.shape[d] != out[caxis]) return false;
-    }
-    return true;
-  }
-
-  // Softmax over one ONNX axis: the device cube's C, H or W (plan.hpp's tensor mapping). Before
-  // opset 13 ONNX flattens from the axis on, which is one axis only when it is the last non-1.
-  void plan_softmax(std::size_t i) {
-    const Node& n = g_.nodes[i];
-    PlannedLayer l;
-    l.kind = LayerKind::kSoftmax;
-    l.nodes = {i};
-    l.input = data_input(n, false);
-    const auto& shape = plan_.shapes.at(n.inputs.at(0));
-    const auto rank = static_cast<std::int64_t>(shape.size());
-    std::int64_t axis = n.get_int("axis", g_.opset >= 13 ? -1 : 1);
-    if (axis < 0) axis += rank;
-    if (axis < 0 || axis >= rank) {
-      throw GraphError(
-          fmt::format("{}: axis {} of a rank-{} tensor", n.label(), n.get_int("axis", -1), rank));
-    }
-    if (g_.opset < 13) {
-      for (std::int64_t d = axis + 1; d < rank; ++d) {
-        if (shape[static_cast<std::size_t>(d)] != 1) {
-          throw GraphError(fmt::format(
-              "{}: opset {} Softmax over the dimensions from axis {} on of {} (the PPU's "
-              "softmax runs over one axis)",
-              n.label(), g_.opset, axis, models::graph::shape_string(shape)));
-        }
-      }
-    }
-    // The cube axis of ONNX's `axis` (set_cube's mapping).
-    const bool batched = (rank == 4 || rank == 3) && shape[0] == 1;
-    std::vector<CubeAxis> axes;  // ONNX dimension -> cube axis (first entry: dimension 0)
-    if (rank == 4) axes = {CubeAxis::kC, CubeAxis::kC, CubeAxis::kH, CubeAxis::kW};
-    if (rank == 3) {
-      axes = batched ? std::vector<CubeAxis>{CubeAxis::kC, CubeAxis::kC, CubeAxis::kW}
-                     : std::vector<CubeAxis>{CubeAxis::kC, CubeAxis::kH, CubeAxis::kW};
-    }
-    if (rank == 2) axes = {CubeAxis::kH, CubeAxis::kC};
-    if (rank == 1) axes = {CubeAxis::kC};
-    if (axes.empty() || (batched && axis == 0) || plan_.transposed.count(l.input) != 0) {
-      throw GraphError(fmt::format("{}: softmax over axis {} of {} is not supported", n.label(),
-                                   axis, models::graph::shape_string(shape)));
-    }
-    l.softmax.axis = axes[static_cast<std::size_t>(axis)];
-    l.output = n.outputs.at(0);
-    set_cube(l.output, &n);
-    plan_.layers.push_back(std::move(l));
-  }
-
-  void plan_view(std::size_t i) {
-    const Node& n = g_.nodes[i];
-    // Any shape: the elements keep ONNX's C order, which is the order the host reads a surface
-    // in; a Gemm/MatMul reading the view checks it is one row (plan_fc).
-    const std::string& src = plan_.resolve(n.inputs.at(0));
-    if (plan_.cubes.count(src) == 0) {
-      throw GraphError(
-          fmt::format("{}: input '{}' is not computed on the device", n.label(), n.inputs.at(0)));
-    }
-    plan_.views[n.outputs[0]] = src;
-  }
-
-  void plan_node(std::size_t i) {
-    const Node& n = g_.nodes[i];
-    const std::string& op = n.op_type;
-    if (op == "Conv" || op == "ConvInteger") return plan_conv(i);
-    if (op == "Gemm" || op == "MatMul" || op == "MatMulInteger") return plan_fc(i);
-    if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool") return plan_pool(i);
-    if (op == "LRN") return plan_lrn(i);
-    if (op == "Relu" || op == "BatchNormalization" || op == "Add" || op == "Mul") {
-      return plan_sdp(i);
-    }
-    if (op == "Flatten" || op == "Reshape") return plan_view(i);
-    if (op == "Softmax" && has_ppu_) return plan_softmax(i);
-    throw GraphError(fmt::format(
-        "{}: {} is not supported on the DLA of {} (octasim lowers Conv, "
-        "Gemm, MatMul, ConvInteger, MatMulInteger, MaxPool, AveragePool, GlobalAveragePool, LRN, "
-        "Relu, Clip, BatchNormalization, Add, Mul, Flatten, Reshape; Softmax on the PPU of "
-        "soc_* configurations)",
-        n.label(), op, config_));
-  }
-
-  const Graph& g_;
-  std::string config_;
-  bool has_ppu_ = false;
-  NetPlan plan_;
-  std::vector<bool> used_;
-};
-
 }  // namespace
 
+NetPlan Planner::run() {
+  // A weight or bias the graph takes as an input (ONNX's node tests do) is refused by the node
+  // that needs it constant, before the inputs are counted.
+  for (const Node& n : g_.nodes) {
+    const bool weighted = n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul" ||
+                          n.op_type == "ConvInteger" || n.op_type == "MatMulInteger";
+    for (std::size_t k = 1; weighted && k < n.inputs.size(); ++k) {
+      if (!n.inputs[k].empty()) (void)constant(n, k, k == 1 ? "weight" : "bias");
+    }
+  }
+  const auto data_inputs = g_.inputs;
+  if (data_inputs.size() != 1) {
+    throw GraphError(
+        fmt::format("the graph has {} data inputs; octasim compiles networks with "
+                    "exactly one",
+                    data_inputs.size()));
+  }
+  plan_.input = data_inputs[0].name;
+  plan_.shapes = models::graph::infer_shapes(g_, 1);
+  plan_.input_shape = plan_.shapes.at(plan_.input);
+  set_cube(plan_.input, nullptr);
+  for (const auto& o : g_.outputs) plan_.outputs.push_back(o.name);
+  used_.assign(g_.nodes.size(), false);
+  for (std::size_t i = 0; i < g_.nodes.size(); ++i) {
+    if (!used_[i]) plan_node(i);
+  }
+  for (const std::string& out : plan_.outputs) {
+    const std::string& t = plan_.resolve(out);
+    const bool produced =
+        t == plan_.input || std::any_of(plan_.layers.begin(), plan_.layers.end(),
+                                        [&](const PlannedLayer& l) { return l.output == t; });
+    if (!produced) {
+      throw GraphError(fmt::format("graph output '{}' is not computed by any layer", out));
+    }
+  }
+  return std::move(plan_);
+}
+
+const Node* Planner::sole_consumer(const std::string& tensor, std::size_t* index) const {
+  if (g_.consumers(tensor) != 1) return nullptr;
+  for (std::size_t i = 0; i < g_.nodes.size(); ++i) {
+    const Node& n = g_.nodes[i];
+    if (std::find(n.inputs.begin(), n.inputs.end(), tensor) != n.inputs.end()) {
+      *index = i;
+      return &n;
+    }
+  }
+  return nullptr;
+}
+
+const models::graph::Tensor& Planner::constant(const Node& n, std::size_t k,
+                                               const char* what) const {
+  if (n.inputs.size() <= k || !g_.is_constant(n.inputs[k])) {
+    throw GraphError(
+        fmt::format("{}: the {} must be a constant (an initializer) for the DLA", n.label(), what));
+  }
+  return g_.initializers.at(n.inputs[k]);
+}
+
+void Planner::set_cube(const std::string& tensor, const Node* n) {
+  const auto& shape = plan_.shapes.at(tensor);
+  const auto dim = [&](std::size_t i) { return static_cast<std::uint32_t>(shape[i]); };
+  Cube c;
+  if (shape.size() == 4 && shape[0] == 1) {
+    c = {dim(3), dim(2), dim(1)};
+  } else if (shape.size() == 3 && shape[0] == 1) {
+    c = {dim(2), 1, dim(1)};
+  } else if (shape.size() == 3) {
+    c = {dim(2), dim(1), dim(0)};
+  } else if (shape.size() == 2) {
+    c = {1, dim(0), dim(1)};
+  } else if (shape.size() == 1) {
+    c = {1, 1, dim(0)};
+  } else {
+    throw GraphError(fmt::format(
+        "{}tensor '{}' has shape {}: the DLA holds 1xCxHxW, 1xCxL, CxHxW, MxK or K "
+        "tensors (one image)",
+        n != nullptr ? n->label() + ": " : "", tensor, models::graph::shape_string(shape)));
+  }
+  if (c.width == 0 || c.height == 0 || c.channels == 0) {
+    throw GraphError(fmt::format("{}tensor '{}' is empty ({})",
+                                 n != nullptr ? n->label() + ": " : "", tensor,
+                                 models::graph::shape_string(shape)));
+  }
+  plan_.cubes[tensor] = c;
+}
+
+std::pair<std::int64_t, std::int64_t> Planner::spatial_size(const Node& n) const {
+  const auto& shape = plan_.shapes.at(n.inputs.at(0));
+  if (shape.size() == 4) return {shape[2], shape[3]};
+  if (shape.size() == 3) return {1, shape[2]};
+  throw GraphError(fmt::format("{}: input of shape {}: expected N x C x H x W or N x C x L",
+                               n.label(), models::graph::shape_string(shape)));
+}
+
+std::string Planner::data_input(const Node& n, bool view_ok) {
+  const std::string& in = n.inputs.at(0);
+  if (!view_ok && plan_.views.count(in) != 0) {
+    throw GraphError(fmt::format("{}: reads the {} of '{}', which only a Gemm/MatMul can use",
+                                 n.label(), "flattened view", plan_.views.at(in)));
+  }
+  const std::string& t = view_ok ? plan_.resolve(in) : in;
+  if (plan_.cubes.count(t) == 0) {
+    throw GraphError(fmt::format("{}: input '{}' is not computed on the device", n.label(), in));
+  }
+  return t;
+}
+
+void Planner::fuse_activation(PlannedLayer& layer) {
+  std::size_t idx = 0;
+  const Node* act = sole_consumer(layer.output, &idx);
+  if (act == nullptr) return;
+  if (act->op_type == "Relu") {
+    layer.conv.relu = true;
+  } else if (act->op_type == "Clip") {
+    double lo = act->get_float("min", -3.4e38F), hi = act->get_float("max", 3.4e38F);
+    if (act->inputs.size() > 1 && !act->inputs[1].empty()) lo = constant(*act, 1, "min").at(0);
+    if (act->inputs.size() > 2 && !act->inputs[2].empty()) hi = constant(*act, 2, "max").at(0);
+    if (lo != 0.0 || !(hi > 0.0)) return;  // not a ReLU with a cap: left to its own layer
+    layer.conv.relu = true;
+    layer.conv.clip_max = hi < 1e30 ? hi : 0.0;
+  } else {
+    return;
+  }
+  used_[idx] = true;
+  layer.nodes.push_back(idx);
+  layer.output = act->outputs.at(0);
+}
+
+void Planner::plan_conv(std::size_t i) {
+  const Node& n = g_.nodes[i];
+  PlannedLayer l;
+  l.kind = LayerKind::kConv;
+  l.nodes = {i};
+  l.input = data_input(n, false);
+  const auto& w = constant(n, 1, "weight");
+  if (w.shape.size() != 4 && w.shape.size() != 3) {
+    throw GraphError(fmt::format("{}: weights of shape {}: only 2-D convolution is supported",
+                                 n.label(), models::graph::shape_string(w.shape)));
+  }
+  const std::int64_t groups = n.get_int("group", 1);
+  const std::int64_t channels = plan_.cubes.at(l.input).channels;
+  if (groups < 1 || channels % groups != 0 || w.shape[0] % groups != 0 ||
+      w.shape[1] * groups != channels) {
+    throw GraphError(
+        fmt::format("{}: group {} does not divide {} input channels and {} kernels "
+                    "of weights {}",
+                    n.label(), groups, channels, w.shape[0], models::graph::shape_string(w.shape)));
+  }
+  l.conv.groups = static_cast<unsigned>(groups);
+  l.conv.weight = n.inputs[1];
+  if (n.op_type == "ConvInteger") {
+    integer_operands(n, l.conv);
+  } else if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+    (void)constant(n, 2, "bias");
+    l.conv.bias = n.inputs[2];
+  }
+  if (w.shape.size() == 3) {
+    throw GraphError(fmt::format("{}: 1-D convolution is not supported yet", n.label()));
+  }
+  const auto [in_h, in_w] = spatial_size(n);
+  const Spatial s = spatial(n, {w.shape[2], w.shape[3]}, in_h, in_w);
+  l.conv.kernel_h = s.kh;
+  l.conv.kernel_w = s.kw;
+  l.conv.stride_y = s.sy;
+  l.conv.stride_x = s.sx;
+  l.conv.dilation_y = s.dy;
+  l.conv.dilation_x = s.dx;
+  l.conv.pad_top = s.top;
+  l.conv.pad_left = s.left;
+  l.conv.pad_bottom = s.bottom;
+  l.conv.pad_right = s.right;
+  l.output = n.outputs.at(0);
+  fuse_activation(l);
+  set_cube(l.output, &n);
+  plan_.layers.push_back(std::move(l));
+}
+
+void Planner::integer_operands(const Node& n, ConvAttrs& a) {
+  a.integer = true;
+  if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+    if (constant(n, 2, "input zero point").elements() != 1) {
+      throw GraphError(fmt::format("{}: the input zero point must be one value", n.label()));
+    }
+    a.input_zero_point = n.inputs[2];
+  }
+  if (n.inputs.size() > 3 && !n.inputs[3].empty()) {
+    (void)constant(n, 3, "weight zero point");
+    a.weight_zero_point = n.inputs[3];
+  }
+}
+
+void Planner::plan_fc(std::size_t i) {
+  const Node& n = g_.nodes[i];
+  PlannedLayer l;
+  l.kind = LayerKind::kConv;
+  l.nodes = {i};
+  l.conv.fully_connected = true;
+  l.input = data_input(n, true);
+  const auto& b = constant(n, 1, "B operand");
+  if (b.shape.size() != 2) {
+    throw GraphError(fmt::format("{}: B of shape {} is not a matrix", n.label(),
+                                 models::graph::shape_string(b.shape)));
+  }
+  l.conv.weight = n.inputs[1];
+  l.output = n.outputs.at(0);
+  if (n.op_type == "MatMulInteger") integer_operands(n, l.conv);
+  if (n.op_type == "Gemm") {
+    if (n.get_int("transA", 0) != 0) {
+      // The host writes the graph input: it lays A (K x M) out as the rows of its transpose.
+      const auto& a = plan_.shapes.at(n.inputs[0]);
+      if (n.inputs[0] != plan_.input || g_.consumers(n.inputs[0]) != 1 || a.size() != 2) {
+        throw GraphError(
+            fmt::format("{}: transA=1 is supported on the graph's input only (the host lays it out "
+                        "transposed; the DLA has no transpose)",
+                        n.label()));
+      }
+      plan_.cubes[l.input] = {1, static_cast<std::uint32_t>(a[1]),
+                              static_cast<std::uint32_t>(a[0])};
+      plan_.transposed.insert(l.input);
+    }
+    l.conv.transpose_b = n.get_int("transB", 0) != 0;
+    l.conv.alpha = n.get_float("alpha", 1.0F);
+    l.conv.beta = n.get_float("beta", 1.0F);
+    if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+      const auto& c = constant(n, 2, "C operand");
+      const std::size_t outputs = static_cast<std::size_t>(b.shape[l.conv.transpose_b ? 0 : 1]);
+      if (c.elements() == outputs || c.elements() == 1) {
+        l.conv.bias = n.inputs[2];
+      } else {
+        l.conv.matrix_bias = n.inputs[2];  // broadcast to the output: checked when lowered
+      }
+    }
+  } else {
+    std::size_t idx = 0;
+    const Node* add = sole_consumer(l.output, &idx);
+    if (add != nullptr && add->op_type == "Add" && add->inputs.size() == 2) {
+      const std::string& other = add->inputs[0] == l.output ? add->inputs[1] : add->inputs[0];
+      if (g_.is_constant(other)) {
+        l.conv.bias = other;
+        used_[idx] = true;
+        l.nodes.push_back(idx);
+        l.output = add->outputs.at(0);
+      }
+    }
+  }
+  const auto& in_shape = plan_.shapes.at(n.inputs[0]);
+  if (in_shape.size() != 2) {
+    throw GraphError(
+        fmt::format("{}: input of shape {}: a fully-connected layer takes M x K rows (batched "
+                    "matrix products are not supported)",
+                    n.label(), models::graph::shape_string(in_shape)));
+  }
+  const Cube& c = plan_.cubes.at(l.input);
+  // A flattened cube: the kernel covers it (one row); rows of their own: a 1x1 kernel.
+  l.conv.rows = plan_.views.count(n.inputs[0]) == 0;
+  if (!l.conv.rows && in_shape[0] != 1) {
+    throw GraphError(fmt::format("{}: a flattened input of shape {} has more than one row",
+                                 n.label(), models::graph::shape_string(in_shape)));
+  }
+  l.conv.kernel_w = l.conv.rows ? 1 : c.width;
+  l.conv.kernel_h = l.conv.rows ? 1 : c.height;
+  fuse_activation(l);
+  set_cube(l.output, &n);
+  plan_.layers.push_back(std::move(l));
+}
+
+void Planner::plan_pool(std::size_t i) {
+  const Node& n = g_.nodes[i];
+  PlannedLayer l;
+  l.kind = LayerKind::kPool;
+  l.nodes = {i};
+  l.input = data_input(n, false);
+  if (n.outputs.size() > 1 && !n.outputs[1].empty()) {
+    throw GraphError(fmt::format("{}: the Indices output is not supported", n.label()));
+  }
+  const Cube& c = plan_.cubes.at(l.input);
+  if (n.op_type == "GlobalAveragePool") {
+    l.pool.kind = PoolKind::kAverage;
+    l.pool.kernel_w = c.width;
+    l.pool.kernel_h = c.height;
+  } else {
+    const auto [in_h, in_w] = spatial_size(n);
+    Spatial s = spatial(n, {}, in_h, in_w);
+    if (s.dy != 1 || s.dx != 1) {
+      throw GraphError(fmt::format("{}: dilated pooling is not supported", n.label()));
+    }
+    l.pool.kind = n.op_type == "MaxPool" ? PoolKind::kMax : PoolKind::kAverage;
+    if (n.get_int("ceil_mode", 0) != 0) {
+      // The last, partial windows: padding after the input, which max pooling ignores.
+      const unsigned extra_y = ceil_extra(in_h, s.kh, s.sy, s.top, s.bottom);
+      const unsigned extra_x = ceil_extra(in_w, s.kw, s.sx, s.left, s.right);
+      // Average: ONNX divides a partial window by the elements it covers.
+      if (l.pool.kind == PoolKind::kAverage && extra_x + extra_y != 0) {
+        l.pool.exclude_pad = true;
+      }
+      s.bottom += extra_y;
+      s.right += extra_x;
+    }
+    const bool padded = s.top + s.left + s.bottom + s.right != 0;
+    if (l.pool.kind == PoolKind::kAverage && padded && n.get_int("count_include_pad", 0) == 0) {
+      l.pool.exclude_pad = true;
+    }
+    if (n.op_type == "MaxPool" && n.get_int("storage_order", 0) != 0) {
+      throw GraphError(fmt::format("{}: storage_order=1 is not supported", n.label()));
+    }
+    l.pool.kernel_h = s.kh;
+    l.pool.kernel_w = s.kw;
+    l.pool.stride_y = s.sy;
+    l.pool.stride_x = s.sx;
+    l.pool.pad_top = s.top;
+    l.pool.pad_left = s.left;
+    l.pool.pad_bottom = s.bottom;
+    l.pool.pad_right = s.right;
+  }
+  l.output = n.outputs.at(0);
+  set_cube(l.output, &n);
+  plan_.layers.push_back(std::move(l));
+}
+
+void Planner::plan_lrn(std::size_t i) {
+  const Node& n = g_.nodes[i];
+  PlannedLayer l;
+  l.kind = LayerKind::kLrn;
+  l.nodes = {i};
+  l.input = data_input(n, false);
+  l.lrn.size = as_unsigned(n, n.get_int("size", 0), "size");
+  l.lrn.alpha = n.get_float("alpha", 1e-4F);
+  l.lrn.beta = n.get_float("beta", 0.75F);
+  l.lrn.bias = n.get_float("bias", 1.0F);
+  l.output = n.outputs.at(0);
+  set_cube(l.output, &n);
+  plan_.layers.push_back(std::move(l));
+}
+
+void Planner::plan_view(std::size_t i) {
+  const Node& n = g_.nodes[i];
+  // Any shape: the elements keep ONNX's C order, which is the order the host reads a surface
+  // in; a Gemm/MatMul reading the view checks it is one row (plan_fc).
+  const std::string& src = plan_.resolve(n.inputs.at(0));
+  if (plan_.cubes.count(src) == 0) {
+    throw GraphError(
+        fmt::format("{}: input '{}' is not computed on the device", n.label(), n.inputs.at(0)));
+  }
+  plan_.views[n.outputs[0]] = src;
+}
+
+void Planner::plan_node(std::size_t i) {
+  const Node& n = g_.nodes[i];
+  const std::string& op = n.op_type;
+  if (op == "Conv" || op == "ConvInteger") return plan_conv(i);
+  if (op == "Gemm" || op == "MatMul" || op == "MatMulInteger") return plan_fc(i);
+  if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool") return plan_pool(i);
+  if (op == "LRN") return plan_lrn(i);
+  if (op == "Relu" || op == "BatchNormalization" || op == "Add" || op == "Mul" ||
+      op == "QuantizeLinear" || op == "DequantizeLinear") {
+    return plan_sdp(i);
+  }
+  if (op == "Flatten" || op == "Reshape") return plan_view(i);
+  if (op == "Softmax" && has_ppu_) return plan_softmax(i);
+  throw GraphError(fmt::format(
+      "{}: {} is not supported on the DLA of {} (octasim lowers Conv, "
+      "Gemm, MatMul, ConvInteger, MatMulInteger, MaxPool, AveragePool, GlobalAveragePool, LRN, "
+      "Relu, Clip, BatchNormalization, Add, Mul, QuantizeLinear, DequantizeLinear, Flatten, "
+      "Reshape; Softmax on the PPU of "
+      "soc_* configurations)",
+      n.label(), op, config_));
+}
+
+}  // namespace detail
+
 NetPlan plan_network(const Graph& g, const std::string& config_name, bool has_ppu) {
-  return Planner(g, config_name, has_ppu).run();
+  return detail::Planner(g, config_name, has_ppu).run();
 }
 
 }  // namespace octasim::firmware::net

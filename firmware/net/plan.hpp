@@ -83,6 +83,11 @@ struct SdpAttrs {
   // output's shape.
   std::string operand;
   bool relu = false;
+  // QuantizeLinear (FP16 -> integer codes in INT16 elements, saturated to [lo, hi]) or
+  // DequantizeLinear (INT16 codes -> FP16): a scale and a zero point, one or one per channel.
+  enum class Convert : std::uint8_t { kNone, kQuantize, kDequantize } convert = Convert::kNone;
+  std::vector<double> scale, zero_point;
+  std::int32_t lo = 0, hi = 0;
 };
 
 // Softmax on the PPU (soc_* configurations): over one axis of the device cube.

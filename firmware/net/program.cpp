@@ -7,16 +7,9 @@
 
 #include <fmt/core.h>
 
-#include "firmware/net/memory_layout.hpp"
-#include "firmware/net/weights.hpp"
-#include "firmware/ppu/commands.hpp"
-#include "models/numerics/float_format.hpp"
-#include "sim/core/hw_config.hpp"
+#include "firmware/net/builder.hpp"
 
 namespace octasim::firmware::net {
-
-using models::graph::Graph;
-using models::graph::GraphError;
 
 std::uint64_t NetProgram::macs() const {
   std::uint64_t n = 0;
@@ -24,6 +17,7 @@ std::uint64_t NetProgram::macs() const {
   return n;
 }
 
+namespace detail {
 namespace {
 
 // Round half away from zero, as the device's convertors round.
@@ -31,614 +25,399 @@ double round_away(double v) {
   return v < 0 ? -std::floor(-v + 0.5) : std::floor(v + 0.5);
 }
 
-class Builder {
- public:
-  Builder(const Graph& g, const NetPlan& plan, const CalibrationTable& table,
-          const QuantOptions& options, const HwConfig& hw)
-      : g_(g), plan_(plan), table_(table), options_(options), hw_(hw) {
-    prog_.config = hw.name;
-    prog_.hw = conv_hardware(hw);
-    prog_.options = options;
-    prog_.table = table;
-    prog_.memory_begin = next_ = kMemoryBase;
-    integer_ = !g.inputs.empty() && !models::graph::is_float(g.inputs[0].dtype);
-  }
-
-  NetProgram run() {
-    if (integer_) {
-      if (!prog_.hw.int16) {
-        throw GraphError(
-            fmt::format("{} has no INT16 convolution (an integer network's values "
-                        "run as INT16: nv_full, nv_large, soc_large)",
-                        hw_.name));
-      }
-    } else if (fp16()) {
-      if (!hw_.dla.feature_fp16) {
-        throw GraphError(
-            fmt::format("{} has no FP16 datapath (--precision fp16 needs nv_full, "
-                        "nv_large or soc_large)",
-                        hw_.name));
-      }
-    } else if (!prog_.hw.int8) {
-      throw GraphError(
-          fmt::format("{} has no INT8 convolution; octasim's network compiler "
-                      "quantizes to INT8/INT4 codes",
-                      hw_.name));
-    }
-    if (options_.precision == NetPrecision::kInt16 && !integer_) {
-      throw GraphError(
-          "precision int16 is not supported by the network compiler yet "
-          "(int8, int4, fp16)");
-    }
-    prog_.input = tensor(plan_.input);
-    // The last layer reading each tensor: its buffer is free for later layers after that one.
-    std::map<std::string, std::size_t> last_read;
-    for (std::size_t i = 0; i < plan_.layers.size(); ++i) last_read[plan_.layers[i].input] = i;
-    std::set<std::string> kept{plan_.input};
-    for (const std::string& out : plan_.outputs) kept.insert(plan_.resolve(out));
-    for (std::size_t i = 0; i < plan_.layers.size(); ++i) {
-      const PlannedLayer& l = plan_.layers[i];
-      try {
-        lower(l);
-      } catch (const FirmwareError& e) {
-        throw GraphError(fmt::format("{}: {}", layer_nodes_label(g_, l), e.what()));
-      }
-      for (const std::string& t : {l.input, l.output}) {
-        const auto r = last_read.find(t);
-        const bool dead = r == last_read.end() ? t == l.output : r->second == i;
-        if (dead && kept.count(t) == 0 && released_.insert(t).second) {
-          const FeatureSurface& s = tensors_.at(t).surface;
-          activations_.release(s.address, surface_bytes(s, elem(), atom()));
-        }
-      }
-    }
-    for (const std::string& out : plan_.outputs) {
-      NetTensor t = tensors_.at(plan_.resolve(out));
-      t.name = out;
-      t.shape = plan_.shapes.at(out);
-      prog_.outputs.push_back(t);
-    }
-    prog_.memory_end = activations_.end();
-    prog_.constants_end = next_;
-    return std::move(prog_);
-  }
-
- private:
-  unsigned atom() const { return prog_.hw.atom_bytes; }
-  // An integer network (its input is integer: ConvInteger, MatMulInteger, pools of integers)
-  // holds the values themselves as INT16 codes; otherwise FP16 values or quantized INT8 codes.
-  bool fp16() const { return !integer_ && options_.precision == NetPrecision::kFp16; }
-  // The element type of every surface.
-  Precision elem() const {
-    return integer_ ? Precision::kInt16 : fp16() ? Precision::kFp16 : Precision::kInt8;
-  }
-
-  std::uint64_t allocate(std::uint64_t bytes) {
-    const std::uint64_t a = next_;
-    next_ += (bytes + kAlign - 1) / kAlign * kAlign;
-    if (next_ > (std::uint64_t{1} << 32)) {
-      throw GraphError(
-          fmt::format("the network needs more than the 2 GiB of DRAM at 0x{:x}", kMemoryBase));
-    }
-    return a;
-  }
-
-  std::uint64_t constant(std::string what, std::vector<std::uint8_t> bytes) {
-    const std::uint64_t a = allocate(bytes.size());
-    prog_.constants.push_back({a, std::move(what), std::move(bytes)});
-    return a;
-  }
-
-  // The surface of `name` (allocated on first use) with its quantization.
-  const NetTensor& tensor(const std::string& name) {
-    const auto it = tensors_.find(name);
-    if (it != tensors_.end()) return it->second;
-    const Cube& c = plan_.cubes.at(name);
-    NetTensor t;
-    t.name = name;
-    t.shape = plan_.shapes.at(name);
-    t.precision = elem();
-    if (fp16() || integer_) {
-      t.quant.bits = 16;
-      // Integers: step 1, the code is the value.
-      t.quant.clip = integer_ ? 32767.0 : 0.0;
-      t.quant.method = integer_ ? "integer" : "fp16";
-      prog_.table[name] = t.quant;
-    } else {
-      t.quant = table_.at(name);
-    }
-    t.rows = t.shape.size() == 2 && plan_.transposed.count(name) == 0;
-    t.surface = packed_surface(0, c.width, c.height, c.channels, atom());
-    t.surface.address = activations_.allocate(surface_bytes(t.surface, elem(), atom()));
-    return tensors_.emplace(name, t).first->second;
-  }
-
-  void lower(const PlannedLayer& l) {
-    NetLayer out;
-    out.engine = layer_engine(l.kind);
-    out.nodes = layer_nodes_label(g_, l);
-    out.input = l.input;
-    out.output = l.output;
-    const NetTensor& in = tensor(l.input);
-    const NetTensor& dst = tensor(l.output);
-    switch (l.kind) {
-      case LayerKind::kConv:
-        if (!l.conv.matrix_bias.empty()) return lower_conv_matrix_bias(l, in, dst, out);
-        out.hw = lower_conv(l, in, dst, out);
-        break;
-      case LayerKind::kPool:
-        if (l.pool.exclude_pad) return lower_pool_exclude_pad(l, in, dst, out);
-        out.hw = lower_pool(l, in, dst);
-        break;
-      case LayerKind::kLrn:
-        out.hw = lower_lrn(l, in, dst);
-        break;
-      case LayerKind::kSdp:
-        out.hw = lower_sdp(l, in, dst, out.nodes);
-        break;
-      case LayerKind::kSoftmax:
-        out.hw = lower_softmax(l, in, dst, out.nodes);
-        break;
-    }
-    prog_.layers.push_back(std::move(out));
-    if (l.kind == LayerKind::kConv && options_.calibration == ClipCalibration::kOctavDevice &&
-        !fp16()) {
-      add_device_clip(l);
-    }
-  }
-
-  // OCTAV on the CONV output's surface, then the fake-quantizing SDP into a new surface that
-  // takes the tensor's place for its readers.
-  void add_device_clip(const PlannedLayer& l) {
-    NetTensor& t = tensors_.at(l.output);
-    const std::string nodes = prog_.layers.back().nodes;
-    OctavLayer o;
-    o.type = OctavDataType::kInt8;
-    o.is_unsigned = t.quant.is_unsigned;
-    o.src = t.surface;
-    o.granularity = OctavGranularity::kTensor;
-    o.bits = t.quant.is_unsigned ? code_bits(options_.precision) : 8;
-    o.max_iterations = 20;
-    o.tolerance = 1e-4F;
-    o.init = OctavInit::kHalfMax;
-    o.auto_program = OctavAutoProgram::kFakeQuant;
-    FakeQuantSdpLayer f;
-    f.precision = Precision::kInt8;
-    f.src = t.surface;
-    f.dst = t.surface;
-    f.dst.address = activations_.allocate(surface_bytes(t.surface, Precision::kInt8, atom()));
-    f.bits = o.bits;
-    f.is_unsigned = o.is_unsigned;
-    (void)fake_quant_sdp_model_config(f, 1.0, atom());  // checks the layer
-    t.quant.method = fmt::format("{}; OCTAV {}-bit grid in the device", t.quant.method, o.bits);
-    prog_.table[l.output].method = t.quant.method;
-    NetLayer octav;
-    octav.engine = "OCTAV";
-    octav.nodes = nodes + " (clip in the device)";
-    octav.input = octav.output = l.output;
-    octav.hw = o;
-    prog_.layers.push_back(std::move(octav));
-    NetLayer fq;
-    fq.engine = "SDP";
-    fq.nodes = nodes + " (snap to the clip's grid)";
-    fq.input = fq.output = l.output;
-    fq.hw = f;
-    prog_.layers.push_back(std::move(fq));
-    // The codes before snapping are dead once the SDP has read them.
-    activations_.release(t.surface.address, surface_bytes(t.surface, Precision::kInt8, atom()));
-    t.surface = f.dst;
-  }
-
-  ConvLayer lower_conv(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
-                       NetLayer& out) {
-    const ConvAttrs& a = l.conv;
-    const Cube& c = plan_.cubes.at(l.input);
-    if (a.integer != integer_) {
-      throw GraphError(fmt::format("{}: {} in {} network", out.nodes,
-                                   a.integer ? "an integer operator" : "a float operator",
-                                   integer_ ? "an integer" : "a float"));
-    }
-    const QuantizedWeights w =
-        integer_ ? integer_conv_weights(g_, l, c)
-        : fp16() ? fp16_conv_weights(g_, l, c)
-                 : quantize_conv_weights(g_, l, c, code_bits(options_.precision), options_.weights);
-    ConvLayer conv;
-    conv.precision = elem();
-    conv.src = in.surface;
-    conv.kernels = w.codes.kernels;
-    conv.kernel_width = a.kernel_w;
-    conv.kernel_height = a.kernel_h;
-    conv.stride_x = a.stride_x;
-    conv.stride_y = a.stride_y;
-    conv.dilation_x = a.dilation_x;
-    conv.dilation_y = a.dilation_y;
-    conv.pad_left = a.pad_left;
-    conv.pad_right = a.pad_right;
-    conv.pad_top = a.pad_top;
-    conv.pad_bottom = a.pad_bottom;
-    conv.dst = dst.surface;
-    const ConvCubeSize oc = conv_output_cube(conv);
-    if (oc.width != dst.surface.width || oc.height != dst.surface.height) {
-      throw GraphError(fmt::format("{}: output {}x{} differs from the graph's {}x{}", out.nodes,
-                                   oc.width, oc.height, dst.surface.width, dst.surface.height));
-    }
-    conv.weight_address =
-        constant(out.nodes + " weights", conv_weight_image(w.codes, elem(), prog_.hw));
-    if (integer_ && !a.input_zero_point.empty()) {
-      // Padded positions hold the zero point: (x - zero point) is 0 there, as ONNX pads.
-      conv.pad_value = static_cast<std::int32_t>(g_.initializers.at(a.input_zero_point).at(0));
-    }
-    conv.sdp = integer_ ? integer_stage(w.bias, a, out.nodes)
-               : fp16() ? fp16_stage(w.bias, a, out.nodes)
-                        : requantization(w, in.quant, dst.quant, a.relu, out.nodes);
-    out.macs =
-        std::uint64_t{oc.width} * oc.height * conv.kernels * a.kernel_w * a.kernel_h * c.channels;
-    out.weight_scale_min = *std::min_element(w.scales.begin(), w.scales.end());
-    out.weight_scale_max = *std::max_element(w.scales.begin(), w.scales.end());
-    (void)plan_conv(conv, prog_.hw);  // refuses what the CBUF cannot hold, before anything runs
-    return conv;
-  }
-
-  // SDP's flying stage: bias and per-channel multiplier in BS, ReLU, the clamp of narrow codes.
-  SdpStage requantization(const QuantizedWeights& w, const TensorQuant& x, const TensorQuant& y,
-                          bool relu, const std::string& who) {
-    const std::size_t k = w.scales.size();
-    std::vector<double> bias(k), mul(k);
-    double bias_max = 0.0, mul_max = 0.0;
-    for (std::size_t i = 0; i < k; ++i) {
-      const double acc_step = x.step() * w.scales[i];
-      bias[i] = w.bias[i] / acc_step;
-      mul[i] = acc_step / y.step();
-      bias_max = std::max(bias_max, std::abs(bias[i]));
-      mul_max = std::max(mul_max, mul[i]);
-    }
-    SdpBiasScale bs;
-    while (bias_max / std::ldexp(1.0, static_cast<int>(bs.alu_shift)) > 32767.0) ++bs.alu_shift;
-    if (bs.alu_shift > 31) throw GraphError(fmt::format("{}: bias out of range", who));
-    // The largest t with every m[k] = round(M_k 2^t) in INT16.
-    int t = 0;
-    while (t < 63 && round_away(mul_max * std::ldexp(1.0, t + 1)) <= 32767.0) ++t;
-    if (round_away(mul_max * std::ldexp(1.0, t)) > 32767.0) {
-      throw GraphError(
-          fmt::format("{}: the requantization factor {} exceeds SDP's INT16 "
-                      "multiplier",
-                      who, mul_max));
-    }
-    bs.mul_shift = static_cast<unsigned>(t);
-    std::vector<std::int16_t> alu(k), m(k);
-    for (std::size_t i = 0; i < k; ++i) {
-      alu[i] = static_cast<std::int16_t>(
-          round_away(bias[i] / std::ldexp(1.0, static_cast<int>(bs.alu_shift))));
-      m[i] = static_cast<std::int16_t>(round_away(mul[i] * std::ldexp(1.0, t)));
-    }
-    bs.address =
-        constant(who + " bias/scale", sdp_bias_scale_table(alu, m, Precision::kInt8, atom()));
-    SdpStage s;
-    s.bias_scale = bs;
-    s.relu = relu;
-    if (y.max_code() < 127) s.clamp_max = static_cast<std::int16_t>(y.max_code());
-    s.cvt = SdpConvertor{0, 1, 0};
-    return s;
-  }
-
-  // The PPU's softmax kernel: its descriptor and a push buffer (LAUNCH, INTERRUPT) among the
-  // constants; runtime.cpp rings channel 0.
-  PpuSoftmaxLayer lower_softmax(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
-                                const std::string& who) {
-    if (!fp16()) {
-      throw GraphError(
-          fmt::format("{}: the PPU's softmax runs on FP16 tensors (--precision fp16)", who));
-    }
-    namespace F = ppu_format;
-    PpuSoftmaxLayer p;
-    p.src = in.surface;
-    p.dst = dst.surface;
-    p.axis = l.softmax.axis;
-    const F::Descriptor d = F::softmax_descriptor(
-        F::SurfacePlace{in.surface.address, in.surface.line_stride, in.surface.surface_stride},
-        F::SurfacePlace{dst.surface.address, dst.surface.line_stride, dst.surface.surface_stride},
-        in.surface.width, in.surface.height, in.surface.channels, atom(),
-        static_cast<F::SoftmaxAxis>(l.softmax.axis));
-    const std::uint64_t descriptor = constant(who + " softmax descriptor", d.bytes());
-    F::PushBuffer pb;
-    pb.launch(descriptor);
-    pb.interrupt();
-    const std::vector<std::uint8_t> bytes = pb.bytes();
-    p.push_buffer_bytes = static_cast<std::uint32_t>(bytes.size());
-    p.push_buffer = constant(who + " push buffer", bytes);
-    return p;
-  }
-
-  // Integers: SDP adds the zero-point correction (BS, INT16 operands, multiplier 1), exactly.
-  SdpStage integer_stage(const std::vector<double>& bias, const ConvAttrs& a,
-                         const std::string& who) {
-    SdpStage s;
-    s.relu = a.relu;
-    s.cvt = SdpConvertor{0, 1, 0};
-    if (a.clip_max > 0.0) throw GraphError(fmt::format("{}: Clip in an integer network", who));
-    if (std::all_of(bias.begin(), bias.end(), [](double b) { return b == 0.0; })) return s;
-    std::vector<std::int16_t> alu, mul(bias.size(), 1);
-    for (double b : bias) {
-      if (std::abs(b) > 32767.0) {
-        throw GraphError(
-            fmt::format("{}: the zero-point correction {} is beyond SDP's INT16 operand", who, b));
-      }
-      alu.push_back(static_cast<std::int16_t>(b));
-    }
-    s.bias_scale = SdpBiasScale{constant(who + " zero-point correction",
-                                         sdp_bias_scale_table(alu, mul, Precision::kInt16, atom())),
-                                0, 0};
-    return s;
-  }
-
-  // FP16: SDP adds the bias (BS ALU, an FP16 table), then ReLU and the Clip bound.
-  SdpStage fp16_stage(const std::vector<double>& bias, const ConvAttrs& a, const std::string& who) {
-    SdpStage s;
-    if (std::any_of(bias.begin(), bias.end(), [](double b) { return b != 0.0; })) {
-      const std::vector<float> b(bias.begin(), bias.end());
-      s.bias = SdpPerChannel{constant(who + " bias", sdp_fp16_table(b, atom())), 0};
-    }
-    s.relu = a.relu;
-    if (a.clip_max > 0.0) {
-      s.clamp_max =
-          static_cast<std::int16_t>(models::fp16_from_float(static_cast<float>(a.clip_max)));
-    }
-    return s;
-  }
-
-  // A memory-to-memory SDP layer: ReLU (INT8 codes keep their step), or at FP16 also the
-  // per-channel multiply-add of BatchNormalization and an element-wise Add/Mul operand.
-  SdpLayer lower_sdp(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
-                     const std::string& who) {
-    SdpLayer s;
-    s.precision = elem();
-    s.src = in.surface;
-    s.dst = dst.surface;
-    s.relu = l.sdp.relu;
-    const SdpAttrs& a = l.sdp;
-    if (integer_ && (!a.mul.empty() || !a.add.empty() || a.ew != EwOp::kNone)) {
-      throw GraphError(fmt::format(
-          "{}: integer Add/Mul are not lowered (ONNX's uint8/int8 arithmetic wraps modulo 256, "
-          "SDP saturates)",
-          who));
-    }
-    if (!fp16() && (!a.mul.empty() || !a.add.empty() || a.ew != EwOp::kNone)) {
-      throw GraphError(fmt::format("{}: only ReLU runs on SDP alone at {}", who,
-                                   precision_name(options_.precision)));
-    }
-    if (!a.mul.empty() || !a.add.empty()) {
-      // BS computes (x + b) * m: x * mul + add = (x + add / mul) * mul.
-      const std::size_t k = std::max(a.mul.size(), a.add.size());
-      std::vector<float> m(k, 1.0F), b(k, 0.0F);
-      for (std::size_t c = 0; c < k; ++c) {
-        const double mul = a.mul.empty() ? 1.0 : a.mul[c];
-        const double add = a.add.empty() ? 0.0 : a.add[c];
-        if (mul == 0.0 && add != 0.0) {
-          throw GraphError(
-              fmt::format("{}: channel {} multiplies by 0 and adds {} (SDP adds "
-                          "before it multiplies)",
-                          who, c, add));
-        }
-        m[c] = static_cast<float>(mul);
-        b[c] = mul == 0.0 ? 0.0F : static_cast<float>(add / mul);
-      }
-      s.bias_scale = SdpBiasScale{
-          constant(who + " bias/scale", sdp_fp16_bias_scale_table(b, m, atom())), 0, 0};
-    }
-    if (a.ew != EwOp::kNone) {
-      SdpElementwise e;
-      e.op = a.ew == EwOp::kAdd ? SdpEwOp::kAdd : SdpEwOp::kMul;
-      e.surface = g_.is_constant(a.operand) ? constant_surface(a.operand, dst, who)
-                                            : tensor(a.operand).surface;
-      s.ew = e;
-    }
-    (void)sdp_model_config(s, atom());  // checks
-    return s;
-  }
-
-  // Gemm with a C that is not per output: the CONV writes a scratch surface, SDP adds beta * C
-  // broadcast to the output (an FP16 constant surface).
-  void lower_conv_matrix_bias(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
-                              NetLayer& out) {
-    if (!fp16()) {
-      throw GraphError(
-          fmt::format("{}: a Gemm C that is not one value per output runs at fp16 "
-                      "only",
-                      out.nodes));
-    }
-    const std::uint64_t bytes = surface_bytes(dst.surface, elem(), atom());
-    NetTensor scratch = dst;
-    scratch.surface.address = activations_.allocate(bytes);
-    NetLayer conv = out;
-    conv.hw = lower_conv(l, in, scratch, conv);
-    std::vector<float> c = broadcast(g_.initializers.at(l.conv.matrix_bias), dst.shape, out.nodes);
-    for (float& v : c) v = static_cast<float>(l.conv.beta * double{v});
-    push_with_operand(std::move(conv), scratch.surface, dst, c, dst, SdpEwOp::kAdd, " (+ beta C)");
-  }
-
-  // `first` (writing `scratch`), then an SDP layer from `scratch` into `dst` that adds or
-  // multiplies `values` (C order of `like`) as an FP16 constant surface; frees `scratch`.
-  void push_with_operand(NetLayer first, const FeatureSurface& scratch, const NetTensor& dst,
-                         const std::vector<float>& values, const NetTensor& like, SdpEwOp op,
-                         const std::string& suffix) {
-    SdpLayer s;
-    s.precision = elem();
-    s.src = scratch;
-    s.dst = dst.surface;
-    SdpElementwise e;
-    e.op = op;
-    e.surface = values_surface(values, like, first.nodes + suffix);
-    s.ew = e;
-    (void)sdp_model_config(s, atom());
-    NetLayer second = first;
-    second.engine = "SDP";
-    second.nodes = first.nodes + suffix;
-    second.input = second.output = dst.name;
-    second.hw = s;
-    second.macs = 0;
-    prog_.layers.push_back(std::move(first));
-    prog_.layers.push_back(std::move(second));
-    activations_.release(scratch.address, surface_bytes(dst.surface, elem(), atom()));
-  }
-
-  // Average pooling over the real elements of each window: PDP sums into a scratch surface,
-  // SDP multiplies each sum by 1 / (the window's real elements), an FP16 constant per output.
-  void lower_pool_exclude_pad(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
-                              NetLayer& out) {
-    if (!fp16()) {
-      throw GraphError(
-          fmt::format("{}: average pooling that excludes padding runs at fp16 only", out.nodes));
-    }
-    const PoolAttrs& a = l.pool;
-    PdpLayer p = lower_pool(l, in, dst);
-    p.sum = true;
-    p.dst.address = activations_.allocate(surface_bytes(dst.surface, elem(), atom()));
-    const auto counts = [](std::uint32_t o, unsigned stride, unsigned pad, unsigned kernel,
-                           std::uint32_t size) {
-      const std::int64_t first = std::int64_t{o} * stride - pad;
-      return std::min<std::int64_t>(first + kernel, size) - std::max<std::int64_t>(first, 0);
-    };
-    const FeatureSurface& d = dst.surface;
-    std::vector<float> recip(std::size_t{d.width} * d.height * d.channels);
-    for (std::uint32_t c = 0; c < d.channels; ++c)
-      for (std::uint32_t y = 0; y < d.height; ++y)
-        for (std::uint32_t x = 0; x < d.width; ++x) {
-          const std::int64_t n = counts(y, a.stride_y, a.pad_top, a.kernel_h, in.surface.height) *
-                                 counts(x, a.stride_x, a.pad_left, a.kernel_w, in.surface.width);
-          recip[(std::size_t{c} * d.height + y) * d.width + x] =
-              n > 0 ? 1.0F / static_cast<float>(n) : 0.0F;
-        }
-    NetTensor cube_order = dst;
-    cube_order.rows = false;  // `recip` is in the cube's (c, y, x) order
-    NetLayer sum = out;
-    sum.hw = p;
-    push_with_operand(std::move(sum), p.dst, dst, recip, cube_order, SdpEwOp::kMul,
-                      " (/ real elements of the window)");
-  }
-
-  // An initializer broadcast to the shape of `like` as an FP16 surface among the constants.
-  FeatureSurface constant_surface(const std::string& name, const NetTensor& like,
-                                  const std::string& who) {
-    return values_surface(broadcast(g_.initializers.at(name), like.shape, who), like,
-                          who + " operand '" + name + "'");
-  }
-
-  // `v` (C order of `like`) as an FP16 surface of like's cube among the constants.
-  FeatureSurface values_surface(const std::vector<float>& v, const NetTensor& like,
-                                const std::string& what) {
-    FeatureSurface s = like.surface;
-    models::ops::ConvCube cube(s.width, s.height, s.channels);
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      cube.data[tensor_cube_index(like, cube, i)] = models::fp16_from_float(v[i]);
-    }
-    s.address = constant(what, conv_feature_image(cube, s, Precision::kFp16, atom()));
-    return s;
-  }
-
-  PdpLayer lower_pool(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst) {
-    const PoolAttrs& a = l.pool;
-    PdpLayer p;
-    p.precision = elem();
-    p.src = in.surface;
-    p.dst = dst.surface;
-    p.method = a.kind == PoolKind::kMax ? PoolMethod::kMax : PoolMethod::kAverage;
-    p.kernel_width = a.kernel_w;
-    p.kernel_height = a.kernel_h;
-    p.stride_x = a.stride_x;
-    p.stride_y = a.stride_y;
-    p.pad_left = a.pad_left;
-    p.pad_right = a.pad_right;
-    p.pad_top = a.pad_top;
-    p.pad_bottom = a.pad_bottom;
-    p.pad_value = 0;
-    const std::uint32_t ow =
-        pdp_output_size(in.surface.width, a.kernel_w, a.stride_x, a.pad_left, a.pad_right);
-    const std::uint32_t oh =
-        pdp_output_size(in.surface.height, a.kernel_h, a.stride_y, a.pad_top, a.pad_bottom);
-    if (ow != dst.surface.width || oh != dst.surface.height) {
-      throw GraphError(fmt::format("{}: PDP output {}x{} differs from the graph's {}x{}",
-                                   layer_nodes_label(g_, l), ow, oh, dst.surface.width,
-                                   dst.surface.height));
-    }
-    (void)pdp_model_params(p, atom());  // checks the kernel, stride and padding limits
-    return p;
-  }
-
-  // FP16: the LUT of f(S) = (k + alpha/n S)^-beta at the values themselves (input scale 1);
-  // CDP's convertors are bypassed.
-  CdpLayer lower_lrn_fp16(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst) {
-    LrnParams lp;
-    lp.local_size = l.lrn.size;
-    lp.k = l.lrn.bias;
-    lp.alpha = l.lrn.alpha;
-    lp.beta = l.lrn.beta;
-    lp.input_scale = 1.0;
-    const LrnLut lut = make_lrn_lut(lp, Precision::kFp16);
-    CdpLayer c;
-    c.precision = Precision::kFp16;
-    c.src = in.surface;
-    c.dst = dst.surface;
-    c.local_size = l.lrn.size;
-    c.lut = lut.config;
-    c.lut_tables = lut.tables;
-    (void)cdp_model_params(c, atom());
-    return c;
-  }
-
-  CdpLayer lower_lrn(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst) {
-    if (integer_) {
-      throw GraphError(fmt::format("{}: LRN in an integer network", layer_nodes_label(g_, l)));
-    }
-    if (fp16()) return lower_lrn_fp16(l, in, dst);
-    LrnParams lp;
-    lp.local_size = l.lrn.size;
-    lp.k = l.lrn.bias;
-    lp.alpha = l.lrn.alpha;
-    lp.beta = l.lrn.beta;
-    lp.input_scale = in.quant.step();
-    const LrnLut lut = make_lrn_lut(lp, Precision::kInt8);
-    CdpLayer c;
-    c.precision = Precision::kInt8;
-    c.src = in.surface;
-    c.dst = dst.surface;
-    c.local_size = l.lrn.size;
-    c.in_cvt = CdpConvertor{0, 1, 0};
-    // y = x f at the input's step, times s_x / s_y: scale 2^u * s_x/s_y in INT16.
-    const double ratio = in.quant.step() / dst.quant.step();
-    if (round_away(ratio) > 32767.0) {
-      throw GraphError(
-          fmt::format("{}: the output step is {} times finer than the input's, "
-                      "beyond CDP's INT16 output scale",
-                      layer_nodes_label(g_, l), ratio));
-    }
-    int u = 0;
-    while (lut.fraction_bits + u < 63 && round_away(ratio * std::ldexp(1.0, u + 1)) <= 32767.0) ++u;
-    c.out_cvt = CdpConvertor{0, static_cast<std::int16_t>(round_away(ratio * std::ldexp(1.0, u))),
-                             lut.fraction_bits + static_cast<unsigned>(u)};
-    c.lut = lut.config;
-    c.lut_tables = lut.tables;
-    (void)cdp_model_params(c, atom());
-    return c;
-  }
-
-  const Graph& g_;
-  const NetPlan& plan_;
-  const CalibrationTable& table_;
-  const QuantOptions& options_;
-  const HwConfig& hw_;
-  NetProgram prog_;
-  std::map<std::string, NetTensor> tensors_;
-  std::uint64_t next_ = 0;  // the constants' bump pointer
-  ActivationPool activations_;
-  std::set<std::string> released_;
-  bool integer_ = false;
-};
-
 }  // namespace
 
-NetProgram build_program(const Graph& g, const NetPlan& plan, const CalibrationTable& table,
-                         const QuantOptions& options, const HwConfig& hw) {
-  return Builder(g, plan, table, options, hw).run();
+NetProgram Builder::run() {
+  if (integer_) {
+    if (!prog_.hw.int16) {
+      throw GraphError(
+          fmt::format("{} has no INT16 convolution (an integer network's values "
+                      "run as INT16: nv_full, nv_large, soc_large)",
+                      hw_.name));
+    }
+  } else if (fp16()) {
+    if (!hw_.dla.feature_fp16) {
+      throw GraphError(
+          fmt::format("{} has no FP16 datapath (--precision fp16 needs nv_full, "
+                      "nv_large or soc_large)",
+                      hw_.name));
+    }
+  } else if (!prog_.hw.int8) {
+    throw GraphError(
+        fmt::format("{} has no INT8 convolution; octasim's network compiler "
+                    "quantizes to INT8/INT4 codes",
+                    hw_.name));
+  }
+  if (options_.precision == NetPrecision::kInt16 && !integer_) {
+    throw GraphError(
+        "precision int16 is not supported by the network compiler yet "
+        "(int8, int4, fp16)");
+  }
+  prog_.input = tensor(plan_.input);
+  // The last layer reading each tensor: its buffer is free for later layers after that one.
+  std::map<std::string, std::size_t> last_read;
+  for (std::size_t i = 0; i < plan_.layers.size(); ++i) last_read[plan_.layers[i].input] = i;
+  std::set<std::string> kept{plan_.input};
+  for (const std::string& out : plan_.outputs) kept.insert(plan_.resolve(out));
+  for (std::size_t i = 0; i < plan_.layers.size(); ++i) {
+    const PlannedLayer& l = plan_.layers[i];
+    try {
+      lower(l);
+    } catch (const FirmwareError& e) {
+      throw GraphError(fmt::format("{}: {}", layer_nodes_label(g_, l), e.what()));
+    }
+    for (const std::string& t : {l.input, l.output}) {
+      const auto r = last_read.find(t);
+      const bool dead = r == last_read.end() ? t == l.output : r->second == i;
+      if (dead && kept.count(t) == 0 && released_.insert(t).second) {
+        const FeatureSurface& s = tensors_.at(t).surface;
+        activations_.release(s.address, surface_bytes(s, elem(), atom()));
+      }
+    }
+  }
+  for (const std::string& out : plan_.outputs) {
+    NetTensor t = tensors_.at(plan_.resolve(out));
+    t.name = out;
+    t.shape = plan_.shapes.at(out);
+    prog_.outputs.push_back(t);
+  }
+  prog_.memory_end = activations_.end();
+  prog_.constants_end = next_;
+  return std::move(prog_);
+}
+
+std::uint64_t Builder::allocate(std::uint64_t bytes) {
+  const std::uint64_t a = next_;
+  next_ += (bytes + kAlign - 1) / kAlign * kAlign;
+  if (next_ > (std::uint64_t{1} << 32)) {
+    throw GraphError(
+        fmt::format("the network needs more than the 2 GiB of DRAM at 0x{:x}", kMemoryBase));
+  }
+  return a;
+}
+
+std::uint64_t Builder::constant(std::string what, std::vector<std::uint8_t> bytes) {
+  const std::uint64_t a = allocate(bytes.size());
+  prog_.constants.push_back({a, std::move(what), std::move(bytes)});
+  return a;
+}
+
+Precision Builder::output_precision(const PlannedLayer& l) const {
+  if (l.kind != LayerKind::kSdp) return elem();
+  switch (l.sdp.convert) {
+    case SdpAttrs::Convert::kQuantize:
+      return Precision::kInt16;
+    case SdpAttrs::Convert::kDequantize:
+      return Precision::kFp16;
+    case SdpAttrs::Convert::kNone:
+      break;
+  }
+  return elem();
+}
+
+const NetTensor& Builder::tensor(const std::string& name, Precision precision) {
+  const auto it = tensors_.find(name);
+  if (it != tensors_.end()) return it->second;
+  const Cube& c = plan_.cubes.at(name);
+  NetTensor t;
+  t.name = name;
+  t.shape = plan_.shapes.at(name);
+  t.precision = precision;
+  if (fp16() || integer_) {
+    const bool integers = precision == Precision::kInt16;
+    t.quant.bits = 16;
+    // Integers: step 1, the code is the value.
+    t.quant.clip = integers ? 32767.0 : 0.0;
+    t.quant.method = integers ? "integer" : "fp16";
+    prog_.table[name] = t.quant;
+  } else {
+    t.quant = table_.at(name);
+  }
+  t.rows = t.shape.size() == 2 && plan_.transposed.count(name) == 0;
+  t.surface = packed_surface(0, c.width, c.height, c.channels, atom());
+  t.surface.address = activations_.allocate(surface_bytes(t.surface, elem(), atom()));
+  return tensors_.emplace(name, t).first->second;
+}
+
+void Builder::lower(const PlannedLayer& l) {
+  NetLayer out;
+  out.engine = layer_engine(l.kind);
+  out.nodes = layer_nodes_label(g_, l);
+  out.input = l.input;
+  out.output = l.output;
+  const NetTensor& in = tensor(l.input);
+  const NetTensor& dst = tensor(l.output, output_precision(l));
+  if (l.kind == LayerKind::kSdp && l.sdp.convert == SdpAttrs::Convert::kDequantize) {
+    return lower_dequantize(l, in, dst, out);
+  }
+  switch (l.kind) {
+    case LayerKind::kConv:
+      if (!l.conv.matrix_bias.empty()) return lower_conv_matrix_bias(l, in, dst, out);
+      out.hw = lower_conv(l, in, dst, out);
+      break;
+    case LayerKind::kPool:
+      if (l.pool.exclude_pad) return lower_pool_exclude_pad(l, in, dst, out);
+      out.hw = lower_pool(l, in, dst);
+      break;
+    case LayerKind::kLrn:
+      out.hw = lower_lrn(l, in, dst);
+      break;
+    case LayerKind::kSdp:
+      out.hw = lower_sdp(l, in, dst, out.nodes);
+      break;
+    case LayerKind::kSoftmax:
+      out.hw = lower_softmax(l, in, dst, out.nodes);
+      break;
+  }
+  prog_.layers.push_back(std::move(out));
+  if (l.kind == LayerKind::kConv && options_.calibration == ClipCalibration::kOctavDevice &&
+      !fp16()) {
+    add_device_clip(l);
+  }
+}
+
+void Builder::add_device_clip(const PlannedLayer& l) {
+  NetTensor& t = tensors_.at(l.output);
+  const std::string nodes = prog_.layers.back().nodes;
+  OctavLayer o;
+  o.type = OctavDataType::kInt8;
+  o.is_unsigned = t.quant.is_unsigned;
+  o.src = t.surface;
+  o.granularity = OctavGranularity::kTensor;
+  o.bits = t.quant.is_unsigned ? code_bits(options_.precision) : 8;
+  o.max_iterations = 20;
+  o.tolerance = 1e-4F;
+  o.init = OctavInit::kHalfMax;
+  o.auto_program = OctavAutoProgram::kFakeQuant;
+  FakeQuantSdpLayer f;
+  f.precision = Precision::kInt8;
+  f.src = t.surface;
+  f.dst = t.surface;
+  f.dst.address = activations_.allocate(surface_bytes(t.surface, Precision::kInt8, atom()));
+  f.bits = o.bits;
+  f.is_unsigned = o.is_unsigned;
+  (void)fake_quant_sdp_model_config(f, 1.0, atom());  // checks the layer
+  t.quant.method = fmt::format("{}; OCTAV {}-bit grid in the device", t.quant.method, o.bits);
+  prog_.table[l.output].method = t.quant.method;
+  NetLayer octav;
+  octav.engine = "OCTAV";
+  octav.nodes = nodes + " (clip in the device)";
+  octav.input = octav.output = l.output;
+  octav.hw = o;
+  prog_.layers.push_back(std::move(octav));
+  NetLayer fq;
+  fq.engine = "SDP";
+  fq.nodes = nodes + " (snap to the clip's grid)";
+  fq.input = fq.output = l.output;
+  fq.hw = f;
+  prog_.layers.push_back(std::move(fq));
+  // The codes before snapping are dead once the SDP has read them.
+  activations_.release(t.surface.address, surface_bytes(t.surface, Precision::kInt8, atom()));
+  t.surface = f.dst;
+}
+
+ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                              NetLayer& out) {
+  const ConvAttrs& a = l.conv;
+  const Cube& c = plan_.cubes.at(l.input);
+  if (a.integer != integer_) {
+    throw GraphError(fmt::format("{}: {} in {} network", out.nodes,
+                                 a.integer ? "an integer operator" : "a float operator",
+                                 integer_ ? "an integer" : "a float"));
+  }
+  const QuantizedWeights w =
+      integer_ ? integer_conv_weights(g_, l, c)
+      : fp16() ? fp16_conv_weights(g_, l, c)
+               : quantize_conv_weights(g_, l, c, code_bits(options_.precision), options_.weights);
+  ConvLayer conv;
+  conv.precision = elem();
+  conv.src = in.surface;
+  conv.kernels = w.codes.kernels;
+  conv.kernel_width = a.kernel_w;
+  conv.kernel_height = a.kernel_h;
+  conv.stride_x = a.stride_x;
+  conv.stride_y = a.stride_y;
+  conv.dilation_x = a.dilation_x;
+  conv.dilation_y = a.dilation_y;
+  conv.pad_left = a.pad_left;
+  conv.pad_right = a.pad_right;
+  conv.pad_top = a.pad_top;
+  conv.pad_bottom = a.pad_bottom;
+  conv.dst = dst.surface;
+  const ConvCubeSize oc = conv_output_cube(conv);
+  if (oc.width != dst.surface.width || oc.height != dst.surface.height) {
+    throw GraphError(fmt::format("{}: output {}x{} differs from the graph's {}x{}", out.nodes,
+                                 oc.width, oc.height, dst.surface.width, dst.surface.height));
+  }
+  conv.weight_address =
+      constant(out.nodes + " weights", conv_weight_image(w.codes, elem(), prog_.hw));
+  if (integer_ && !a.input_zero_point.empty()) {
+    // Padded positions hold the zero point: (x - zero point) is 0 there, as ONNX pads.
+    conv.pad_value = static_cast<std::int32_t>(g_.initializers.at(a.input_zero_point).at(0));
+  }
+  conv.sdp = integer_ ? integer_stage(w.bias, a, out.nodes)
+             : fp16() ? fp16_stage(w.bias, a, out.nodes)
+                      : requantization(w, in.quant, dst.quant, a.relu, out.nodes);
+  out.macs =
+      std::uint64_t{oc.width} * oc.height * conv.kernels * a.kernel_w * a.kernel_h * c.channels;
+  out.weight_scale_min = *std::min_element(w.scales.begin(), w.scales.end());
+  out.weight_scale_max = *std::max_element(w.scales.begin(), w.scales.end());
+  (void)plan_conv(conv, prog_.hw);  // refuses what the CBUF cannot hold, before anything runs
+  return conv;
+}
+
+SdpStage Builder::requantization(const QuantizedWeights& w, const TensorQuant& x,
+                                 const TensorQuant& y, bool relu, const std::string& who) {
+  const std::size_t k = w.scales.size();
+  std::vector<double> bias(k), mul(k);
+  double bias_max = 0.0, mul_max = 0.0;
+  for (std::size_t i = 0; i < k; ++i) {
+    const double acc_step = x.step() * w.scales[i];
+    bias[i] = w.bias[i] / acc_step;
+    mul[i] = acc_step / y.step();
+    bias_max = std::max(bias_max, std::abs(bias[i]));
+    mul_max = std::max(mul_max, mul[i]);
+  }
+  SdpBiasScale bs;
+  while (bias_max / std::ldexp(1.0, static_cast<int>(bs.alu_shift)) > 32767.0) ++bs.alu_shift;
+  if (bs.alu_shift > 31) throw GraphError(fmt::format("{}: bias out of range", who));
+  // The largest t with every m[k] = round(M_k 2^t) in INT16.
+  int t = 0;
+  while (t < 63 && round_away(mul_max * std::ldexp(1.0, t + 1)) <= 32767.0) ++t;
+  if (round_away(mul_max * std::ldexp(1.0, t)) > 32767.0) {
+    throw GraphError(
+        fmt::format("{}: the requantization factor {} exceeds SDP's INT16 "
+                    "multiplier",
+                    who, mul_max));
+  }
+  bs.mul_shift = static_cast<unsigned>(t);
+  std::vector<std::int16_t> alu(k), m(k);
+  for (std::size_t i = 0; i < k; ++i) {
+    alu[i] = static_cast<std::int16_t>(
+        round_away(bias[i] / std::ldexp(1.0, static_cast<int>(bs.alu_shift))));
+    m[i] = static_cast<std::int16_t>(round_away(mul[i] * std::ldexp(1.0, t)));
+  }
+  bs.address =
+      constant(who + " bias/scale", sdp_bias_scale_table(alu, m, Precision::kInt8, atom()));
+  SdpStage s;
+  s.bias_scale = bs;
+  s.relu = relu;
+  if (y.max_code() < 127) s.clamp_max = static_cast<std::int16_t>(y.max_code());
+  s.cvt = SdpConvertor{0, 1, 0};
+  return s;
+}
+
+SdpStage Builder::integer_stage(const std::vector<double>& bias, const ConvAttrs& a,
+                                const std::string& who) {
+  SdpStage s;
+  s.relu = a.relu;
+  s.cvt = SdpConvertor{0, 1, 0};
+  if (a.clip_max > 0.0) throw GraphError(fmt::format("{}: Clip in an integer network", who));
+  if (std::all_of(bias.begin(), bias.end(), [](double b) { return b == 0.0; })) return s;
+  std::vector<std::int16_t> alu, mul(bias.size(), 1);
+  for (double b : bias) {
+    if (std::abs(b) > 32767.0) {
+      throw GraphError(
+          fmt::format("{}: the zero-point correction {} is beyond SDP's INT16 operand", who, b));
+    }
+    alu.push_back(static_cast<std::int16_t>(b));
+  }
+  s.bias_scale = SdpBiasScale{constant(who + " zero-point correction",
+                                       sdp_bias_scale_table(alu, mul, Precision::kInt16, atom())),
+                              0, 0};
+  return s;
+}
+
+PdpLayer Builder::lower_pool(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst) {
+  const PoolAttrs& a = l.pool;
+  PdpLayer p;
+  p.precision = elem();
+  p.src = in.surface;
+  p.dst = dst.surface;
+  p.method = a.kind == PoolKind::kMax ? PoolMethod::kMax : PoolMethod::kAverage;
+  p.kernel_width = a.kernel_w;
+  p.kernel_height = a.kernel_h;
+  p.stride_x = a.stride_x;
+  p.stride_y = a.stride_y;
+  p.pad_left = a.pad_left;
+  p.pad_right = a.pad_right;
+  p.pad_top = a.pad_top;
+  p.pad_bottom = a.pad_bottom;
+  p.pad_value = 0;
+  const std::uint32_t ow =
+      pdp_output_size(in.surface.width, a.kernel_w, a.stride_x, a.pad_left, a.pad_right);
+  const std::uint32_t oh =
+      pdp_output_size(in.surface.height, a.kernel_h, a.stride_y, a.pad_top, a.pad_bottom);
+  if (ow != dst.surface.width || oh != dst.surface.height) {
+    throw GraphError(fmt::format("{}: PDP output {}x{} differs from the graph's {}x{}",
+                                 layer_nodes_label(g_, l), ow, oh, dst.surface.width,
+                                 dst.surface.height));
+  }
+  (void)pdp_model_params(p, atom());  // checks the kernel, stride and padding limits
+  return p;
+}
+
+CdpLayer Builder::lower_lrn_fp16(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst) {
+  LrnParams lp;
+  lp.local_size = l.lrn.size;
+  lp.k = l.lrn.bias;
+  lp.alpha = l.lrn.alpha;
+  lp.beta = l.lrn.beta;
+  lp.input_scale = 1.0;
+  const LrnLut lut = make_lrn_lut(lp, Precision::kFp16);
+  CdpLayer c;
+  c.precision = Precision::kFp16;
+  c.src = in.surface;
+  c.dst = dst.surface;
+  c.local_size = l.lrn.size;
+  c.lut = lut.config;
+  c.lut_tables = lut.tables;
+  (void)cdp_model_params(c, atom());
+  return c;
+}
+
+CdpLayer Builder::lower_lrn(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst) {
+  if (integer_) {
+    throw GraphError(fmt::format("{}: LRN in an integer network", layer_nodes_label(g_, l)));
+  }
+  if (fp16()) return lower_lrn_fp16(l, in, dst);
+  LrnParams lp;
+  lp.local_size = l.lrn.size;
+  lp.k = l.lrn.bias;
+  lp.alpha = l.lrn.alpha;
+  lp.beta = l.lrn.beta;
+  lp.input_scale = in.quant.step();
+  const LrnLut lut = make_lrn_lut(lp, Precision::kInt8);
+  CdpLayer c;
+  c.precision = Precision::kInt8;
+  c.src = in.surface;
+  c.dst = dst.surface;
+  c.local_size = l.lrn.size;
+  c.in_cvt = CdpConvertor{0, 1, 0};
+  // y = x f at the input's step, times s_x / s_y: scale 2^u * s_x/s_y in INT16.
+  const double ratio = in.quant.step() / dst.quant.step();
+  if (round_away(ratio) > 32767.0) {
+    throw GraphError(
+        fmt::format("{}: the output step is {} times finer than the input's, "
+                    "beyond CDP's INT16 output scale",
+                    layer_nodes_label(g_, l), ratio));
+  }
+  int u = 0;
+  while (lut.fraction_bits + u < 63 && round_away(ratio * std::ldexp(1.0, u + 1)) <= 32767.0) ++u;
+  c.out_cvt = CdpConvertor{0, static_cast<std::int16_t>(round_away(ratio * std::ldexp(1.0, u))),
+                           lut.fraction_bits + static_cast<unsigned>(u)};
+  c.lut = lut.config;
+  c.lut_tables = lut.tables;
+  (void)cdp_model_params(c, atom());
+  return c;
+}
+
+}  // namespace detail
+
+NetProgram build_program(const models::graph::Graph& g, const NetPlan& plan,
+                         const CalibrationTable& table, const QuantOptions& options,
+                         const HwConfig& hw) {
+  return detail::Builder(g, plan, table, options, hw).run();
 }
 
 }  // namespace octasim::firmware::net

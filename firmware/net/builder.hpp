@@ -1,0 +1,151 @@
+// The network compiler's lowering state (build_program, program.hpp): one Builder walks the
+// planned layers and fills the NetProgram — surfaces, constants, each layer's descriptor.
+// Private to firmware/net: program.cpp holds the walk and the CONV/PDP/CDP lowering,
+// program_sdp.cpp the SDP and PPU layers (ReLU, BatchNormalization, Add/Mul, Quantize/
+// DequantizeLinear, a layer followed by an element-wise constant, Softmax).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "firmware/net/memory_layout.hpp"
+#include "firmware/net/plan.hpp"
+#include "firmware/net/program.hpp"
+#include "firmware/net/quant.hpp"
+#include "firmware/net/weights.hpp"
+#include "models/graph/graph.hpp"
+#include "sim/core/hw_config.hpp"
+
+namespace octasim::firmware::net::detail {
+
+using models::graph::Graph;
+using models::graph::GraphError;
+
+class Builder {
+ public:
+  Builder(const Graph& g, const NetPlan& plan, const CalibrationTable& table,
+          const QuantOptions& options, const HwConfig& hw)
+      : g_(g), plan_(plan), table_(table), options_(options), hw_(hw) {
+    prog_.config = hw.name;
+    prog_.hw = conv_hardware(hw);
+    prog_.options = options;
+    prog_.table = table;
+    prog_.memory_begin = next_ = kMemoryBase;
+    integer_ = !g.inputs.empty() && !models::graph::is_float(g.inputs[0].dtype);
+  }
+
+  NetProgram run();
+
+ private:
+  unsigned atom() const { return prog_.hw.atom_bytes; }
+  // An integer network (its input is integer: ConvInteger, MatMulInteger, pools of integers)
+  // holds the values themselves as INT16 codes; otherwise FP16 values or quantized INT8 codes.
+  bool fp16() const { return !integer_ && options_.precision == NetPrecision::kFp16; }
+  // The element type of every surface.
+  Precision elem() const {
+    return integer_ ? Precision::kInt16 : fp16() ? Precision::kFp16 : Precision::kInt8;
+  }
+
+  std::uint64_t allocate(std::uint64_t bytes);
+
+  std::uint64_t constant(std::string what, std::vector<std::uint8_t> bytes);
+
+  // The precision of the tensor layer `l` writes: a QuantizeLinear writes integer codes (INT16),
+  // a DequantizeLinear FP16 values; otherwise the network's.
+  Precision output_precision(const PlannedLayer& l) const;
+
+  // The surface of `name` (allocated on first use) with its quantization.
+  const NetTensor& tensor(const std::string& name) { return tensor(name, elem()); }
+  const NetTensor& tensor(const std::string& name, Precision precision);
+
+  void lower(const PlannedLayer& l);
+
+  // OCTAV on the CONV output's surface, then the fake-quantizing SDP into a new surface that
+  // takes the tensor's place for its readers.
+  void add_device_clip(const PlannedLayer& l);
+
+  ConvLayer lower_conv(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                       NetLayer& out);
+
+  // SDP's flying stage: bias and per-channel multiplier in BS, ReLU, the clamp of narrow codes.
+  SdpStage requantization(const QuantizedWeights& w, const TensorQuant& x, const TensorQuant& y,
+                          bool relu, const std::string& who);
+
+  // The PPU's softmax kernel: its descriptor and a push buffer (LAUNCH, INTERRUPT) among the
+  // constants; runtime.cpp rings channel 0.
+  PpuSoftmaxLayer lower_softmax(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                                const std::string& who);
+
+  // Integers: SDP adds the zero-point correction (BS, INT16 operands, multiplier 1), exactly.
+  SdpStage integer_stage(const std::vector<double>& bias, const ConvAttrs& a,
+                         const std::string& who);
+
+  // FP16: SDP adds the bias (BS ALU, an FP16 table), then ReLU and the Clip bound.
+  SdpStage fp16_stage(const std::vector<double>& bias, const ConvAttrs& a, const std::string& who);
+
+  // A memory-to-memory SDP layer: ReLU (INT8 codes keep their step), or at FP16 also the
+  // per-channel multiply-add of BatchNormalization and an element-wise Add/Mul operand.
+  SdpLayer lower_sdp(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                     const std::string& who);
+
+  // Gemm with a C that is not per output: the CONV writes a scratch surface, SDP adds beta * C
+  // broadcast to the output (an FP16 constant surface).
+  void lower_conv_matrix_bias(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                              NetLayer& out);
+
+  // `first` (writing `scratch`), then an SDP layer from `scratch` into `dst` that adds or
+  // multiplies `values` (C order of `like`) as an FP16 constant surface; frees `scratch`.
+  void push_with_operand(NetLayer first, const FeatureSurface& scratch, const NetTensor& dst,
+                         const std::vector<float>& values, const NetTensor& like, SdpEwOp op,
+                         const std::string& suffix);
+
+  // Average pooling over the real elements of each window: PDP sums into a scratch surface,
+  // SDP multiplies each sum by 1 / (the window's real elements), an FP16 constant per output.
+  void lower_pool_exclude_pad(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                              NetLayer& out);
+
+  // QuantizeLinear: one SDP layer, FP16 in, INT16 codes out (firmware/dla/sdp_quantize.hpp):
+  // q = int16(fp16(max(min(x, hi_x) * fp16(1/s) + fp16(zp), lo))), NVDLA rounding halves away
+  // from zero where ONNX rounds them to even.
+  SdpLayer lower_quantize(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                          const std::string& who);
+
+  // DequantizeLinear: SDP converts q - zp to FP16 exactly (INT16 -> FP16, the zero point per
+  // tensor in the output convertor or per channel in BS), then an FP16 SDP layer multiplies by
+  // the scale: fp16(fp16(s) (q - zp)), one rounding.
+  void lower_dequantize(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                        NetLayer& out);
+
+  // An initializer broadcast to the shape of `like` as an FP16 surface among the constants.
+  FeatureSurface constant_surface(const std::string& name, const NetTensor& like,
+                                  const std::string& who);
+
+  // `v` (C order of `like`) as an FP16 surface of like's cube among the constants.
+  FeatureSurface values_surface(const std::vector<float>& v, const NetTensor& like,
+                                const std::string& what);
+
+  PdpLayer lower_pool(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst);
+
+  // FP16: the LUT of f(S) = (k + alpha/n S)^-beta at the values themselves (input scale 1);
+  // CDP's convertors are bypassed.
+  CdpLayer lower_lrn_fp16(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst);
+
+  CdpLayer lower_lrn(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst);
+
+  const Graph& g_;
+  const NetPlan& plan_;
+  const CalibrationTable& table_;
+  const QuantOptions& options_;
+  const HwConfig& hw_;
+  NetProgram prog_;
+  std::map<std::string, NetTensor> tensors_;
+  std::uint64_t next_ = 0;  // the constants' bump pointer
+  ActivationPool activations_;
+  std::set<std::string> released_;
+  bool integer_ = false;
+};
+
+}  // namespace octasim::firmware::net::detail

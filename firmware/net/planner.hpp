@@ -1,0 +1,92 @@
+// The network planner's state (plan_network, plan.hpp): one Planner walks the graph's nodes and
+// cuts them into hardware layers. Private to firmware/net: plan.cpp holds the walk and the
+// CONV/PDP/CDP layers and views, plan_sdp.cpp the SDP and PPU layers (ReLU, BatchNormalization,
+// Add/Mul, QuantizeLinear/DequantizeLinear, Softmax).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "firmware/net/plan.hpp"
+#include "models/graph/graph.hpp"
+
+namespace octasim::firmware::net::detail {
+
+using models::graph::Graph;
+using models::graph::GraphError;
+using models::graph::Node;
+
+class Planner {
+ public:
+  Planner(const Graph& g, std::string config, bool has_ppu)
+      : g_(g), config_(std::move(config)), has_ppu_(has_ppu) {}
+
+  NetPlan run();
+
+ private:
+  // The only node reading `tensor`, when exactly one does and it is not a graph output.
+  const Node* sole_consumer(const std::string& tensor, std::size_t* index) const;
+
+  const models::graph::Tensor& constant(const Node& n, std::size_t k, const char* what) const;
+
+  // The device cube of a tensor (plan.hpp): 1 x C x H x W, 1 x C x L, C x H x W, M x K, K.
+  void set_cube(const std::string& tensor, const Node* n);
+
+  // The spatial size (H, W) of a layer's input as ONNX sees it (1-D: H = 1).
+  std::pair<std::int64_t, std::int64_t> spatial_size(const Node& n) const;
+
+  // The data input of a layer: must be a tensor the device holds (not a view, unless `view_ok`).
+  std::string data_input(const Node& n, bool view_ok);
+
+  // Fuses a Relu or Clip(0, c) reading `layer.output` into the layer.
+  void fuse_activation(PlannedLayer& layer);
+
+  void plan_conv(std::size_t i);
+
+  // ConvInteger / MatMulInteger: the zero points (inputs 2 and 3) must be constants; the weight
+  // zero point one value or one per output.
+  void integer_operands(const Node& n, ConvAttrs& a);
+
+  // Gemm (transA 0, constant B and C) or MatMul with a constant B and an optional Add of a
+  // constant bias after it.
+  void plan_fc(std::size_t i);
+
+  void plan_pool(std::size_t i);
+
+  void plan_lrn(std::size_t i);
+
+  // Relu, BatchNormalization (constant statistics), Add or Mul: one SDP layer.
+  void plan_sdp(std::size_t i);
+
+  void plan_batch_norm(const Node& n, PlannedLayer& l);
+
+  // Add or Mul of the data input and a second operand: a per-channel constant (BS), or an
+  // element-wise one (EW: a tensor on the device, or a constant broadcast to the output).
+  void plan_binary(const Node& n, PlannedLayer& l);
+
+  // QuantizeLinear / DequantizeLinear: scale and zero point constants, per tensor or per
+  // channel (ONNX's axis must be the device's channel axis).
+  void plan_convert(const Node& n, PlannedLayer& l);
+
+  // Whether constant `t` broadcast to `out` varies along the channel axis only.
+  bool per_channel(const models::graph::Tensor& t, const std::vector<std::int64_t>& out) const;
+
+  // Softmax over one ONNX axis: the device cube's C, H or W (plan.hpp's tensor mapping). Before
+  // opset 13 ONNX flattens from the axis on, which is one axis only when it is the last non-1.
+  void plan_softmax(std::size_t i);
+
+  void plan_view(std::size_t i);
+
+  void plan_node(std::size_t i);
+
+  const Graph& g_;
+  std::string config_;
+  bool has_ppu_ = false;
+  NetPlan plan_;
+  std::vector<bool> used_;
+};
+
+}  // namespace octasim::firmware::net::detail

@@ -1,0 +1,273 @@
+// The SDP and PPU layers of the network compiler (builder.hpp): a memory-to-memory SDP layer
+// (ReLU, BatchNormalization, Add/Mul), QuantizeLinear and DequantizeLinear, the flying FP16
+// stage of a convolution, a layer followed by an element-wise constant (a matrix Gemm C, average
+// pooling that excludes padding), constants as FP16 surfaces, and Softmax on the PPU.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/core.h>
+
+#include "firmware/dla/sdp_quantize.hpp"
+#include "firmware/net/builder.hpp"
+#include "firmware/ppu/commands.hpp"
+#include "models/numerics/float_format.hpp"
+
+namespace octasim::firmware::net::detail {
+
+PpuSoftmaxLayer Builder::lower_softmax(const PlannedLayer& l, const NetTensor& in,
+                                       const NetTensor& dst, const std::string& who) {
+  if (!fp16()) {
+    throw GraphError(
+        fmt::format("{}: the PPU's softmax runs on FP16 tensors (--precision fp16)", who));
+  }
+  namespace F = ppu_format;
+  PpuSoftmaxLayer p;
+  p.src = in.surface;
+  p.dst = dst.surface;
+  p.axis = l.softmax.axis;
+  const F::Descriptor d = F::softmax_descriptor(
+      F::SurfacePlace{in.surface.address, in.surface.line_stride, in.surface.surface_stride},
+      F::SurfacePlace{dst.surface.address, dst.surface.line_stride, dst.surface.surface_stride},
+      in.surface.width, in.surface.height, in.surface.channels, atom(),
+      static_cast<F::SoftmaxAxis>(l.softmax.axis));
+  const std::uint64_t descriptor = constant(who + " softmax descriptor", d.bytes());
+  F::PushBuffer pb;
+  pb.launch(descriptor);
+  pb.interrupt();
+  const std::vector<std::uint8_t> bytes = pb.bytes();
+  p.push_buffer_bytes = static_cast<std::uint32_t>(bytes.size());
+  p.push_buffer = constant(who + " push buffer", bytes);
+  return p;
+}
+
+SdpStage Builder::fp16_stage(const std::vector<double>& bias, const ConvAttrs& a,
+                             const std::string& who) {
+  SdpStage s;
+  if (std::any_of(bias.begin(), bias.end(), [](double b) { return b != 0.0; })) {
+    const std::vector<float> b(bias.begin(), bias.end());
+    s.bias = SdpPerChannel{constant(who + " bias", sdp_fp16_table(b, atom())), 0};
+  }
+  s.relu = a.relu;
+  if (a.clip_max > 0.0) {
+    s.clamp_max =
+        static_cast<std::int16_t>(models::fp16_from_float(static_cast<float>(a.clip_max)));
+  }
+  return s;
+}
+
+SdpLayer Builder::lower_sdp(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                            const std::string& who) {
+  SdpLayer s;
+  s.precision = elem();
+  s.src = in.surface;
+  s.dst = dst.surface;
+  s.relu = l.sdp.relu;
+  const SdpAttrs& a = l.sdp;
+  if (a.convert == SdpAttrs::Convert::kQuantize) return lower_quantize(l, in, dst, who);
+  if (integer_ && (!a.mul.empty() || !a.add.empty() || a.ew != EwOp::kNone)) {
+    throw GraphError(fmt::format(
+        "{}: integer Add/Mul are not lowered (ONNX's uint8/int8 arithmetic wraps modulo 256, "
+        "SDP saturates)",
+        who));
+  }
+  if (!fp16() && (!a.mul.empty() || !a.add.empty() || a.ew != EwOp::kNone)) {
+    throw GraphError(fmt::format("{}: only ReLU runs on SDP alone at {}", who,
+                                 precision_name(options_.precision)));
+  }
+  if (!a.mul.empty() || !a.add.empty()) {
+    // BS computes (x + b) * m: x * mul + add = (x + add / mul) * mul.
+    const std::size_t k = std::max(a.mul.size(), a.add.size());
+    std::vector<float> m(k, 1.0F), b(k, 0.0F);
+    for (std::size_t c = 0; c < k; ++c) {
+      const double mul = a.mul.empty() ? 1.0 : a.mul[c];
+      const double add = a.add.empty() ? 0.0 : a.add[c];
+      if (mul == 0.0 && add != 0.0) {
+        throw GraphError(
+            fmt::format("{}: channel {} multiplies by 0 and adds {} (SDP adds "
+                        "before it multiplies)",
+                        who, c, add));
+      }
+      m[c] = static_cast<float>(mul);
+      b[c] = mul == 0.0 ? 0.0F : static_cast<float>(add / mul);
+    }
+    s.bias_scale =
+        SdpBiasScale{constant(who + " bias/scale", sdp_fp16_bias_scale_table(b, m, atom())), 0, 0};
+  }
+  if (a.ew != EwOp::kNone) {
+    SdpElementwise e;
+    e.op = a.ew == EwOp::kAdd ? SdpEwOp::kAdd : SdpEwOp::kMul;
+    e.surface = g_.is_constant(a.operand) ? constant_surface(a.operand, dst, who)
+                                          : tensor(a.operand).surface;
+    s.ew = e;
+  }
+  (void)sdp_model_config(s, atom());  // checks
+  return s;
+}
+
+void Builder::lower_conv_matrix_bias(const PlannedLayer& l, const NetTensor& in,
+                                     const NetTensor& dst, NetLayer& out) {
+  if (!fp16()) {
+    throw GraphError(
+        fmt::format("{}: a Gemm C that is not one value per output runs at fp16 "
+                    "only",
+                    out.nodes));
+  }
+  const std::uint64_t bytes = surface_bytes(dst.surface, elem(), atom());
+  NetTensor scratch = dst;
+  scratch.surface.address = activations_.allocate(bytes);
+  NetLayer conv = out;
+  conv.hw = lower_conv(l, in, scratch, conv);
+  std::vector<float> c = broadcast(g_.initializers.at(l.conv.matrix_bias), dst.shape, out.nodes);
+  for (float& v : c) v = static_cast<float>(l.conv.beta * double{v});
+  push_with_operand(std::move(conv), scratch.surface, dst, c, dst, SdpEwOp::kAdd, " (+ beta C)");
+}
+
+void Builder::push_with_operand(NetLayer first, const FeatureSurface& scratch, const NetTensor& dst,
+                                const std::vector<float>& values, const NetTensor& like, SdpEwOp op,
+                                const std::string& suffix) {
+  SdpLayer s;
+  s.precision = elem();
+  s.src = scratch;
+  s.dst = dst.surface;
+  SdpElementwise e;
+  e.op = op;
+  e.surface = values_surface(values, like, first.nodes + suffix);
+  s.ew = e;
+  (void)sdp_model_config(s, atom());
+  NetLayer second = first;
+  second.engine = "SDP";
+  second.nodes = first.nodes + suffix;
+  second.input = second.output = dst.name;
+  second.hw = s;
+  second.macs = 0;
+  prog_.layers.push_back(std::move(first));
+  prog_.layers.push_back(std::move(second));
+  activations_.release(scratch.address, surface_bytes(dst.surface, elem(), atom()));
+}
+
+void Builder::lower_pool_exclude_pad(const PlannedLayer& l, const NetTensor& in,
+                                     const NetTensor& dst, NetLayer& out) {
+  if (!fp16()) {
+    throw GraphError(
+        fmt::format("{}: average pooling that excludes padding runs at fp16 only", out.nodes));
+  }
+  const PoolAttrs& a = l.pool;
+  PdpLayer p = lower_pool(l, in, dst);
+  p.sum = true;
+  p.dst.address = activations_.allocate(surface_bytes(dst.surface, elem(), atom()));
+  const auto counts = [](std::uint32_t o, unsigned stride, unsigned pad, unsigned kernel,
+                         std::uint32_t size) {
+    const std::int64_t first = std::int64_t{o} * stride - pad;
+    return std::min<std::int64_t>(first + kernel, size) - std::max<std::int64_t>(first, 0);
+  };
+  const FeatureSurface& d = dst.surface;
+  std::vector<float> recip(std::size_t{d.width} * d.height * d.channels);
+  for (std::uint32_t c = 0; c < d.channels; ++c)
+    for (std::uint32_t y = 0; y < d.height; ++y)
+      for (std::uint32_t x = 0; x < d.width; ++x) {
+        const std::int64_t n = counts(y, a.stride_y, a.pad_top, a.kernel_h, in.surface.height) *
+                               counts(x, a.stride_x, a.pad_left, a.kernel_w, in.surface.width);
+        recip[(std::size_t{c} * d.height + y) * d.width + x] =
+            n > 0 ? 1.0F / static_cast<float>(n) : 0.0F;
+      }
+  NetTensor cube_order = dst;
+  cube_order.rows = false;  // `recip` is in the cube's (c, y, x) order
+  NetLayer sum = out;
+  sum.hw = p;
+  push_with_operand(std::move(sum), p.dst, dst, recip, cube_order, SdpEwOp::kMul,
+                    " (/ real elements of the window)");
+}
+
+SdpLayer Builder::lower_quantize(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                                 const std::string& who) {
+  if (!fp16()) {
+    throw GraphError(fmt::format("{}: QuantizeLinear runs on FP16 input (--precision fp16)", who));
+  }
+  const SdpAttrs& a = l.sdp;
+  SdpLayer s;
+  s.precision = Precision::kFp16;
+  s.out_precision = Precision::kInt16;
+  s.src = in.surface;
+  s.dst = dst.surface;
+  try {
+    if (a.scale.size() == 1) {
+      s.quantize = sdp_quantize_per_tensor(static_cast<float>(a.scale[0]),
+                                           static_cast<float>(a.zero_point[0]), a.lo, a.hi);
+    } else {
+      const std::vector<float> sc(a.scale.begin(), a.scale.end());
+      const std::vector<float> zp(a.zero_point.begin(), a.zero_point.end());
+      const SdpQuantizeTables t = sdp_quantize_tables(sc, zp, a.lo, a.hi, atom());
+      s.quantize = sdp_quantize_per_channel(constant(who + " 1/scale", t.bs),
+                                            constant(who + " zero points", t.zero_point), a.lo);
+    }
+  } catch (const FirmwareError& e) {
+    throw GraphError(fmt::format("{}: {}", who, e.what()));
+  }
+  (void)sdp_model_config(s, atom());
+  return s;
+}
+
+void Builder::lower_dequantize(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                               NetLayer& out) {
+  if (!integer_) {
+    throw GraphError(
+        fmt::format("{}: DequantizeLinear of a tensor the network computes is not "
+                    "supported (its input must be the integer graph input)",
+                    out.nodes));
+  }
+  const SdpAttrs& a = l.sdp;
+  const std::uint64_t bytes = surface_bytes(dst.surface, Precision::kFp16, atom());
+  FeatureSurface scratch = dst.surface;
+  scratch.address = activations_.allocate(bytes);
+  const bool per_tensor = a.zero_point.size() == 1;
+  SdpLayer shift = sdp_dequantize_layer(
+      in.surface, scratch, per_tensor ? static_cast<std::int32_t>(a.zero_point[0]) : 0, 1, 0);
+  if (!per_tensor) {
+    std::vector<std::int16_t> alu, mul(a.zero_point.size(), 1);
+    for (double z : a.zero_point) alu.push_back(static_cast<std::int16_t>(-z));
+    shift.bias_scale =
+        SdpBiasScale{constant(out.nodes + " zero points",
+                              sdp_bias_scale_table(alu, mul, Precision::kInt16, atom())),
+                     0, 0};
+  }
+  (void)sdp_model_config(shift, atom());
+  SdpLayer scale;
+  scale.precision = Precision::kFp16;
+  scale.src = scratch;
+  scale.dst = dst.surface;
+  const std::uint32_t channels = dst.surface.channels;
+  std::vector<float> s(channels);
+  for (std::uint32_t c = 0; c < channels; ++c) {
+    s[c] = static_cast<float>(a.scale[a.scale.size() == 1 ? 0 : c]);
+  }
+  scale.scale = SdpPerChannel{constant(out.nodes + " scales", sdp_fp16_table(s, atom())), 0};
+  (void)sdp_model_config(scale, atom());
+  NetLayer first = out;
+  first.nodes = out.nodes + " (q - zero point)";
+  first.hw = shift;
+  NetLayer second = out;
+  second.nodes = out.nodes + " (x scale)";
+  second.hw = scale;
+  prog_.layers.push_back(std::move(first));
+  prog_.layers.push_back(std::move(second));
+  activations_.release(scratch.address, bytes);
+}
+
+FeatureSurface Builder::constant_surface(const std::string& name, const NetTensor& like,
+                                         const std::string& who) {
+  return values_surface(broadcast(g_.initializers.at(name), like.shape, who), like,
+                        who + " operand '" + name + "'");
+}
+
+FeatureSurface Builder::values_surface(const std::vector<float>& v, const NetTensor& like,
+                                       const std::string& what) {
+  FeatureSurface s = like.surface;
+  models::ops::ConvCube cube(s.width, s.height, s.channels);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    cube.data[tensor_cube_index(like, cube, i)] = models::fp16_from_float(v[i]);
+  }
+  s.address = constant(what, conv_feature_image(cube, s, Precision::kFp16, atom()));
+  return s;
+}
+
+}  // namespace octasim::firmware::net::detail
