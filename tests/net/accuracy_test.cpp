@@ -154,6 +154,22 @@ TEST(FashionCnnAccuracy, Int4OctavLowersTheLogitErrorOfMaxScaling) {
   RecordProperty("int4_top1_octav", std::to_string(octav.top1));
 }
 
+// The "at INT4 OCTAV beats max-scaling", with the QAT-init patent's MMSE weights (the
+// weights' own error no longer drowns the activations'): OCTAV's clips give a higher top-1 than
+// max-scaling's. Measured when this test was written, 200 calibration images: ahead on each of
+// the six 1000-image slices checked (0, 1, 3, 5, 7, 9: by 0.6, 1.4, 0.1, 1.6, 1.2, 1.4 points;
+// this test runs slice 0, 91.9% vs 91.3%) and by 0.9 points on all 10,000 images.
+TEST(FashionCnnAccuracy, Int4OctavBeatsMaxScalingWithMmseWeights) {
+  if (!nettest::have_fashion_mnist()) GTEST_SKIP() << "Fashion-MNIST not installed";
+  Bench b;
+  const Result max =
+      evaluate(b, fn::NetPrecision::kInt4, fn::ClipCalibration::kMax, fn::WeightQuantizer::kMmse);
+  const Result octav = evaluate(b, fn::NetPrecision::kInt4, fn::ClipCalibration::kOctav,
+                                fn::WeightQuantizer::kMmse);
+  EXPECT_GT(octav.top1, max.top1);
+  EXPECT_LT(octav.mse, max.mse);
+}
+
 // FP16 on nv_full (no quantization): every tensor is FP16, so the logits stay within FP16's
 // relative precision of FP32's and the top-1 decisions agree except where two logits are within
 // that of each other.
