@@ -53,11 +53,22 @@ CompiledNetwork compile_network(models::graph::Graph g, const HwConfig& hw,
 
 namespace {
 
+// The shape of a batch of `count` images: the input's own first axis when it is the batch (1
+// after shape inference), else a new leading axis before the whole input (a C x H x W or M x K
+// input is one image).
+std::vector<std::int64_t> batch_shape(const NetPlan& plan, std::int64_t count) {
+  std::vector<std::int64_t> shape = plan.input_shape;
+  if (!shape.empty() && shape[0] == 1) {
+    shape[0] = count;
+  } else {
+    shape.insert(shape.begin(), count);
+  }
+  return shape;
+}
+
 std::size_t per_image(const NetPlan& plan) {
   std::size_t n = 1;
-  for (std::size_t i = 1; i < plan.input_shape.size(); ++i) {
-    n *= static_cast<std::size_t>(plan.input_shape[i]);
-  }
+  for (std::int64_t d : plan.input_shape) n *= static_cast<std::size_t>(d);
   return n;
 }
 
@@ -68,15 +79,12 @@ Tensor random_images(const NetPlan& plan, std::size_t count, unsigned seed) {
   std::uniform_real_distribution<float> u(0.0F, 1.0F);
   std::vector<float> v(count * per_image(plan));
   for (float& x : v) x = u(rng);
-  std::vector<std::int64_t> shape = plan.input_shape;
-  shape[0] = static_cast<std::int64_t>(count);
-  return Tensor::floats(std::move(shape), std::move(v));
+  return Tensor::floats(batch_shape(plan, static_cast<std::int64_t>(count)), std::move(v));
 }
 
 Tensor as_input_batch(const NetPlan& plan, const Tensor& batch) {
   const std::size_t per = per_image(plan);
-  std::vector<std::int64_t> in_shape = plan.input_shape;
-  in_shape[0] = -1;
+  const std::vector<std::int64_t> in_shape = batch_shape(plan, -1);
   if (batch.shape.empty() || batch.elements() == 0 ||
       static_cast<std::size_t>(batch.shape[0]) * per != batch.elements()) {
     throw GraphError(fmt::format(
@@ -84,8 +92,7 @@ Tensor as_input_batch(const NetPlan& plan, const Tensor& batch) {
         "{} (first axis: images)",
         models::graph::shape_string(batch.shape), models::graph::shape_string(in_shape)));
   }
-  std::vector<std::int64_t> shape = plan.input_shape;
-  shape[0] = batch.shape[0];
+  std::vector<std::int64_t> shape = batch_shape(plan, batch.shape[0]);
   if (models::graph::is_float(batch.dtype)) return Tensor::floats(std::move(shape), batch.f);
   std::vector<float> v(batch.i.size());
   for (std::size_t k = 0; k < v.size(); ++k) v[k] = static_cast<float>(batch.i[k]);

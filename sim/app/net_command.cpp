@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <fmt/core.h>
@@ -25,6 +26,7 @@
 #include "sim/app/net_data.hpp"
 #include "sim/core/hw_config.hpp"
 #include "sim/dla/functional_device.hpp"
+#include "sim/ppu/ppu.hpp"
 #include "sim/report/report.hpp"
 #include "sim/soc/host_adapter.hpp"
 #include "sim/soc/soc.hpp"
@@ -200,14 +202,27 @@ Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const H
   Timing t;
   const std::uint64_t start = device.cycle();
   runner.run(0, 1, false);
+  // The DLA's layer records and the PPU's kernel records, in program order.
   const auto& layers = soc.dla().layers();
-  for (std::size_t i = 0; i < prog.layers.size() && i < layers.size(); ++i) {
-    t.layer_cycles.push_back(layers[i].end_cycle - layers[i].start_cycle);
+  static const std::vector<ppu::KernelRecord> kNoKernels;
+  const auto& kernels = soc.ppu() != nullptr ? soc.ppu()->kernels() : kNoKernels;
+  std::size_t dla = 0, ppu_kernel = 0;
+  std::uint64_t last_end = device.cycle();
+  for (const fn::NetLayer& l : prog.layers) {
+    const bool on_ppu = std::holds_alternative<fn::PpuSoftmaxLayer>(l.hw);
+    std::uint64_t begin = 0, end = 0;
+    if (on_ppu && ppu_kernel < kernels.size()) {
+      begin = kernels[ppu_kernel].start_cycle;
+      end = kernels[ppu_kernel++].end_cycle;
+    } else if (!on_ppu && dla < layers.size()) {
+      begin = layers[dla].start_cycle;
+      end = layers[dla++].end_cycle;
+    }
+    t.layer_cycles.push_back(end - begin);
+    if (end != 0) last_end = end;
   }
   // As `octasim run` counts a compiled trace: from the start to the last layer's end.
-  t.cycles = (layers.size() >= prog.layers.size() ? layers[prog.layers.size() - 1].end_cycle
-                                                  : device.cycle()) -
-             start;
+  t.cycles = last_end - start;
   report::RunInfo info;
   info.generator = fmt::format("octasim {}", kVersion);
   info.trace = out.model;
