@@ -278,7 +278,7 @@ void write_operand_rdma_registers(Mmio& mmio, const SdpLayer& l, std::uint32_t o
   }
   mmio.write32(RD::D_ERDMA_CFG::kAddr,
                rdma_cfg(l.ew.has_value(),
-                        l.ew && l.ew->op == SdpEwOp::kMul ? RD::D_ERDMA_CFG::ERDMA_DATA_USE_MUL
+                        l.ew && l.ew->op != SdpEwOp::kAdd ? RD::D_ERDMA_CFG::ERDMA_DATA_USE_MUL
                                                           : RD::D_ERDMA_CFG::ERDMA_DATA_USE_ALU,
                         true));
   if (l.ew) {
@@ -318,7 +318,8 @@ void write_ew_registers(Mmio& mmio, const SdpLayer& l) {
                    E::EW_ALU_BYPASS.set(0, add ? E::EW_ALU_BYPASS_NO : E::EW_ALU_BYPASS_YES) |
                    E::EW_ALU_ALGO.set(0, E::EW_ALU_ALGO_SUM) |
                    E::EW_MUL_BYPASS.set(0, add ? E::EW_MUL_BYPASS_YES : E::EW_MUL_BYPASS_NO) |
-                   E::EW_MUL_PRELU.set(0, E::EW_MUL_PRELU_NO) |
+                   E::EW_MUL_PRELU.set(
+                       0, l.ew->op == SdpEwOp::kPrelu ? E::EW_MUL_PRELU_YES : E::EW_MUL_PRELU_NO) |
                    E::EW_LUT_BYPASS.set(0, E::EW_LUT_BYPASS_YES));
   if (add) {
     using A = S::D_DP_EW_ALU_CFG;
@@ -453,6 +454,7 @@ void set_model_ew(const SdpElementwise& e, models::ops::SdpConfig& c) {
     c.ew.alu_cvt = identity;
   } else {
     c.ew.mul_bypass = false;
+    c.ew.mul_prelu = e.op == SdpEwOp::kPrelu;
     c.ew.mul_src = SdpOperandSource::kMemory;
     c.ew.mul_cvt = identity;
   }

@@ -80,8 +80,9 @@ struct SdpStage {
 };
 
 // The EW stage's operation with an element-wise operand e (after BS and BN): y = x + e (the EW
-// ALU, SUM) or y = x * e (the EW multiplier).
-enum class SdpEwOp : std::uint8_t { kAdd, kMul };
+// ALU, SUM), y = x * e (the EW multiplier), or PReLU, y = x where x's sign bit is clear, else
+// x * e (the multiplier in PReLU mode: ONNX's PRelu and LeakyRelu).
+enum class SdpEwOp : std::uint8_t { kAdd, kMul, kPrelu };
 
 // An element-wise operand (FP16 memory-to-memory layers only): a feature surface with the
 // input's cube (width, height, channels; FP16 elements in the layout of surface.hpp), read by

@@ -165,13 +165,17 @@ std::vector<double> fp16_bounds(const Graph& g, const BackendDataSet& d, std::si
         "first-order bound (2^-10 max|x| below 1/16)",
         softmax_m, std::ldexp(1.0, -11) * softmax_m));
   }
+  // PRelu, LeakyRelu: x, or slope x with both rounded: two roundings of the output itself.
+  bool prelu = false;
+  for (const auto& n : g.nodes) prelu = prelu || n.op_type == "PRelu" || n.op_type == "LeakyRelu";
   std::vector<double> bound(b.elements());
   const double rel = r * std::ldexp(1.0, -11) + std::ldexp(1.0, -20);
   for (std::size_t i = 0; i < bound.size(); ++i) {
     const double terms =
         softmax_m >= 0.0
             ? (std::ldexp(1.0, -10) * softmax_m + std::ldexp(1.0, -20)) * std::abs(b.at(i))
-            : rel * std::abs(s.at(i));
+        : prelu ? (2 * std::ldexp(1.0, -11) + std::ldexp(1.0, -20)) * std::abs(b.at(i))
+                : rel * std::abs(s.at(i));
     bound[i] = terms + std::ldexp(1.0, -11) * std::abs(b.at(i)) + std::ldexp(1.0, -24);
   }
   return bound;

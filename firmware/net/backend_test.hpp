@@ -24,7 +24,8 @@
 // FP16's subnormal spacing, 2^-20 S the FP32 steps between.
 // Softmax: y_i moves by y_i (dx_i - sum_j y_j dx_j) when its inputs move by dx, and FP16 rounds
 // them by up to 2^-11 M (M: the largest |x|), so its term is (2^-10 M + 2^-20) |b| instead —
-// a first-order bound, refused (GraphError) when 2^-10 M exceeds 1/16.
+// a first-order bound, refused (GraphError) when 2^-10 M exceeds 1/16. PRelu and LeakyRelu: x or
+// slope x, both rounded: (2 2^-11 + 2^-20) |b|.
 #pragma once
 
 #include <cstddef>

@@ -487,8 +487,8 @@ void Planner::plan_node(std::size_t i) {
   if (op == "Gemm" || op == "MatMul" || op == "MatMulInteger") return plan_fc(i);
   if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool") return plan_pool(i);
   if (op == "LRN") return plan_lrn(i);
-  if (op == "Relu" || op == "BatchNormalization" || op == "Add" || op == "Mul" ||
-      op == "QuantizeLinear" || op == "DequantizeLinear") {
+  if (op == "Relu" || op == "BatchNormalization" || op == "Add" || op == "Mul" || op == "PRelu" ||
+      op == "LeakyRelu" || op == "QuantizeLinear" || op == "DequantizeLinear") {
     return plan_sdp(i);
   }
   if (op == "Flatten" || op == "Reshape") return plan_view(i);
@@ -496,7 +496,8 @@ void Planner::plan_node(std::size_t i) {
   throw GraphError(fmt::format(
       "{}: {} is not supported on the DLA of {} (octasim lowers Conv, "
       "Gemm, MatMul, ConvInteger, MatMulInteger, MaxPool, AveragePool, GlobalAveragePool, LRN, "
-      "Relu, Clip, BatchNormalization, Add, Mul, QuantizeLinear, DequantizeLinear, Flatten, "
+      "Relu, Clip, BatchNormalization, Add, Mul, PRelu, LeakyRelu, QuantizeLinear, "
+      "DequantizeLinear, Flatten, "
       "Reshape; Softmax on the PPU of "
       "soc_* configurations)",
       n.label(), op, config_));

@@ -10,7 +10,8 @@
 //                                                (NVDLA's fully-connected mapping)
 //   MaxPool, AveragePool, GlobalAveragePool      PDP
 //   LRN                                          CDP
-//   Relu, BatchNormalization, Add, Mul           SDP, memory to memory: per-channel multiply and
+//   Relu, BatchNormalization, Add, Mul,          SDP, memory to memory: per-channel multiply and
+//   PRelu, LeakyRelu
 //   (not after a convolution)                    add (BS), an element-wise operand (EW: another
 //                                                tensor, or a constant broadcast to the output)
 //   Softmax (configurations with a PPU)          the PPU's softmax kernel over one axis of the
@@ -75,13 +76,14 @@ struct PoolAttrs {
 };
 
 // A memory-to-memory SDP layer: y = relu?((x * mul[c] + add[c]) (+|*) e), each part optional.
-enum class EwOp : std::uint8_t { kNone, kAdd, kMul };
+enum class EwOp : std::uint8_t { kNone, kAdd, kMul, kPrelu };
 struct SdpAttrs {
   std::vector<double> mul, add;  // per channel (BatchNormalization folded; a per-channel Add/Mul)
   EwOp ew = EwOp::kNone;
   // The element-wise operand: a tensor the device computes, or an initializer broadcast to the
-  // output's shape.
+  // output's shape; empty: `operand_value` everywhere (LeakyRelu's alpha).
   std::string operand;
+  double operand_value = 0.0;
   bool relu = false;
   // QuantizeLinear (FP16 -> integer codes in INT16 elements, saturated to [lo, hi]) or
   // DequantizeLinear (INT16 codes -> FP16): a scale and a zero point, one or one per channel.

@@ -17,6 +17,11 @@ void Planner::plan_sdp(std::size_t i) {
   if (n.op_type == "Relu") {
     l.input = data_input(n, false);
     l.sdp.relu = true;
+  } else if (n.op_type == "LeakyRelu") {
+    // x where x >= 0, else alpha x: EW's multiplier in PReLU mode by alpha everywhere.
+    l.input = data_input(n, false);
+    l.sdp.ew = EwOp::kPrelu;
+    l.sdp.operand_value = n.get_float("alpha", 0.01F);
   } else if (n.op_type == "QuantizeLinear" || n.op_type == "DequantizeLinear") {
     plan_convert(n, l);
     set_cube(l.output, &n);
@@ -81,6 +86,15 @@ void Planner::plan_binary(const Node& n, PlannedLayer& l) {
                                  models::graph::shape_string(out_shape)));
   }
   const bool add = n.op_type == "Add";
+  if (n.op_type == "PRelu") {
+    // The slope broadcast to the output as EW's operand, the multiplier in PReLU mode.
+    if (!g_.is_constant(n.inputs[1])) {
+      throw GraphError(fmt::format("{}: the slope must be a constant", n.label()));
+    }
+    l.sdp.ew = EwOp::kPrelu;
+    l.sdp.operand = n.inputs[1];
+    return;
+  }
   if (g_.is_constant(other)) {
     const auto& t = g_.initializers.at(other);
     const std::uint32_t channels = plan_.cubes.at(l.input).channels;

@@ -95,9 +95,18 @@ SdpLayer Builder::lower_sdp(const PlannedLayer& l, const NetTensor& in, const Ne
   }
   if (a.ew != EwOp::kNone) {
     SdpElementwise e;
-    e.op = a.ew == EwOp::kAdd ? SdpEwOp::kAdd : SdpEwOp::kMul;
-    e.surface = g_.is_constant(a.operand) ? constant_surface(a.operand, dst, who)
-                                          : tensor(a.operand).surface;
+    e.op = a.ew == EwOp::kAdd   ? SdpEwOp::kAdd
+           : a.ew == EwOp::kMul ? SdpEwOp::kMul
+                                : SdpEwOp::kPrelu;
+    if (a.operand.empty()) {
+      std::size_t count = 1;
+      for (std::int64_t d : dst.shape) count *= static_cast<std::size_t>(d);
+      e.surface = values_surface(std::vector<float>(count, static_cast<float>(a.operand_value)),
+                                 dst, who + " operand");
+    } else {
+      e.surface = g_.is_constant(a.operand) ? constant_surface(a.operand, dst, who)
+                                            : tensor(a.operand).surface;
+    }
     s.ew = e;
   }
   (void)sdp_model_config(s, atom());  // checks
