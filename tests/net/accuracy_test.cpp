@@ -164,8 +164,8 @@ TEST(FashionCnnAccuracy, Int4OctavBeatsMaxScalingWithMmseWeights) {
   Bench b;
   const Result max =
       evaluate(b, fn::NetPrecision::kInt4, fn::ClipCalibration::kMax, fn::WeightQuantizer::kMmse);
-  const Result octav = evaluate(b, fn::NetPrecision::kInt4, fn::ClipCalibration::kOctav,
-                                fn::WeightQuantizer::kMmse);
+  const Result octav =
+      evaluate(b, fn::NetPrecision::kInt4, fn::ClipCalibration::kOctav, fn::WeightQuantizer::kMmse);
   EXPECT_GT(octav.top1, max.top1);
   EXPECT_LT(octav.mse, max.mse);
 }
