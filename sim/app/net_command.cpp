@@ -385,7 +385,10 @@ int run_net(const NetOptions& o) {
   } catch (const std::runtime_error& e) {
     throw UsageError(fmt::format("{}: {}", o.common.model, e.what()));
   }
-  const unsigned macs_per_cycle = p.hw.dla.mac_atomic_c * p.hw.dla.mac_atomic_k;
+  // The MAC array's peak at the network's precision: INT16 and FP16 kernels go atomic-K / 2 at a
+  // time (NVDLA's kernel groups), half INT8's rate.
+  const unsigned macs_per_cycle = p.hw.dla.mac_atomic_c * p.hw.dla.mac_atomic_k /
+                                  (prog.input.precision == firmware::Precision::kInt8 ? 1 : 2);
   print_layers(p.net, timing, batch, count, macs_per_cycle);
 
   if (!o.output.empty()) {
