@@ -116,6 +116,34 @@ models::graph::TensorMap graph_inputs(const Graph& g, const std::vector<Tensor>&
 
 }  // namespace
 
+namespace {
+
+// Softmax: y_i = e^(x_i) / sum e^(x_j) moves by y_i (dx_i - sum y_j dx_j), at most
+// 2 max|dx| y_i, and FP16 rounds each x by up to 2^-11 M: M = max|x| of a Softmax's input, or
+// -1 without a Softmax.
+double softmax_input_max(const Graph& g, const BackendDataSet& d) {
+  double m = -1.0;
+  for (const auto& n : g.nodes) {
+    if (n.op_type != "Softmax") continue;
+    const models::graph::TensorMap real =
+        models::graph::run_reference(g, graph_inputs(g, d.inputs, false));
+    const Tensor& x = real.at(n.inputs.at(0));
+    for (std::size_t i = 0; i < x.elements(); ++i) m = std::max(m, std::abs(x.at(i)));
+  }
+  return m;
+}
+
+}  // namespace
+
+std::string fp16_bound_refusal(const Graph& g, const BackendDataSet& d) {
+  const double m = softmax_input_max(g, d);
+  if (std::ldexp(1.0, -10) * m <= 1.0 / 16) return {};
+  return fmt::format(
+      "Softmax: FP16 rounds inputs as large as {} by up to {}, beyond the range of the "
+      "first-order bound (2^-10 max|x| below 1/16)",
+      m, std::ldexp(1.0, -11) * m);
+}
+
 std::vector<double> fp16_bounds(const Graph& g, const BackendDataSet& d, std::size_t k) {
   // Terms by magnitude: every input and constant by its magnitude; a BatchNormalization's mean
   // negative, so that x - mean adds the magnitudes.
@@ -147,24 +175,9 @@ std::vector<double> fp16_bounds(const Graph& g, const BackendDataSet& d, std::si
                     "holds {}",
                     k, s.elements(), b.elements()));
   }
-  // Softmax: y_i = e^(x_i) / sum e^(x_j) moves by y_i (dx_i - sum y_j dx_j), at most
-  // 2 max|dx| y_i, and FP16 rounds each x by up to 2^-11 M (M = max|x| of its input).
-  double softmax_m = -1.0;
-  for (const auto& n : g.nodes) {
-    if (n.op_type != "Softmax") continue;
-    const models::graph::TensorMap real =
-        models::graph::run_reference(g, graph_inputs(g, d.inputs, false));
-    const Tensor& x = real.at(n.inputs.at(0));
-    for (std::size_t i = 0; i < x.elements(); ++i) {
-      softmax_m = std::max(softmax_m, std::abs(x.at(i)));
-    }
-  }
-  if (std::ldexp(1.0, -10) * softmax_m > 1.0 / 16) {
-    throw GraphError(fmt::format(
-        "Softmax: FP16 rounds inputs as large as {} by up to {}, beyond the range of the "
-        "first-order bound (2^-10 max|x| below 1/16)",
-        softmax_m, std::ldexp(1.0, -11) * softmax_m));
-  }
+  const double softmax_m = softmax_input_max(g, d);
+  const std::string refused = fp16_bound_refusal(g, d);
+  if (!refused.empty()) throw GraphError(refused);
   // PRelu, LeakyRelu: x, or slope x with both rounded: two roundings of the output itself.
   bool prelu = false;
   for (const auto& n : g.nodes) prelu = prelu || n.op_type == "PRelu" || n.op_type == "LeakyRelu";

@@ -63,6 +63,12 @@ struct BoundTest {
 };
 [[nodiscard]] BoundTest bind_test(const models::graph::Graph& g, const BackendDataSet& d);
 
+// Why the bound above does not apply to data set `d` ("" when it does): a Softmax whose inputs
+// FP16 rounds too coarsely for the first-order bound. Checked before the device runs (fp16_bounds
+// throws GraphError with the same words).
+[[nodiscard]] std::string fp16_bound_refusal(const models::graph::Graph& g,
+                                             const BackendDataSet& d);
+
 // How many FP16-rounded operands multiply in one term of an op's sums (r above).
 [[nodiscard]] int rounded_operands(const std::string& op_type);
 
