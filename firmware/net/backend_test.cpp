@@ -122,26 +122,33 @@ namespace {
 // 2 max|dx| y_i, and FP16 rounds each x by up to 2^-11 M: M = max|x| of a Softmax's input, or
 // -1 without a Softmax.
 double softmax_input_max(const Graph& g, const BackendDataSet& d) {
+  const bool softmax = std::any_of(g.nodes.begin(), g.nodes.end(),
+                                   [](const auto& n) { return n.op_type == "Softmax"; });
+  if (!softmax) return -1.0;
+  const models::graph::TensorMap real =
+      models::graph::run_reference(g, graph_inputs(g, d.inputs, false));
   double m = -1.0;
   for (const auto& n : g.nodes) {
     if (n.op_type != "Softmax") continue;
-    const models::graph::TensorMap real =
-        models::graph::run_reference(g, graph_inputs(g, d.inputs, false));
     const Tensor& x = real.at(n.inputs.at(0));
     for (std::size_t i = 0; i < x.elements(); ++i) m = std::max(m, std::abs(x.at(i)));
   }
   return m;
 }
 
-}  // namespace
-
-std::string fp16_bound_refusal(const Graph& g, const BackendDataSet& d) {
-  const double m = softmax_input_max(g, d);
+// The refusal of the first-order Softmax bound for inputs as large as `m` ("" when it holds).
+std::string softmax_refusal(double m) {
   if (std::ldexp(1.0, -10) * m <= 1.0 / 16) return {};
   return fmt::format(
       "Softmax: FP16 rounds inputs as large as {} by up to {}, beyond the range of the "
       "first-order bound (2^-10 max|x| below 1/16)",
       m, std::ldexp(1.0, -11) * m);
+}
+
+}  // namespace
+
+std::string fp16_bound_refusal(const Graph& g, const BackendDataSet& d) {
+  return softmax_refusal(softmax_input_max(g, d));
 }
 
 std::vector<double> fp16_bounds(const Graph& g, const BackendDataSet& d, std::size_t k) {
@@ -176,7 +183,7 @@ std::vector<double> fp16_bounds(const Graph& g, const BackendDataSet& d, std::si
                     k, s.elements(), b.elements()));
   }
   const double softmax_m = softmax_input_max(g, d);
-  const std::string refused = fp16_bound_refusal(g, d);
+  const std::string refused = softmax_refusal(softmax_m);
   if (!refused.empty()) throw GraphError(refused);
   // PRelu, LeakyRelu: x, or slope x with both rounded: two roundings of the output itself.
   bool prelu = false;

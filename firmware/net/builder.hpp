@@ -34,7 +34,7 @@ class Builder {
     prog_.options = options;
     prog_.table = table;
     prog_.memory_begin = next_ = kMemoryBase;
-    integer_ = !g.inputs.empty() && !models::graph::is_float(g.inputs[0].dtype);
+    integer_ = integer_network(g);
   }
 
   NetProgram run();

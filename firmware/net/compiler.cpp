@@ -33,10 +33,8 @@ CompiledNetwork prepare_network(models::graph::Graph g, const HwConfig& hw) {
 void quantize_network(CompiledNetwork& net, const HwConfig& hw, const Tensor& calibration_images,
                       const QuantOptions& options, const CalibrationTable* table) {
   // FP16 and integer networks hold the values themselves: nothing to calibrate.
-  const bool integer =
-      !net.graph.inputs.empty() && !models::graph::is_float(net.graph.inputs[0].dtype);
   const CalibrationTable t =
-      options.precision == NetPrecision::kFp16 || integer
+      options.precision == NetPrecision::kFp16 || integer_network(net.graph)
           ? CalibrationTable{}
           : calibrate(net.graph, net.plan, as_input_batch(net.plan, calibration_images), options,
                       table);

@@ -17,6 +17,10 @@ std::uint64_t NetProgram::macs() const {
   return n;
 }
 
+bool integer_network(const models::graph::Graph& g) {
+  return !g.inputs.empty() && !models::graph::is_float(g.inputs[0].dtype);
+}
+
 namespace detail {
 namespace {
 

@@ -122,6 +122,11 @@ struct NetProgram {
 // each layer's registers' worth of fields from `table`. Throws models::graph::GraphError naming
 // the node when a layer cannot be programmed on `hw` (a kernel larger than the CBUF, a pool
 // kernel above 8, ...).
+// Whether `g` is an integer network: its (data) input is integer (ConvInteger, MatMulInteger,
+// DequantizeLinear, integer pools). Such a network holds its values as INT16 codes, exactly, and
+// is not calibrated.
+[[nodiscard]] bool integer_network(const models::graph::Graph& g);
+
 [[nodiscard]] NetProgram build_program(const models::graph::Graph& g, const NetPlan& plan,
                                        const CalibrationTable& table, const QuantOptions& options,
                                        const HwConfig& hw);

@@ -57,13 +57,13 @@ SdpStage Builder::fp16_stage(const std::vector<double>& bias, const ConvAttrs& a
 
 SdpLayer Builder::lower_sdp(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
                             const std::string& who) {
+  const SdpAttrs& a = l.sdp;
+  if (a.convert == SdpAttrs::Convert::kQuantize) return lower_quantize(l, in, dst, who);
   SdpLayer s;
   s.precision = elem();
   s.src = in.surface;
   s.dst = dst.surface;
-  s.relu = l.sdp.relu;
-  const SdpAttrs& a = l.sdp;
-  if (a.convert == SdpAttrs::Convert::kQuantize) return lower_quantize(l, in, dst, who);
+  s.relu = a.relu;
   if (integer_ && (!a.mul.empty() || !a.add.empty() || a.ew != EwOp::kNone)) {
     throw GraphError(fmt::format(
         "{}: integer Add/Mul are not lowered (ONNX's uint8/int8 arithmetic wraps modulo 256, "
@@ -99,10 +99,9 @@ SdpLayer Builder::lower_sdp(const PlannedLayer& l, const NetTensor& in, const Ne
            : a.ew == EwOp::kMul ? SdpEwOp::kMul
                                 : SdpEwOp::kPrelu;
     if (a.operand.empty()) {
-      std::size_t count = 1;
-      for (std::int64_t d : dst.shape) count *= static_cast<std::size_t>(d);
-      e.surface = values_surface(std::vector<float>(count, static_cast<float>(a.operand_value)),
-                                 dst, who + " operand");
+      const models::graph::Tensor value =
+          models::graph::Tensor::floats({}, {static_cast<float>(a.operand_value)});
+      e.surface = values_surface(broadcast(value, dst.shape, who), dst, who + " operand");
     } else {
       e.surface = g_.is_constant(a.operand) ? constant_surface(a.operand, dst, who)
                                             : tensor(a.operand).surface;

@@ -97,12 +97,6 @@ std::string op_of(const fn::BackendTest& t) {
   return t.graph.nodes.empty() ? std::string("graph") : t.graph.nodes.front().op_type;
 }
 
-// Whether the data the device reads (the first graph input; the others become constants) is
-// float.
-bool has_float_data(const fn::BackendTest& t) {
-  return !t.graph.inputs.empty() && models::graph::is_float(t.graph.inputs.front().dtype);
-}
-
 Outcome run_test(const std::string& dir, const HwConfig& hw, TestDevice& dev) {
   fn::BackendTest test;
   try {
@@ -112,9 +106,11 @@ Outcome run_test(const std::string& dir, const HwConfig& hw, TestDevice& dev) {
   } catch (const models::graph::GraphError& e) {
     return {Verdict::kUnsupported, e.what()};
   }
-  // Float inputs run at FP16; integer ones hold their values as INT16 codes.
+  // Float data (the first graph input; the others become constants) runs at FP16; integer data
+  // holds its values as INT16 codes.
   fn::QuantOptions options;
-  options.precision = has_float_data(test) ? fn::NetPrecision::kFp16 : fn::NetPrecision::kInt16;
+  options.precision =
+      fn::integer_network(test.graph) ? fn::NetPrecision::kInt16 : fn::NetPrecision::kFp16;
   for (const fn::BackendDataSet& d : test.data_sets) {
     fn::CompiledNetwork net;
     fn::BoundTest bound;
