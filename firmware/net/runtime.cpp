@@ -211,6 +211,24 @@ LayerGolden run_layer_model(const NetProgram& p, std::size_t i, models::ops::Mem
   return out;
 }
 
+ImageRun run_image(const NetProgram& p, const Tensor& batch, std::size_t index,
+                   models::ops::Memory& device, Mmio& mmio, GroupState& groups,
+                   models::ops::Memory& golden) {
+  write_input(p, batch, index, device);
+  program_network(p, mmio, groups);
+  write_input(p, batch, index, golden);
+  ImageRun r;
+  r.layers = run_network_model(p, golden);
+  r.differing_output = p.outputs.size();
+  for (std::size_t k = 0; k < p.outputs.size(); ++k) {
+    if (read_output_codes(p, k, device) != read_output_codes(p, k, golden)) {
+      r.differing_output = k;
+      break;
+    }
+  }
+  return r;
+}
+
 std::vector<LayerGolden> run_network_model(const NetProgram& p, models::ops::Memory& mem) {
   std::vector<LayerGolden> out;
   for (std::size_t i = 0; i < p.layers.size(); ++i) {

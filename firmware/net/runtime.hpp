@@ -61,6 +61,18 @@ LayerGolden run_layer_model(const NetProgram& p, std::size_t i, models::ops::Mem
 // Every layer.
 std::vector<LayerGolden> run_network_model(const NetProgram& p, models::ops::Memory& mem);
 
+// One image on a device and on models/: image `index` of `batch` written into `device` and into
+// `golden` (both with the constants loaded), every layer programmed through `mmio` and run through
+// models/ on `golden`. Returns each layer's golden and the first output whose codes differ between
+// the two memories (outputs.size() when none does).
+struct ImageRun {
+  std::vector<LayerGolden> layers;
+  std::size_t differing_output = 0;
+};
+ImageRun run_image(const NetProgram& p, const models::graph::Tensor& batch, std::size_t index,
+                   models::ops::Memory& device, Mmio& mmio, GroupState& groups,
+                   models::ops::Memory& golden);
+
 // The surface layer `l` writes, or null for a layer that writes registers only (OCTAV).
 [[nodiscard]] const FeatureSurface* layer_output(const NetLayer& l);
 

@@ -140,20 +140,13 @@ class BatchRunner {
   void run(std::size_t first, std::size_t count, bool progress) {
     const auto started = std::chrono::steady_clock::now();
     for (std::size_t i = first; i < first + count; ++i) {
-      fn::write_input(prog_, images_, i, device_.memory());
-      fn::program_network(prog_, mmio_, groups_);
-      fn::write_input(prog_, images_, i, golden_);
-      const std::vector<fn::LayerGolden> g = fn::run_network_model(prog_, golden_);
-      for (std::size_t l = 0; l < g.size(); ++l) {
-        r_.saturations[l] += g[l].saturations;
-        r_.clip_sum[l] += static_cast<double>(g[l].clip);
+      const fn::ImageRun run =
+          fn::run_image(prog_, images_, i, device_.memory(), mmio_, groups_, golden_);
+      for (std::size_t l = 0; l < run.layers.size(); ++l) {
+        r_.saturations[l] += run.layers[l].saturations;
+        r_.clip_sum[l] += static_cast<double>(run.layers[l].clip);
       }
-      bool same = true;
-      for (std::size_t k = 0; k < prog_.outputs.size(); ++k) {
-        same = same && fn::read_output_codes(prog_, k, device_.memory()) ==
-                           fn::read_output_codes(prog_, k, golden_);
-      }
-      r_.bit_exact += same ? 1 : 0;
+      r_.bit_exact += run.differing_output == prog_.outputs.size() ? 1 : 0;
       r_.outputs.push_back(fn::read_output(prog_, 0, device_.memory()));
       if (progress && std::chrono::steady_clock::now() - started > std::chrono::seconds(2) &&
           (i % 50 == 0 || i + 1 == first + count)) {

@@ -75,17 +75,14 @@ Outcome run_images(const fn::NetProgram& prog, const fn::BoundTest& bound, TestD
   fn::load_constants(prog, golden);
   outputs.assign(prog.outputs.size(), {});
   for (std::size_t i = 0; i < bound.image_count; ++i) {
-    fn::write_input(prog, bound.images, i, dev.device().memory());
-    fn::program_network(prog, dev.mmio(), dev.groups());
-    fn::write_input(prog, bound.images, i, golden);
-    (void)fn::run_network_model(prog, golden);
+    const fn::ImageRun run = fn::run_image(prog, bound.images, i, dev.device().memory(), dev.mmio(),
+                                           dev.groups(), golden);
+    if (run.differing_output < prog.outputs.size()) {
+      return {Verdict::kFail, fmt::format("image {}: output '{}' differs from the models/ "
+                                          "executor's",
+                                          i, prog.outputs[run.differing_output].name)};
+    }
     for (std::size_t k = 0; k < prog.outputs.size(); ++k) {
-      if (fn::read_output_codes(prog, k, dev.device().memory()) !=
-          fn::read_output_codes(prog, k, golden)) {
-        return {Verdict::kFail,
-                fmt::format("image {}: output '{}' differs from the models/ executor's", i,
-                            prog.outputs[k].name)};
-      }
       const Tensor t = fn::read_output(prog, k, dev.device().memory());
       outputs[k].insert(outputs[k].end(), t.f.begin(), t.f.end());
     }
