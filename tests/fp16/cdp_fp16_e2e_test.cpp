@@ -4,14 +4,9 @@
 // statistics are counted here from the data; played on the functional device in this process
 // and by `octasim run --config nv_full` on the cycle-level device. The golden itself is checked
 // against a double-precision LRN computed here: within 1e-3 relative plus 2^-24 absolute.
-#include <unistd.h>
 
 #include <cmath>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -27,6 +22,7 @@
 #include "sim/dla/functional_device.hpp"
 #include "sim/trace/player.hpp"
 #include "sim/trace/trace.hpp"
+#include "tests/firmware/e2e_util.hpp"
 
 #ifndef OCTASIM_BIN
 #error "OCTASIM_BIN must name the octasim executable"
@@ -183,13 +179,6 @@ void check_golden(Built& b, const LrnCase& lc, unsigned atom) {
   }
 }
 
-std::string temp_dir(const std::string& name) {
-  const std::filesystem::path p = std::filesystem::temp_directory_path() /
-                                  ("octasim-cdp-fp16-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(p);
-  return p.string();
-}
-
 constexpr std::size_t kChecks = 6;
 
 Built build_trace(const LrnCase& lc, const std::string& dir) {
@@ -226,7 +215,8 @@ Built build_trace(const LrnCase& lc, const std::string& dir) {
 class CdpFp16EndToEnd : public ::testing::TestWithParam<LrnCase> {};
 
 TEST_P(CdpFp16EndToEnd, FunctionalDeviceMatchesTheModel) {
-  const std::string dir = temp_dir(GetParam().name + "-f");
+  const test::TempDir tmp("cdp_fp16_" + GetParam().name + "-f");
+  const std::string dir = tmp.str();
   const Built b = build_trace(GetParam(), dir);
   dla::FunctionalDevice dev(load_hw_config("nv_full"));
   const trace::PlayResult r = trace::play(trace::parse_trace_file(b.cfg), dev, {});
@@ -234,21 +224,16 @@ TEST_P(CdpFp16EndToEnd, FunctionalDeviceMatchesTheModel) {
   for (const auto& c : r.checks) {
     EXPECT_TRUE(c.pass) << "line " << c.line << ": " << c.description << ": " << c.detail;
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST_P(CdpFp16EndToEnd, CycleLevelDeviceMatchesTheModel) {
-  const std::string dir = temp_dir(GetParam().name + "-c");
+  const test::TempDir tmp("cdp_fp16_" + GetParam().name + "-c");
+  const std::string dir = tmp.str();
   const Built b = build_trace(GetParam(), dir);
-  const std::string log = dir + "/run.log";
-  const std::string cmd =
-      std::string(OCTASIM_BIN) + " run " + b.cfg + " --config nv_full > " + log + " 2>&1";
-  const int rc = std::system(cmd.c_str());
-  std::stringstream s;
-  s << std::ifstream(log).rdbuf();
-  EXPECT_EQ(rc, 0) << s.str();
-  EXPECT_NE(s.str().find("checks: 6 passed, 0 failed"), std::string::npos) << s.str();
-  std::filesystem::remove_all(dir);
+  std::string out;
+  const int rc = test::run_octasim("run " + b.cfg + " --config nv_full", &out);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("checks: 6 passed, 0 failed"), std::string::npos) << out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, CdpFp16EndToEnd, ::testing::ValuesIn(cases()),
@@ -256,19 +241,14 @@ INSTANTIATE_TEST_SUITE_P(Cases, CdpFp16EndToEnd, ::testing::ValuesIn(cases()),
 
 // nv_small has no FP16: the same trace is refused with NVDLA's "not present" error.
 TEST(CdpFp16EndToEndRefusal, NvSmallRefusesFp16Lrn) {
-  const std::string dir = temp_dir("nv-small");
+  const test::TempDir tmp("cdp_fp16_nv-small");
+  const std::string dir = tmp.str();
   const Built b = build_trace(cases()[0], dir);
-  const std::string log = dir + "/run.log";
-  const std::string cmd =
-      std::string(OCTASIM_BIN) + " run " + b.cfg + " --functional > " + log + " 2>&1";
-  const int rc = std::system(cmd.c_str());
-  std::stringstream s;
-  s << std::ifstream(log).rdbuf();
+  std::string out;
+  const int rc = test::run_octasim("run " + b.cfg + " --functional", &out);
   EXPECT_NE(rc, 0);
-  EXPECT_NE(s.str().find("CDP FP16 is not present in this configuration (nv_small)"),
-            std::string::npos)
-      << s.str();
-  std::filesystem::remove_all(dir);
+  EXPECT_NE(out.find("CDP FP16 is not present in this configuration (nv_small)"), std::string::npos)
+      << out;
 }
 
 }  // namespace
