@@ -4,11 +4,7 @@
 // played on the functional device in this process and by `octasim run` on the cycle-level
 // device. DRAM holds different bytes at the input's address, so a layer that read DRAM instead
 // fails its CRC.
-#include <unistd.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
@@ -24,6 +20,7 @@
 #include "sim/dla/functional_device.hpp"
 #include "sim/trace/player.hpp"
 #include "sim/trace/trace.hpp"
+#include "tests/firmware/e2e_util.hpp"
 
 #ifndef OCTASIM_BIN
 #error "OCTASIM_BIN must name the octasim executable"
@@ -81,33 +78,22 @@ Built build(const std::string& dir) {
   return {t.save(dir, "pdp_cvsram.cfg"), models::crc32(out.data(), out.size()), src_bytes};
 }
 
-std::string temp_dir() {
-  const std::filesystem::path p =
-      std::filesystem::temp_directory_path() / ("octasim-cvsram-e2e-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(p);
-  return p.string();
-}
-
 TEST(CvSramEndToEnd, PdpInputInCvSramOnTheFunctionalDevice) {
-  const std::string dir = temp_dir();
+  const test::TempDir tmp("cvsram_e2e");
+  const std::string dir = tmp.str();
   const Built b = build(dir);
   dla::FunctionalDevice dev(load_hw_config("nv_large"));
   const trace::PlayResult r = trace::play(trace::parse_trace_file(b.cfg), dev, {});
   ASSERT_EQ(r.checks.size(), 1u);
   EXPECT_TRUE(r.checks[0].pass) << r.checks[0].detail;
-  std::filesystem::remove_all(dir);
 }
 
 TEST(CvSramEndToEnd, PdpInputInCvSramOnTheCycleLevelDevice) {
-  const std::string dir = temp_dir();
+  const test::TempDir tmp("cvsram_e2e");
+  const std::string dir = tmp.str();
   const Built b = build(dir);
-  const std::string log = dir + "/run.log";
-  const std::string cmd =
-      std::string(OCTASIM_BIN) + " run " + b.cfg + " --config nv_large > " + log + " 2>&1";
-  const int rc = std::system(cmd.c_str());
-  std::stringstream s;
-  s << std::ifstream(log).rdbuf();
-  const std::string out = s.str();
+  std::string out;
+  const int rc = test::run_octasim("run " + b.cfg + " --config nv_large", &out);
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("checks: 1 passed, 0 failed"), std::string::npos) << out;
   // The input came through the secondary interface: PDP_RDMA read the whole source surface.
@@ -121,11 +107,11 @@ TEST(CvSramEndToEnd, PdpInputInCvSramOnTheCycleLevelDevice) {
     if (name == "mem.cvsram.bytes_read") words >> cvsram_read;
   }
   EXPECT_EQ(cvsram_read, b.src_bytes) << out;
-  std::filesystem::remove_all(dir);
 }
 
 TEST(CvSramEndToEnd, RefusedWithoutASecondaryInterface) {
-  const std::string dir = temp_dir();
+  const test::TempDir tmp("cvsram_e2e");
+  const std::string dir = tmp.str();
   const Built b = build(dir);
   dla::FunctionalDevice dev(load_hw_config("nv_small"));
   try {
@@ -134,7 +120,6 @@ TEST(CvSramEndToEnd, RefusedWithoutASecondaryInterface) {
   } catch (const trace::TraceError& e) {
     EXPECT_NE(std::string(e.what()).find("secondary_memif"), std::string::npos) << e.what();
   }
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
