@@ -14,27 +14,10 @@
 #include "models/numerics/float_format.hpp"
 #include "models/ops/sdp.hpp"
 #include "models/precision/sdp_fp16_stages.hpp"
+#include "tests/models/vec_memory.hpp"
 
 namespace octasim::models::ops {
 namespace {
-
-class FlatMemory final : public Memory {
- public:
-  std::vector<std::uint8_t> b = std::vector<std::uint8_t>(0x10000, 0);
-  void read(std::uint64_t a, std::uint8_t* d, std::size_t n) const override {
-    std::memcpy(d, &b[a], n);
-  }
-  void write(std::uint64_t a, const std::uint8_t* s, std::size_t n) override {
-    std::memcpy(&b[a], s, n);
-  }
-  [[nodiscard]] std::uint16_t u16(std::uint64_t a) const {
-    return static_cast<std::uint16_t>(b[a] | b[a + 1] << 8);
-  }
-  void put(std::uint64_t a, std::uint16_t h) {
-    b[a] = static_cast<std::uint8_t>(h);
-    b[a + 1] = static_cast<std::uint8_t>(h >> 8);
-  }
-};
 
 constexpr std::uint64_t kSrc = 0x100, kDst = 0x1000;
 
@@ -63,7 +46,7 @@ SdpConfig config(SdpPrecision proc, SdpPrecision out) {
 }
 
 std::string error_of(const SdpConfig& c) {
-  FlatMemory m;
+  test::VecMemory m(0x10000);
   try {
     (void)run_sdp_layer(c, m);
   } catch (const std::runtime_error& e) {
@@ -142,8 +125,8 @@ SdpConfig quantize_config(double inv_scale, double hi_x, double zero_point, floa
 
 std::vector<std::int16_t> run16(const SdpConfig& c, const std::vector<double>& x,
                                 SdpLayerResult* result = nullptr) {
-  FlatMemory m;
-  for (std::size_t i = 0; i < x.size(); ++i) m.put(kSrc + 2 * i, h(x[i]));
+  test::VecMemory m(0x10000);
+  for (std::size_t i = 0; i < x.size(); ++i) m.put16(kSrc + 2 * i, h(x[i]));
   const SdpLayerResult r = run_sdp_layer(c, m);
   if (result != nullptr) *result = r;
   std::vector<std::int16_t> out(16);
@@ -197,13 +180,13 @@ TEST(SdpCvtLayer, Fp16ToInt16RoundsToFp16FirstThenSaturatesUncounted) {
   // D_CVT_* are unused in this mode.
   c.cvt = {1000, -7, 9};
   SdpLayerResult r;
-  FlatMemory m;
-  m.put(kSrc + 0, h(2.498046875));
-  m.put(kSrc + 2, h(40000.0));  // 40000 -> 32767
-  m.put(kSrc + 4, 0xfbff);      // -65504 -> -32768
-  m.put(kSrc + 6, 0x7e00);      // NaN -> -32768
-  m.put(kSrc + 8, 0x7c00);      // +inf: FP32 max -> FP16 65504 -> 32767
-  m.put(kSrc + 10, h(-7.75));   // -7.7490234375 -> FP16 -7.75 -> -8
+  test::VecMemory m(0x10000);
+  m.put16(kSrc + 0, h(2.498046875));
+  m.put16(kSrc + 2, h(40000.0));  // 40000 -> 32767
+  m.put16(kSrc + 4, 0xfbff);      // -65504 -> -32768
+  m.put16(kSrc + 6, 0x7e00);      // NaN -> -32768
+  m.put16(kSrc + 8, 0x7c00);      // +inf: FP32 max -> FP16 65504 -> 32767
+  m.put16(kSrc + 10, h(-7.75));   // -7.7490234375 -> FP16 -7.75 -> -8
   r = run_sdp_layer(c, m);
   EXPECT_EQ(static_cast<std::int16_t>(m.u16(kDst + 0)), 3);
   EXPECT_EQ(static_cast<std::int16_t>(m.u16(kDst + 2)), 32767);
@@ -227,9 +210,9 @@ TEST(SdpCvtLayer, DequantizeIntegerScaleThroughTheOutputConvertor) {
   c.bs.alu_algo = SdpAluAlgo::kSum;
   c.bs.alu_operand = -128;
   c.cvt = {0, 2, 0};
-  FlatMemory m;
+  test::VecMemory m(0x10000);
   const std::int16_t q[] = {0, 3, 128, 255};
-  for (unsigned i = 0; i < 4; ++i) m.put(kSrc + 2 * i, static_cast<std::uint16_t>(q[i]));
+  for (unsigned i = 0; i < 4; ++i) m.put16(kSrc + 2 * i, static_cast<std::uint16_t>(q[i]));
   const SdpLayerResult r = run_sdp_layer(c, m);
   EXPECT_EQ(m.u16(kDst + 0), h(-256.0));
   EXPECT_EQ(m.u16(kDst + 2), h(-250.0));
@@ -241,8 +224,9 @@ TEST(SdpCvtLayer, DequantizeIntegerScaleThroughTheOutputConvertor) {
 
 std::vector<std::uint16_t> run_int16(const SdpConfig& c, const std::vector<std::int16_t>& x,
                                      SdpLayerResult& r) {
-  FlatMemory m;
-  for (std::size_t i = 0; i < x.size(); ++i) m.put(kSrc + 2 * i, static_cast<std::uint16_t>(x[i]));
+  test::VecMemory m(0x10000);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    m.put16(kSrc + 2 * i, static_cast<std::uint16_t>(x[i]));
   r = run_sdp_layer(c, m);
   std::vector<std::uint16_t> out(16);
   for (unsigned i = 0; i < 16; ++i) out[i] = m.u16(kDst + 2 * i);
@@ -299,7 +283,7 @@ TEST(SdpCvtLayer, WhatStaysRefused) {
   // A conversion in flying mode (a convolution's output keeps its precision).
   c = config(SdpPrecision::kInt16, SdpPrecision::kFp16);
   c.flying = true;
-  FlatMemory m;
+  test::VecMemory m(0x10000);
   ConvCube cube(1, 1, 16);
   std::string e;
   try {

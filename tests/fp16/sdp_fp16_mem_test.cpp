@@ -4,32 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include "models/numerics/float_format.hpp"
 #include "models/ops/sdp.hpp"
+#include "tests/models/vec_memory.hpp"
 
 namespace octasim::models::ops {
 namespace {
-
-class FlatMemory final : public Memory {
- public:
-  std::vector<std::uint8_t> b = std::vector<std::uint8_t>(0x10000, 0);
-  void read(std::uint64_t a, std::uint8_t* d, std::size_t n) const override {
-    std::memcpy(d, &b[a], n);
-  }
-  void write(std::uint64_t a, const std::uint8_t* s, std::size_t n) override {
-    std::memcpy(&b[a], s, n);
-  }
-  [[nodiscard]] std::uint16_t u16(std::uint64_t a) const {
-    return static_cast<std::uint16_t>(b[a] | b[a + 1] << 8);
-  }
-  void put(std::uint64_t a, std::uint16_t h) {
-    b[a] = static_cast<std::uint8_t>(h);
-    b[a + 1] = static_cast<std::uint8_t>(h >> 8);
-  }
-};
 
 constexpr std::uint64_t kSrc = 0x100, kEw = 0x400, kBs = 0x800, kDst = 0x1000;
 
@@ -73,10 +55,10 @@ TEST(SdpFp16Memory, EwPerElementSumRoundsSaturatesAndCounts) {
   SdpConfig c = mem_config(2);
   erdma(c, SdpDataUse::kAlu, SdpDataMode::kPerElement);
   ew_sum_from_memory(c);
-  FlatMemory m;
+  test::VecMemory m(0x10000);
   const auto pair = [&](std::uint32_t w, std::uint32_t ch, std::uint16_t x, std::uint16_t e) {
-    m.put(at(kSrc, w, ch), x);
-    m.put(at(kEw, w, ch), e);
+    m.put16(at(kSrc, w, ch), x);
+    m.put16(at(kEw, w, ch), e);
   };
   pair(0, 0, 0x3e00, 0x4080);  // 1.5 + 2.25 = 3.75 = 1.875 * 2^1 -> 0x4380
   pair(0, 1, 0x7b53, 0x7b53);  // 60000 + 60000 = 120000 > 65504 -> 0x7bff, saturated
@@ -125,11 +107,11 @@ TEST(SdpFp16Memory, EwMultipliesBeforeAddingWithFp32RegisterOperands) {
   c.ew.truncate = 17;           // unused in FP16
   c.ew.mul_cvt.bypass = false;  // the EW convertors are unused in FP16 (register operands anyway)
   c.ew.mul_cvt.scale = 3;
-  FlatMemory m;
-  m.put(at(kSrc, 0, 0), 0x3c00);  // 1: 100000 - 99999.5 = 0.5 -> 0x3800 (the intermediate
-                                  // 100000 is beyond FP16: the Y stage computes in FP32)
-  m.put(at(kSrc, 0, 1), 0x4000);  // 2: 200000 - 99999.5 = 100000.5 -> 0x7bff, saturated
-  m.put(at(kSrc, 0, 2), 0xbc00);  // -1: -199999.5 -> 0xfbff, saturated
+  test::VecMemory m(0x10000);
+  m.put16(at(kSrc, 0, 0), 0x3c00);  // 1: 100000 - 99999.5 = 0.5 -> 0x3800 (the intermediate
+                                    // 100000 is beyond FP16: the Y stage computes in FP32)
+  m.put16(at(kSrc, 0, 1), 0x4000);  // 2: 200000 - 99999.5 = 100000.5 -> 0x7bff, saturated
+  m.put16(at(kSrc, 0, 2), 0xbc00);  // -1: -199999.5 -> 0xfbff, saturated
   // Channels 3..15 hold 0: 0 - 99999.5 -> 0xfbff, saturated.
   const SdpLayerResult r = run_sdp_layer(c, m);
   // Had the ALU run first ((1 - 99999.5) * 1e5) channel 0 would saturate negative; had the
@@ -148,10 +130,10 @@ TEST(SdpFp16Memory, EwPreluSlopePerChannelFromErdma) {
   c.ew.mul_bypass = false;
   c.ew.mul_prelu = true;
   c.ew.mul_src = SdpOperandSource::kMemory;
-  FlatMemory m;
+  test::VecMemory m(0x10000);
   const auto pair = [&](std::uint32_t ch, std::uint16_t x, std::uint16_t slope) {
-    m.put(at(kSrc, 0, ch), x);
-    m.put(kEw + 2 * ch, slope);
+    m.put16(at(kSrc, 0, ch), x);
+    m.put16(kEw + 2 * ch, slope);
   };
   pair(0, 0xc800, 0x3400);  // -8 * 0.25 = -2 -> 0xc000
   pair(1, 0x4500, 0x3400);  // 5: sign clear, passes -> 0x4500
@@ -169,13 +151,13 @@ TEST(SdpFp16Memory, EwMaxMinPerElementAndNanOperandFlush) {
   SdpConfig c = mem_config(1);
   erdma(c, SdpDataUse::kAlu, SdpDataMode::kPerElement);
   ew_sum_from_memory(c);
-  FlatMemory m;
-  m.put(at(kSrc, 0, 0), 0x3c00);  // max(1, -2) = 1, min = -2
-  m.put(at(kEw, 0, 0), 0xc000);
-  m.put(at(kSrc, 0, 1), 0x8000);  // max(-0, +0) = +0, min = -0
-  m.put(at(kEw, 0, 1), 0x0000);
-  m.put(at(kSrc, 0, 2), 0xbc00);  // -1 against a NaN operand
-  m.put(at(kEw, 0, 2), 0x7e00);
+  test::VecMemory m(0x10000);
+  m.put16(at(kSrc, 0, 0), 0x3c00);  // max(1, -2) = 1, min = -2
+  m.put16(at(kEw, 0, 0), 0xc000);
+  m.put16(at(kSrc, 0, 1), 0x8000);  // max(-0, +0) = +0, min = -0
+  m.put16(at(kEw, 0, 1), 0x0000);
+  m.put16(at(kSrc, 0, 2), 0xbc00);  // -1 against a NaN operand
+  m.put16(at(kEw, 0, 2), 0x7e00);
   c.ew.alu_algo = SdpAluAlgo::kMax;
   (void)run_sdp_layer(c, m);
   EXPECT_EQ(m.u16(at(kDst, 0, 0)), 0x3c00);
@@ -206,15 +188,15 @@ TEST(SdpFp16Memory, BsPerChannelMultiplyAddThenEwPerElementAdd) {
   c.bs.mul_src = SdpOperandSource::kMemory;
   erdma(c, SdpDataUse::kAlu, SdpDataMode::kPerElement);
   ew_sum_from_memory(c);
-  FlatMemory m;
-  m.put(at(kSrc, 0, 0), 0x3c00);  // (1 + 0.5) * 2 + 0.25 = 3.25 = 1.625 * 2 -> 0x4280
-  m.put(kBs + 0, 0x3800);
-  m.put(kBs + 2, 0x4000);
-  m.put(at(kEw, 0, 0), 0x3400);
-  m.put(at(kSrc, 0, 1), 0x4200);  // (3 - 1) * -0.5 + 10 = 9 -> 0x4880
-  m.put(kBs + 4, 0xbc00);
-  m.put(kBs + 6, 0xb800);
-  m.put(at(kEw, 0, 1), 0x4900);
+  test::VecMemory m(0x10000);
+  m.put16(at(kSrc, 0, 0), 0x3c00);  // (1 + 0.5) * 2 + 0.25 = 3.25 = 1.625 * 2 -> 0x4280
+  m.put16(kBs + 0, 0x3800);
+  m.put16(kBs + 2, 0x4000);
+  m.put16(at(kEw, 0, 0), 0x3400);
+  m.put16(at(kSrc, 0, 1), 0x4200);  // (3 - 1) * -0.5 + 10 = 9 -> 0x4880
+  m.put16(kBs + 4, 0xbc00);
+  m.put16(kBs + 6, 0xb800);
+  m.put16(at(kEw, 0, 1), 0x4900);
   // Channel 2: 0 + 0 = 0, * 0 = 0, + 0 = 0.
   (void)run_sdp_layer(c, m);
   EXPECT_EQ(m.u16(at(kDst, 0, 0)), 0x4280);
@@ -228,8 +210,8 @@ TEST(SdpFp16Memory, NanToZeroFlushesTheDataInputAfterCountingIt) {
   c.ew.alu_bypass = false;
   c.ew.alu_algo = SdpAluAlgo::kSum;
   c.ew.alu_operand = static_cast<std::int32_t>(0x3fc00000u);  // 1.5f
-  FlatMemory m;
-  m.put(at(kSrc, 0, 0), 0xfe01);  // NaN
+  test::VecMemory m(0x10000);
+  m.put16(at(kSrc, 0, 0), 0xfe01);  // NaN
   SdpLayerResult r = run_sdp_layer(c, m);
   EXPECT_TRUE(fp16_is_nan(m.u16(at(kDst, 0, 0))));
   EXPECT_EQ(r.stats.in_nan.value(), 1u);

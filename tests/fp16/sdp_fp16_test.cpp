@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -11,6 +10,7 @@
 #include "models/numerics/float_format.hpp"
 #include "models/ops/sdp.hpp"
 #include "models/precision/sdp_fp16_stages.hpp"
+#include "tests/models/vec_memory.hpp"
 
 namespace octasim::models::ops {
 namespace {
@@ -18,20 +18,6 @@ namespace {
 std::int32_t fp32(float v) {
   return static_cast<std::int32_t>(fp32_to_bits(v));
 }
-
-class FlatMemory final : public Memory {
- public:
-  std::vector<std::uint8_t> b = std::vector<std::uint8_t>(0x10000, 0);
-  void read(std::uint64_t a, std::uint8_t* d, std::size_t n) const override {
-    std::memcpy(d, &b[a], n);
-  }
-  void write(std::uint64_t a, const std::uint8_t* s, std::size_t n) override {
-    std::memcpy(&b[a], s, n);
-  }
-  [[nodiscard]] std::uint16_t u16(std::uint64_t a) const {
-    return static_cast<std::uint16_t>(b[a] | b[a + 1] << 8);
-  }
-};
 
 // A 2x1x16 flying cube (one FP16 atom of 32 bytes per column) into the FP16 pipeline.
 SdpConfig fp16_config() {
@@ -65,7 +51,7 @@ TEST(SdpFp16, BiasScaleReluFromRegisters) {
   in.at(0, 0, 2) = fp32(1.0009765f);      // rounding: (1.0009765 - 1.5)/4 < 0 -> 0
   in.at(0, 0, 3) = fp32(4.00048828125f);  // (2.50048828125)/4 = 0.6251220703125: RNE in FP16
   in.at(1, 0, 0) = fp32(1e6f);            // (1e6 - 1.5)/4 = 249999.625 > 65504 -> 65504
-  FlatMemory mem;
+  test::VecMemory mem(0x10000);
   SdpLayerResult r = run_sdp_layer(c, mem, &in);
   EXPECT_EQ(mem.u16(0x1000), 0x4040);  // 2.125
   EXPECT_EQ(mem.u16(0x1002), 0x0000);
@@ -95,12 +81,8 @@ TEST(SdpFp16, PerChannelOperandsFromMemoryBnMaxAndPrelu) {
   c.bn.mul_bypass = false;
   c.bn.mul_prelu = true;
   c.bn.mul_src = SdpOperandSource::kMemory;
-  FlatMemory mem;
-  const auto put = [&](std::uint64_t a, double v) {
-    const std::uint16_t h = fp16_from_double(v);
-    mem.b[a] = static_cast<std::uint8_t>(h);
-    mem.b[a + 1] = static_cast<std::uint8_t>(h >> 8);
-  };
+  test::VecMemory mem(0x10000);
+  const auto put = [&](std::uint64_t a, double v) { mem.put16(a, fp16_from_double(v)); };
   for (unsigned ch = 0; ch < 16; ++ch) {
     put(0x100 + 4 * ch, -8.0);  // max operand
     put(0x102 + 4 * ch, 0.5);   // PReLU slope
@@ -128,7 +110,7 @@ TEST(SdpFp16, NanPropagatesOrIsFlushedAndIsCounted) {
   c.bs.alu_operand = static_cast<std::int16_t>(0x7e00);  // NaN operand
   ConvCube in(1, 1, 16);
   in.at(0, 0, 0) = fp32(2.0f);
-  FlatMemory mem;
+  test::VecMemory mem(0x10000);
   const SdpLayerResult kept = run_sdp_layer(c, mem, &in);
   EXPECT_TRUE(fp16_is_nan(mem.u16(0x1000)));
   EXPECT_EQ(kept.stats.out_nan.value(), 16u);
@@ -159,7 +141,7 @@ TEST(SdpFp16Stages, NvdlaFloatRules) {
 }
 
 std::string error_of(const SdpConfig& c) {
-  FlatMemory mem;
+  test::VecMemory mem(0x10000);
   ConvCube in(c.width, c.height, 16);
   try {
     (void)run_sdp_layer(c, mem, &in);

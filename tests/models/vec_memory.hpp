@@ -31,6 +31,14 @@ class VecMemory final : public Memory {
   void put(std::uint64_t addr, const std::vector<std::uint8_t>& b) {
     write(addr, b.data(), b.size());
   }
+  // A little-endian 16-bit element (an INT16 or an FP16 bit pattern).
+  [[nodiscard]] std::uint16_t u16(std::uint64_t addr) const {
+    return static_cast<std::uint16_t>(bytes_.at(addr) | bytes_.at(addr + 1) << 8);
+  }
+  void put16(std::uint64_t addr, std::uint16_t v) {
+    bytes_.at(addr) = static_cast<std::uint8_t>(v);
+    bytes_.at(addr + 1) = static_cast<std::uint8_t>(v >> 8);
+  }
 
  private:
   std::vector<std::uint8_t> bytes_;
