@@ -7,7 +7,6 @@
 // the golden must lie within NVDLA's FP16 CC threshold (v1_ias_precision.rst, check_cc_direct)
 // of an independent double-precision convolution + SDP computed here.
 #include <cmath>
-#include <map>
 #include <optional>
 #include <ostream>
 #include <random>
@@ -28,6 +27,7 @@
 #include "sim/trace/player.hpp"
 #include "sim/trace/trace.hpp"
 #include "tests/firmware/e2e_util.hpp"
+#include "tests/firmware/recording_mmio.hpp"
 
 #ifndef OCTASIM_BIN
 #error "OCTASIM_BIN must name the octasim executable"
@@ -36,6 +36,7 @@
 namespace octasim::firmware {
 namespace {
 
+using octasim::test::RecordingMmio;
 using octasim::test::run_octasim;
 using octasim::test::TempDir;
 
@@ -318,21 +319,6 @@ TEST_P(Fp16Conv, CycleLevelDeviceMatchesGoldenBitForBit) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, Fp16Conv, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<Fp16Case>& p) { return p.param.name; });
-
-// Records every register write (the last value of each address).
-class RecordingMmio final : public Mmio {
- public:
-  void write32(std::uint32_t addr, std::uint32_t v) override { regs_[addr] = v; }
-  [[nodiscard]] std::uint32_t read32(std::uint32_t) override { return 0; }
-  void wait_interrupt(unsigned) override {}
-  [[nodiscard]] std::uint32_t at(std::uint32_t addr) const {
-    const auto it = regs_.find(addr);
-    return it == regs_.end() ? 0xdeadbeefu : it->second;
-  }
-
- private:
-  std::map<std::uint32_t, std::uint32_t> regs_;
-};
 
 // The FP16 encodings of NVDLA's register tables: IN/PROC_PRECISION FP16 (2) in CDMA, CSC,
 // CMAC_A/B, CACC and SDP; PADDING_VALUE the FP16 pattern; BYTE_PER_KERNEL 2 bytes an element;

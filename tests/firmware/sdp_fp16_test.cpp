@@ -7,7 +7,6 @@
 // the functional device (in-process) and the cycle-level device (`octasim run --config nv_full`)
 // must reproduce the golden bit for bit.
 #include <cmath>
-#include <map>
 #include <optional>
 #include <ostream>
 #include <random>
@@ -26,6 +25,7 @@
 #include "sim/trace/player.hpp"
 #include "sim/trace/trace.hpp"
 #include "tests/firmware/e2e_util.hpp"
+#include "tests/firmware/recording_mmio.hpp"
 
 #ifndef OCTASIM_BIN
 #error "OCTASIM_BIN must name the octasim executable"
@@ -34,6 +34,7 @@
 namespace octasim::firmware {
 namespace {
 
+using octasim::test::RecordingMmio;
 using octasim::test::run_octasim;
 using octasim::test::TempDir;
 
@@ -238,22 +239,6 @@ TEST_P(Fp16Sdp, CycleLevelDeviceMatchesGolden) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, Fp16Sdp, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<SdpCase>& p) { return p.param.name; });
-
-// Records every register write (the last value of each address).
-class RecordingMmio final : public Mmio {
- public:
-  void write32(std::uint32_t addr, std::uint32_t v) override { regs_[addr] = v; }
-  [[nodiscard]] std::uint32_t read32(std::uint32_t) override { return 0; }
-  void wait_interrupt(unsigned) override {}
-  [[nodiscard]] std::uint32_t at(std::uint32_t addr) const {
-    const auto it = regs_.find(addr);
-    return it == regs_.end() ? 0xdeadbeefu : it->second;
-  }
-  [[nodiscard]] bool written(std::uint32_t addr) const { return regs_.count(addr) != 0; }
-
- private:
-  std::map<std::uint32_t, std::uint32_t> regs_;
-};
 
 // The programming guide's element-wise setup with the EW sub-unit: ERDMA per element (DATA_USE
 // ALU for a sum, MUL for a product; 2-byte FP16 elements), EW not bypassed with its ALU (SUM) or
