@@ -17,6 +17,12 @@ std::uint64_t NetProgram::macs() const {
   return n;
 }
 
+std::uint64_t NetProgram::network_macs() const {
+  std::uint64_t n = 0;
+  for (const NetLayer& l : layers) n += l.network_macs;
+  return n;
+}
+
 bool integer_network(const models::graph::Graph& g) {
   return !g.inputs.empty() && !models::graph::is_float(g.inputs[0].dtype);
 }
@@ -307,6 +313,9 @@ ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const 
                       : requantization(w, in.quant, dst.quant, a.relu, out.nodes);
   out.macs =
       std::uint64_t{oc.width} * oc.height * conv.kernels * a.kernel_w * a.kernel_h * c.channels;
+  // A grouped convolution's kernels see C / groups channels each; the dense expansion the
+  // device runs multiplies the others by zero.
+  out.network_macs = out.macs / a.groups;
   out.weight_scale_min = *std::min_element(w.scales.begin(), w.scales.end());
   out.weight_scale_max = *std::max_element(w.scales.begin(), w.scales.end());
   (void)plan_conv(conv, prog_.hw);  // refuses what the CBUF cannot hold, before anything runs

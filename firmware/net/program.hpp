@@ -93,7 +93,9 @@ struct NetLayer {
   std::string nodes;   // the ONNX nodes it computes: "Conv 'conv1' + Relu 'relu1'"
   std::string input, output;
   HwLayer hw;
-  std::uint64_t macs = 0;  // multiply-accumulates per inference (CONV)
+  std::uint64_t macs = 0;  // multiply-accumulates the device performs per inference (CONV)
+  // ... of which the network's own (ONNX's): fewer where a grouped convolution runs dense.
+  std::uint64_t network_macs = 0;
   // Weight quantization of a CONV layer: the smallest and largest per-channel scale.
   double weight_scale_min = 0.0, weight_scale_max = 0.0;
 };
@@ -119,6 +121,7 @@ struct NetProgram {
   std::uint64_t memory_begin = 0, constants_end = 0, memory_end = 0;
 
   [[nodiscard]] std::uint64_t macs() const;
+  [[nodiscard]] std::uint64_t network_macs() const;
 };
 
 // Lowers the planned graph: quantizes the weights, lays out every surface and table, and fills

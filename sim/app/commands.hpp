@@ -117,6 +117,8 @@ struct NetOptions {
   std::string report;                // --report FILE.json
   std::string timeline;              // --timeline FILE.json
   std::string schedule = "overlap";  // --schedule serial|overlap
+  std::string compare;               // --compare CONFIG
+  bool timing_only = false;          // --timing-only
 };
 void add_net_command(CLI::App& app, NetOptions& opts);
 // Exit status: 0 when every image's outputs equal the quantized reference executor's.
