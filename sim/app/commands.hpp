@@ -146,4 +146,13 @@ struct OnnxTestOptions {
 void add_onnx_test_command(CLI::App& app, OnnxTestOptions& opts);
 int run_onnx_test(const OnnxTestOptions& opts);
 
+// `octasim zoo NAME --out FILE.onnx` / `octasim zoo --list` (zoo_command.cpp).
+struct ZooOptions {
+  std::string name;
+  std::string out;
+  bool list = false;
+};
+void add_zoo_command(CLI::App& app, ZooOptions& opts);
+int run_zoo(const ZooOptions& opts);
+
 }  // namespace octasim::app
