@@ -215,7 +215,7 @@ std::set<std::string> calibrate_groups(const Graph& g, const NetPlan& plan,
       if (member && l.kind == LayerKind::kConv && l.conv.clip_max > 0.0 &&
           q.clip > l.conv.clip_max) {
         throw models::graph::GraphError(fmt::format(
-            "{}: its Clip bound {} is below the clip {} its output shares with {} (a capped "
+            "{}: its Clip bound {:g} is below the clip {:g} its output shares with {} (a capped "
             "input of a quantized Concat is not supported; --precision fp16 runs it)",
             layer_nodes_label(g, l), l.conv.clip_max, q.clip, who));
       }
