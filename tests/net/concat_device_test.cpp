@@ -458,6 +458,7 @@ void run_module(const char* config, fn::NetPrecision precision, const Module& m,
 
 constexpr Module kAligned{64, 32, 128, 16, 32, 32};       // multiples of 32
 constexpr Module kInception4a{192, 96, 208, 16, 48, 64};  // GoogLeNet's 4a
+constexpr Module kInception4d{112, 144, 288, 32, 64, 64};  // GoogLeNet's 4d
 constexpr Module kFp16Misaligned{24, 16, 40, 8, 12, 20};  // not multiples of 16
 constexpr Module kSmallAligned{16, 8, 24, 8, 8, 16};      // multiples of 8
 constexpr Module kSmallMisaligned{12, 8, 20, 4, 6, 10};   // not multiples of 8
@@ -467,6 +468,9 @@ TEST(ConcatFunctional, NvFullInt8Aligned) {
 }
 TEST(ConcatFunctional, NvFullInt8Inception4a) {
   run_module("nv_full", fn::NetPrecision::kInt8, kInception4a, Device::kFunctional, true);
+}
+TEST(ConcatFunctional, NvFullInt8Inception4d) {
+  run_module("nv_full", fn::NetPrecision::kInt8, kInception4d, Device::kFunctional, true);
 }
 TEST(ConcatFunctional, NvFullFp16Aligned) {
   run_module("nv_full", fn::NetPrecision::kFp16, kAligned, Device::kFunctional, false);
