@@ -1,8 +1,9 @@
 // The network compiler's lowering state (build_program, program.hpp): one Builder walks the
 // planned layers and fills the NetProgram — surfaces, constants, each layer's descriptor.
 // Private to firmware/net: program.cpp holds the walk and the CONV/PDP/CDP lowering,
-// program_concat.cpp the channel layouts of Concat, program_sdp.cpp the SDP and PPU layers (ReLU, BatchNormalization, Add/Mul, Quantize/
-// DequantizeLinear, a layer followed by an element-wise constant, Softmax).
+// program_concat.cpp the channel layouts of Concat, program_sdp.cpp the SDP and PPU layers (ReLU,
+// BatchNormalization, Add/Mul, Quantize/ DequantizeLinear, a layer followed by an element-wise
+// constant, Softmax).
 #pragma once
 
 #include <cstdint>

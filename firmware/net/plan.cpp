@@ -162,10 +162,9 @@ NetPlan Planner::run() {
   for (const std::string& out : plan_.outputs) {
     const std::string& t = plan_.resolve(out);
     const bool produced =
-        t == plan_.input || plan_.concats.count(t) != 0 ||
-        std::any_of(plan_.layers.begin(), plan_.layers.end(),
+        t == plan_.input || std::any_of(plan_.layers.begin(), plan_.layers.end(),
                                         [&](const PlannedLayer& l) { return l.output == t; });
-    if (!produced) {
+    if (!produced && plan_.concats.count(t) == 0) {
       throw GraphError(fmt::format("graph output '{}' is not computed by any layer", out));
     }
   }

@@ -32,8 +32,8 @@ void Planner::plan_concat(std::size_t i) {
   std::int64_t axis = n.get_int("axis", 0);
   if (axis < 0) axis += rank;
   if (axis < 0 || axis >= rank) {
-    throw GraphError(fmt::format("{}: axis {} of a rank-{} tensor", n.label(),
-                                 n.get_int("axis", 0), rank));
+    throw GraphError(
+        fmt::format("{}: axis {} of a rank-{} tensor", n.label(), n.get_int("axis", 0), rank));
   }
   if (static_cast<std::size_t>(axis) != channel_axis(shape)) {
     throw GraphError(fmt::format(
@@ -60,11 +60,11 @@ void Planner::plan_concat(std::size_t i) {
     if (plan_.cubes.count(in) == 0) {
       throw GraphError(fmt::format("{}: input '{}' is not computed on the device", n.label(), in));
     }
-    if (plan_.transposed.count(in) != 0 || channel_axis(plan_.shapes.at(in)) != channel_axis(shape)) {
-      throw GraphError(fmt::format("{}: input '{}' of shape {} does not hold its channels as {} does",
-                                   n.label(), in,
-                                   models::graph::shape_string(plan_.shapes.at(in)),
-                                   models::graph::shape_string(shape)));
+    if (plan_.transposed.count(in) != 0 ||
+        channel_axis(plan_.shapes.at(in)) != channel_axis(shape)) {
+      throw GraphError(fmt::format(
+          "{}: input '{}' of shape {} does not hold its channels as {} does", n.label(), in,
+          models::graph::shape_string(plan_.shapes.at(in)), models::graph::shape_string(shape)));
     }
     const auto twice = plan_.concat_parent.find(in);
     const bool repeated = std::count(n.inputs.begin(), n.inputs.end(), in) > 1;
@@ -84,8 +84,7 @@ void Planner::plan_concat(std::size_t i) {
     const Cube& k = plan_.cubes.at(in);
     if (k.width != first.width || k.height != first.height) {
       throw GraphError(fmt::format("{}: input '{}' is {}x{}, '{}' {}x{} (W x H)", n.label(), in,
-                                   k.width, k.height, c.inputs.front(), first.width,
-                                   first.height));
+                                   k.width, k.height, c.inputs.front(), first.width, first.height));
     }
   }
   for (const std::string& in : c.inputs) plan_.concat_parent[in] = out;

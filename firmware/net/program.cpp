@@ -62,7 +62,8 @@ NetProgram Builder::run() {
   // The last layer reading each tensor: its buffer is free for later layers after that one. A
   // Concat's buffer holds its inputs (storage()): it lives until the last read of any of them.
   std::map<std::string, std::size_t> last_read;
-  for (std::size_t i = 0; i < plan_.layers.size(); ++i) last_read[storage(plan_.layers[i].input)] = i;
+  for (std::size_t i = 0; i < plan_.layers.size(); ++i)
+    last_read[storage(plan_.layers[i].input)] = i;
   std::set<std::string> kept{storage(plan_.input)};
   for (const std::string& out : plan_.outputs) kept.insert(storage(plan_.resolve(out)));
   for (std::size_t i = 0; i < plan_.layers.size(); ++i) {
@@ -142,8 +143,8 @@ const NetTensor& Builder::tensor(const std::string& name, Precision precision) {
   t.rows = t.shape.size() == 2 && plan_.transposed.count(name) == 0;
   const auto layout = layouts_.find(name);
   if (layout != layouts_.end()) t.channel_map = layout->second.map;
-  t.surface =
-      placed_surface(name, layout != layouts_.end() ? layout->second.physical : c.channels, precision);
+  t.surface = placed_surface(name, layout != layouts_.end() ? layout->second.physical : c.channels,
+                             precision);
   return tensors_.emplace(name, t).first->second;
 }
 
@@ -243,7 +244,8 @@ ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const 
       integer_ ? integer_conv_weights(g_, l, c)
       : fp16() ? fp16_conv_weights(g_, l, c)
                : quantize_conv_weights(g_, l, c, code_bits(options_.precision), options_.weights);
-  if (!in.channel_map.empty()) w.codes = spread_input_channels(w.codes, in.channel_map, in.surface.channels);
+  if (!in.channel_map.empty())
+    w.codes = spread_input_channels(w.codes, in.channel_map, in.surface.channels);
   ConvLayer conv;
   conv.precision = elem();
   conv.src = in.surface;

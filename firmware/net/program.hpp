@@ -19,6 +19,9 @@
 //         output convertor rescales to the output's step: scale round(s_x/s_y * 2^u), shift F+u.
 //   SDP   a lone ReLU: max(code, 0), the input's step.
 //   PPU   Softmax (FP16, configurations with a PPU): models/ops/softmax.hpp's kernel.
+// Concat is no layer: its inputs' producers write into its surface, each at a channel offset that
+// is a multiple of the atom's channels; between blocks whose counts are not, the surface has
+// unused channels (NetTensor::channel_map, program_concat.cpp).
 // Calibration octav-device (dynamic quantization): every CONV output is written as 8-bit codes at
 // its static max-calibrated step, then two layers follow it —
 //   OCTAV the MSE-optimal clip s of that tensor, computed in the device for this inference, with
@@ -67,8 +70,7 @@ struct NetTensor {
   std::vector<std::uint32_t> channel_map;
 
   [[nodiscard]] std::uint32_t channels() const {
-    return channel_map.empty() ? surface.channels
-                               : static_cast<std::uint32_t>(channel_map.size());
+    return channel_map.empty() ? surface.channels : static_cast<std::uint32_t>(channel_map.size());
   }
 };
 

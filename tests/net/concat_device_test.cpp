@@ -183,7 +183,8 @@ Field conv_bound(const models::graph::Graph& g, const std::string& name, const s
   const std::size_t per = std::size_t{in.c} * r * r;
   std::vector<double> s_w(k_count, 0.0);
   for (std::uint32_t k = 0; k < k_count; ++k) {
-    for (std::size_t i = 0; i < per; ++i) s_w[k] = std::max(s_w[k], std::abs(double{wt.f[k * per + i]}));
+    for (std::size_t i = 0; i < per; ++i)
+      s_w[k] = std::max(s_w[k], std::abs(double{wt.f[k * per + i]}));
     s_w[k] /= 127.0;
   }
   const double s_w_max = *std::max_element(s_w.begin(), s_w.end());
@@ -196,9 +197,12 @@ Field conv_bound(const models::graph::Graph& g, const std::string& name, const s
             for (std::uint32_t kx = 0; kx < r; ++kx) {
               const std::int64_t iy = std::int64_t{oy} + ky - pad, ix = std::int64_t{ox} + kx - pad;
               if (iy < 0 || ix < 0 || iy >= kSize || ix >= kSize) continue;
-              const double w = std::abs(double{wt.f[((std::size_t{k} * in.c + c) * r + ky) * r + kx]});
-              const double delta = num.fp16 ? std::ldexp(w, -11) + std::ldexp(1.0, -25) : s_w[k] / 2;
-              const std::size_t i = in.at(c, static_cast<std::uint32_t>(iy), static_cast<std::uint32_t>(ix));
+              const double w =
+                  std::abs(double{wt.f[((std::size_t{k} * in.c + c) * r + ky) * r + kx]});
+              const double delta =
+                  num.fp16 ? std::ldexp(w, -11) + std::ldexp(1.0, -25) : s_w[k] / 2;
+              const std::size_t i =
+                  in.at(c, static_cast<std::uint32_t>(iy), static_cast<std::uint32_t>(ix));
               const double x = std::abs(in.v[i]);
               prop += (w + delta) * in.e[i] + delta * x;
               sum += (w + delta) * (x + in.e[i]);
@@ -234,7 +238,8 @@ Field pool_bound(const Field& in, const Tensor& y) {
         for (std::int64_t iy = std::int64_t{oy} - 1; iy <= oy + 1; ++iy)
           for (std::int64_t ix = std::int64_t{ox} - 1; ix <= ox + 1; ++ix) {
             if (iy < 0 || ix < 0 || iy >= kSize || ix >= kSize) continue;
-            e = std::max(e, in.e[in.at(c, static_cast<std::uint32_t>(iy), static_cast<std::uint32_t>(ix))]);
+            e = std::max(
+                e, in.e[in.at(c, static_cast<std::uint32_t>(iy), static_cast<std::uint32_t>(ix))]);
           }
         out.e[out.at(c, oy, ox)] = e;
       }
@@ -247,7 +252,8 @@ std::map<std::string, Field> output_bounds(const models::graph::Graph& g, const 
                                            const Numerics& num) {
   Field x = field(ref.at("x"), kInputChannels);
   for (std::size_t i = 0; i < x.v.size(); ++i) {
-    x.e[i] = num.fp16 ? std::ldexp(std::abs(x.v[i]), -11) + std::ldexp(1.0, -25) : num.step("x") / 2;
+    x.e[i] =
+        num.fp16 ? std::ldexp(std::abs(x.v[i]), -11) + std::ldexp(1.0, -25) : num.step("x") / 2;
   }
   const auto conv = [&](const char* name, const std::string& in_t, const Field& in,
                         const std::string& out_t) {
@@ -287,9 +293,9 @@ void check_weight_rows(const fn::NetProgram& prog, const models::graph::Graph& g
   if (!map.empty()) {
     ASSERT_EQ(conv->src.channels, physical) << node;
   }
-  const models::ops::ConvWeights w = models::ops::read_weights(
-      conv->weight_address, conv->kernels, 1, 1, conv->src.channels,
-      firmware::conv_model(*conv, prog.hw).weight_layout, mem);
+  const models::ops::ConvWeights w =
+      models::ops::read_weights(conv->weight_address, conv->kernels, 1, 1, conv->src.channels,
+                                firmware::conv_model(*conv, prog.hw).weight_layout, mem);
   const Tensor& wt = g.initializers.at(node + "_W");
   const auto logical = static_cast<std::uint32_t>(wt.shape[1]);
   std::vector<bool> used(conv->src.channels, map.empty());
@@ -297,20 +303,24 @@ void check_weight_rows(const fn::NetProgram& prog, const models::graph::Graph& g
   std::size_t holes = 0, checked = 0;
   for (std::uint32_t k = 0; k < conv->kernels; ++k) {
     double max_w = 0.0;
-    for (std::uint32_t c = 0; c < logical; ++c) max_w = std::max(max_w, std::abs(double{wt.f[k * logical + c]}));
+    for (std::uint32_t c = 0; c < logical; ++c)
+      max_w = std::max(max_w, std::abs(double{wt.f[k * logical + c]}));
     for (std::uint32_t p = 0; p < conv->src.channels; ++p) {
       if (!used[p]) {
-        EXPECT_EQ(w.data[std::size_t{k} * w.channels + p], 0) << node << " kernel " << k << " channel " << p;
+        EXPECT_EQ(w.data[std::size_t{k} * w.channels + p], 0)
+            << node << " kernel " << k << " channel " << p;
         ++holes;
       }
     }
     for (std::uint32_t c = 0; c < logical; ++c) {
       const float v = wt.f[k * logical + c];
       const double q = double{v} / (max_w / 127.0);
-      const std::int32_t want = fp16 ? static_cast<std::int16_t>(models::fp16_from_float(v))
-                                     : static_cast<std::int32_t>(q < 0 ? -std::floor(-q + 0.5) : std::floor(q + 0.5));
+      const std::int32_t want =
+          fp16 ? static_cast<std::int16_t>(models::fp16_from_float(v))
+               : static_cast<std::int32_t>(q < 0 ? -std::floor(-q + 0.5) : std::floor(q + 0.5));
       const std::uint32_t p = map.empty() ? c : map[c];
-      EXPECT_EQ(w.data[std::size_t{k} * w.channels + p], want) << node << " kernel " << k << " channel " << c;
+      EXPECT_EQ(w.data[std::size_t{k} * w.channels + p], want)
+          << node << " kernel " << k << " channel " << c;
       ++checked;
     }
   }
@@ -411,7 +421,8 @@ void run_module(const char* config, fn::NetPrecision precision, const Module& m,
     for (std::uint32_t c = 0; c < cube.channels; ++c)
       for (std::int32_t v : std::vector<std::int32_t>(
                cube.data.begin() + static_cast<std::ptrdiff_t>(cube.index(0, 0, c)),
-               cube.data.begin() + static_cast<std::ptrdiff_t>(cube.index(0, 0, c) + kSize * kSize))) {
+               cube.data.begin() +
+                   static_cast<std::ptrdiff_t>(cube.index(0, 0, c) + kSize * kSize))) {
         (used[c] ? nonzero : nonzero_holes) += v != 0 ? 1 : 0;
       }
     EXPECT_EQ(nonzero_holes, 0U) << "image " << i;
@@ -443,10 +454,10 @@ void run_module(const char* config, fn::NetPrecision precision, const Module& m,
         }
       }
       EXPECT_EQ(outside, 0U) << name << ", image " << i;
-      ::testing::Test::RecordProperty(
-          name + "_" + std::to_string(i),
-          "peak " + std::to_string(peak) + ", largest bound " + std::to_string(worst_bound) +
-              ", largest error " + std::to_string(worst_error));
+      ::testing::Test::RecordProperty(name + "_" + std::to_string(i),
+                                      "peak " + std::to_string(peak) + ", largest bound " +
+                                          std::to_string(worst_bound) + ", largest error " +
+                                          std::to_string(worst_error));
       ASSERT_GT(peak, 0.0) << name;
       // The bound is tight enough that a misplaced channel or a wrong scale would break it.
       EXPECT_LT(worst_bound, (fp16 ? 0.01 : 0.25) * peak) << name;
@@ -456,12 +467,12 @@ void run_module(const char* config, fn::NetPrecision precision, const Module& m,
   EXPECT_EQ(recorded, prog.layers.size() * kImages);
 }
 
-constexpr Module kAligned{64, 32, 128, 16, 32, 32};       // multiples of 32
-constexpr Module kInception4a{192, 96, 208, 16, 48, 64};  // GoogLeNet's 4a
+constexpr Module kAligned{64, 32, 128, 16, 32, 32};        // multiples of 32
+constexpr Module kInception4a{192, 96, 208, 16, 48, 64};   // GoogLeNet's 4a
 constexpr Module kInception4d{112, 144, 288, 32, 64, 64};  // GoogLeNet's 4d
-constexpr Module kFp16Misaligned{24, 16, 40, 8, 12, 20};  // not multiples of 16
-constexpr Module kSmallAligned{16, 8, 24, 8, 8, 16};      // multiples of 8
-constexpr Module kSmallMisaligned{12, 8, 20, 4, 6, 10};   // not multiples of 8
+constexpr Module kFp16Misaligned{24, 16, 40, 8, 12, 20};   // not multiples of 16
+constexpr Module kSmallAligned{16, 8, 24, 8, 8, 16};       // multiples of 8
+constexpr Module kSmallMisaligned{12, 8, 20, 4, 6, 10};    // not multiples of 8
 
 TEST(ConcatFunctional, NvFullInt8Aligned) {
   run_module("nv_full", fn::NetPrecision::kInt8, kAligned, Device::kFunctional, false);

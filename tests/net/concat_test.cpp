@@ -104,13 +104,13 @@ TEST(ConcatPlan, Refusals) {
     build(b);
     return error_of([&] { (void)plan_network(b.graph(), "nv_small"); });
   };
-  EXPECT_TRUE(contains(planned([](GraphBuilder& b) {
-                         concat(b, "cat", {"a_out", "b_out"}, "y", 1);
-                         b.node("Concat", "h", {"a_out", "a_out"}, {"z"}).attributes["axis"] =
-                             int_attr(2);
-                         b.output("y").output("z");
-                       }),
-                       "Concat 'h': axis 2 not supported on the DLA"));
+  EXPECT_TRUE(
+      contains(planned([](GraphBuilder& b) {
+                 concat(b, "cat", {"a_out", "b_out"}, "y", 1);
+                 b.node("Concat", "h", {"a_out", "a_out"}, {"z"}).attributes["axis"] = int_attr(2);
+                 b.output("y").output("z");
+               }),
+               "Concat 'h': axis 2 not supported on the DLA"));
   EXPECT_TRUE(contains(planned([](GraphBuilder& b) {
                          concat(b, "cat", {"a_out", "a_out"}, "y", -4);
                          b.output("y");
@@ -170,8 +170,8 @@ TEST(ConcatLayout, NestedConcatsComposeTheirMaps) {
   const CompiledNetwork net = compile(nested(5, 3, 6), "nv_small");
   const NetTensor& m = net.program.outputs.at(0);
   EXPECT_EQ(m.surface.channels, 22U);
-  EXPECT_EQ(m.channel_map, (std::vector<std::uint32_t>{0, 1, 2, 3, 4, 8, 9, 10, 16, 17, 18, 19,
-                                                       20, 21}));
+  EXPECT_EQ(m.channel_map,
+            (std::vector<std::uint32_t>{0, 1, 2, 3, 4, 8, 9, 10, 16, 17, 18, 19, 20, 21}));
   EXPECT_EQ(m.channels(), 14U);
   EXPECT_EQ(tensor_elements(m), 14U * 16U);
 }
@@ -309,8 +309,8 @@ TEST(ConcatQuant, Int4ReluMembersKeepFourBits) {
 
 TEST(ConcatRefusals, ReadersThatCannotTakeAPaddedLayout) {
   // a (5 channels) and b (3) on nv_small: b at channel 8, 3 unused channels between.
-  const auto compiled = [](const std::function<void(GraphBuilder&)>& reader,
-                           NetPrecision precision, const char* config) {
+  const auto compiled = [](const std::function<void(GraphBuilder&)>& reader, NetPrecision precision,
+                           const char* config) {
     GraphBuilder b;
     b.input("x", {1, 4, 6, 6});
     conv1x1(b, "a", "x", "a_out", 4, 5);
@@ -335,8 +335,9 @@ TEST(ConcatRefusals, ReadersThatCannotTakeAPaddedLayout) {
         b.output("y");
       },
       NetPrecision::kFp16, "nv_full");
-  EXPECT_TRUE(contains(add, "Add 'sum': its operands 'cat' and 'd_out' lay their channels out "
-                            "differently"))
+  EXPECT_TRUE(contains(add,
+                       "Add 'sum': its operands 'cat' and 'd_out' lay their channels out "
+                       "differently"))
       << add;
   const std::string octav = error_of([] {
     GraphBuilder b;
