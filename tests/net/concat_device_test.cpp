@@ -7,7 +7,8 @@
 //
 // Checks, per network and image:
 //   - every layer's output surface on the device equals the quantized reference executor's
-//     (models/ ops), byte for byte, and so do the outputs' codes;
+//     (models/ ops), byte for byte, and so do the outputs' codes — layer by layer, and once more
+//     under the overlapped schedule (independent branches at once);
 //   - every output agrees with the FP32 reference executor (models/graph) within a bound
 //     derived element by element below (FP32 reference values, the weights, each tensor's step);
 //   - the layout: the pool's output (a graph output) has the concatenation's channel map, which
@@ -48,6 +49,7 @@
 #include "firmware/driver/host_memory.hpp"
 #include "firmware/net/compiler.hpp"
 #include "firmware/net/runtime.hpp"
+#include "firmware/net/schedule.hpp"
 #include "models/graph/reference.hpp"
 #include "models/numerics/float_format.hpp"
 #include "net_test_graph.hpp"
@@ -400,7 +402,7 @@ void run_module(const char* config, fn::NetPrecision precision, const Module& m,
     fn::write_input(prog, images, i, dev->memory());
     fn::write_input(prog, images, i, golden);
     for (std::size_t l = 0; l < prog.layers.size(); ++l) {
-      mmio.wait_interrupt(fn::program_layer(prog, l, mmio, groups));
+      fn::await_layer(mmio, fn::program_layer(prog, l, mmio, groups));
       (void)fn::run_layer_model(prog, l, golden);
       const firmware::FeatureSurface& dst = *fn::layer_output(prog.layers[l]);
       const auto n = static_cast<std::size_t>(fn::tensor_bytes(prog, dst));
@@ -463,8 +465,23 @@ void run_module(const char* config, fn::NetPrecision precision, const Module& m,
       EXPECT_LT(worst_bound, (fp16 ? 0.01 : 0.25) * peak) << name;
     }
   }
+  // Once more under the overlapped schedule (octasim net's default): the branches writing into
+  // the concatenation run at once where the register groups allow; the outputs must not change.
+  fn::write_input(prog, images, 0, dev->memory());
+  fn::program_network(prog, mmio, groups, fn::Schedule::kOverlap);
+  firmware::HostMemory serial;
+  fn::load_constants(prog, serial);
+  fn::write_input(prog, images, 0, serial);
+  (void)fn::run_network_model(prog, serial);
+  for (std::size_t k = 0; k < prog.outputs.size(); ++k) {
+    EXPECT_EQ(fn::read_output_codes(prog, k, dev->memory()), fn::read_output_codes(prog, k, serial))
+        << prog.outputs[k].name << " under the overlapped schedule";
+  }
   const std::size_t recorded = soc ? soc->dla().layers().size() : functional->layers().size();
-  EXPECT_EQ(recorded, prog.layers.size() * kImages);
+  std::size_t per_image = 0;
+  for (const fn::NetLayer& l : prog.layers) per_image += fn::device_records(l).size();
+  EXPECT_EQ(recorded, per_image * (kImages + 1));
+  EXPECT_GE(per_image, prog.layers.size());
 }
 
 constexpr Module kAligned{64, 32, 128, 16, 32, 32};        // multiples of 32

@@ -232,6 +232,33 @@ TEST(ConcatLayout, GraphInputConcatInputAlsoReadElsewhereAndConcatAsGraphOutput)
   expect_close_to_fp32(net, 2);
 }
 
+TEST(ConcatLayout, ConvolutionWithItsPoolingOnTheFlyWritesIntoTheConcat) {
+  // p = MaxPool(a) is the pooling of a's only reader: CONV and PDP run as one layer whose PDP
+  // writes p's block of cat (an inception-v3 reduction block's shape).
+  GraphBuilder b;
+  b.input("x", {1, 4, 8, 8});
+  conv1x1(b, "a", "x", "a_out", 4, 5);
+  auto& mp = b.node("MaxPool", "mp", {"a_out"}, {"p"});
+  mp.attributes["kernel_shape"] = ints_attr({2, 2});
+  mp.attributes["strides"] = ints_attr({2, 2});
+  auto& ap = b.node("AveragePool", "ap", {"x"}, {"q"});
+  ap.attributes["kernel_shape"] = ints_attr({2, 2});
+  ap.attributes["strides"] = ints_attr({2, 2});
+  conv1x1(b, "c", "q", "c_out", 4, 3);
+  concat(b, "cat", {"p", "c_out"}, "cat");
+  conv1x1(b, "head", "cat", "y", 8, 2, false);
+  b.output("y").output("cat");
+  const CompiledNetwork net = compile(b.graph(), "nv_small");
+  const bool fused =
+      std::any_of(net.program.layers.begin(), net.program.layers.end(), [](const NetLayer& l) {
+        return contains(l.nodes, "MaxPool 'mp'") && contains(l.nodes, "Conv 'a'");
+      });
+  EXPECT_TRUE(fused);
+  EXPECT_EQ(net.program.outputs.at(1).channel_map,
+            (std::vector<std::uint32_t>{0, 1, 2, 3, 4, 8, 9, 10}));
+  expect_close_to_fp32(net, 2);
+}
+
 TEST(ConcatLayout, SpreadInputChannelsGivesZeroRows) {
   models::ops::ConvWeights w(2, 1, 2, 3);  // 2 kernels, 1x2, 3 channels
   for (std::size_t i = 0; i < w.data.size(); ++i) w.data[i] = static_cast<std::int32_t>(i + 1);
