@@ -173,7 +173,7 @@ void Builder::lower(const PlannedLayer& l) {
       out.hw = lower_softmax(l, in, dst, out.nodes);
       break;
   }
-  prog_.layers.push_back(std::move(out));
+  push_layer(std::move(out));
   if (l.kind == LayerKind::kConv && options_.calibration == ClipCalibration::kOctavDevice &&
       !fp16()) {
     add_device_clip(l);
@@ -266,8 +266,7 @@ ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const 
       std::uint64_t{oc.width} * oc.height * conv.kernels * a.kernel_w * a.kernel_h * c.channels;
   out.weight_scale_min = *std::min_element(w.scales.begin(), w.scales.end());
   out.weight_scale_max = *std::max_element(w.scales.begin(), w.scales.end());
-  (void)plan_conv(conv, prog_.hw);  // refuses what the CBUF cannot hold, before anything runs
-  return conv;
+  return conv;  // push_layer splits it or refuses it (split_conv), before anything runs
 }
 
 SdpStage Builder::requantization(const QuantizedWeights& w, const TensorQuant& x,
