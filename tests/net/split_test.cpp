@@ -273,5 +273,26 @@ TEST(SplitH, CompilerEmitsTheBandsOfOneNode) {
   }
 }
 
+// Through the compiler the refusal names the ONNX node (models::graph::GraphError).
+TEST(SplitH, CompilerRefusesAnUnsplittableConvolutionNamingTheNode) {
+  nettest::GraphBuilder b;
+  b.input("x", {1, 32, 8, 2048});
+  b.constant("W", {8, 32, 3, 3}, nettest::ramp(8 * 32 * 9));
+  auto& c = b.node("Conv", "wide", {"x", "W"}, {"y"});
+  c.attributes["kernel_shape"] = nettest::ints_attr({3, 3});
+  c.attributes["pads"] = nettest::ints_attr({1, 1, 1, 1});
+  b.output("y");
+  const HwConfig hw = load_hw_config("nv_small");
+  fn::CompiledNetwork net = fn::prepare_network(b.graph(), hw);
+  try {
+    fn::quantize_network(net, hw, fn::random_images(net.plan, 2), fn::QuantOptions{});
+    FAIL() << "compiled";
+  } catch (const models::graph::GraphError& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind("Conv 'wide': convolution: one output row reads 3 input lines", 0), 0U) << m;
+    EXPECT_NE(m.find("cannot be split in height"), std::string::npos) << m;
+  }
+}
+
 }  // namespace
 }  // namespace octasim
