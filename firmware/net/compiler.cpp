@@ -178,7 +178,7 @@ NetTraceFiles write_network_trace(const CompiledNetwork& net, const Tensor& imag
       if (l.bands > 1) golden.write(s.address, zeros.data(), zeros.size());
     }
     previous = run_layer_model(p, i, golden, i == 0 ? nullptr : &previous);
-    trace.wait_interrupt(program_layer(p, i, trace, groups));
+    await_layer(trace, program_layer(p, i, trace, groups));
     if (out == nullptr) {
       // OCTAV writes registers, not a surface: the clip it finds is checked.
       trace.check_register(regs::OCTAV::D_CLIP_RESULT::kAddr,

@@ -99,7 +99,7 @@ Tensor read_output(const NetProgram& p, std::size_t k, const models::ops::Memory
   return Tensor::floats(t.shape, std::move(v));
 }
 
-unsigned program_layer(const NetProgram& p, std::size_t i, Mmio& mmio, GroupState& g) {
+LayerInterrupts program_layer(const NetProgram& p, std::size_t i, Mmio& mmio, GroupState& g) {
   const NetLayer& l = p.layers.at(i);
   const unsigned atom = p.hw.atom_bytes;
   unsigned bit = 0;
@@ -138,13 +138,7 @@ unsigned program_layer(const NetProgram& p, std::size_t i, Mmio& mmio, GroupStat
     g.sdp ^= 1U;
     g.sdp_rdma ^= 1U;
   }
-  return bit;
-}
-
-void program_network(const NetProgram& p, Mmio& mmio, GroupState& groups) {
-  for (std::size_t i = 0; i < p.layers.size(); ++i) {
-    mmio.wait_interrupt(program_layer(p, i, mmio, groups));
-  }
+  return {bit};
 }
 
 namespace {
@@ -213,9 +207,9 @@ LayerGolden run_layer_model(const NetProgram& p, std::size_t i, models::ops::Mem
 
 ImageRun run_image(const NetProgram& p, const Tensor& batch, std::size_t index,
                    models::ops::Memory& device, Mmio& mmio, GroupState& groups,
-                   models::ops::Memory& golden) {
+                   models::ops::Memory& golden, Schedule schedule) {
   write_input(p, batch, index, device);
-  program_network(p, mmio, groups);
+  program_network(p, mmio, groups, schedule);
   write_input(p, batch, index, golden);
   ImageRun r;
   r.layers = run_network_model(p, golden);

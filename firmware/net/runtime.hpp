@@ -11,6 +11,7 @@
 
 #include "firmware/driver/mmio.hpp"
 #include "firmware/net/program.hpp"
+#include "firmware/net/schedule.hpp"
 #include "models/graph/graph.hpp"
 #include "models/ops/memory.hpp"
 
@@ -42,11 +43,12 @@ struct GroupState {
 };
 
 // Programs layer `i` through `mmio` (register writes, D_OP_ENABLE) and returns the GLB
-// S_INTR_STATUS bit of its completion; advances `groups`.
-[[nodiscard]] unsigned program_layer(const NetProgram& p, std::size_t i, Mmio& mmio,
-                                     GroupState& groups);
-// Every layer in order, each awaited before the next is programmed.
-void program_network(const NetProgram& p, Mmio& mmio, GroupState& groups);
+// S_INTR_STATUS bits of its completion; advances `groups`.
+[[nodiscard]] LayerInterrupts program_layer(const NetProgram& p, std::size_t i, Mmio& mmio,
+                                            GroupState& groups);
+// Every layer, issued as `schedule` says (schedule.hpp); returns when all are done.
+void program_network(const NetProgram& p, Mmio& mmio, GroupState& groups,
+                     Schedule schedule = Schedule::kSerial);
 
 // What the quantized reference executor counted in a layer.
 struct LayerGolden {
@@ -71,7 +73,7 @@ struct ImageRun {
 };
 ImageRun run_image(const NetProgram& p, const models::graph::Tensor& batch, std::size_t index,
                    models::ops::Memory& device, Mmio& mmio, GroupState& groups,
-                   models::ops::Memory& golden);
+                   models::ops::Memory& golden, Schedule schedule = Schedule::kSerial);
 
 // The surface layer `l` writes, or null for a layer that writes registers only (OCTAV).
 [[nodiscard]] const FeatureSurface* layer_output(const NetLayer& l);

@@ -128,8 +128,8 @@ struct BatchResult {
 class BatchRunner {
  public:
   BatchRunner(const fn::NetProgram& prog, const Tensor& images, trace::Device& device,
-              std::uint64_t timeout)
-      : prog_(prog), images_(images), device_(device), mmio_(device, timeout) {
+              std::uint64_t timeout, fn::Schedule schedule)
+      : prog_(prog), images_(images), device_(device), mmio_(device, timeout), schedule_(schedule) {
     r_.saturations.assign(prog.layers.size(), 0);
     r_.clip_sum.assign(prog.layers.size(), 0.0);
     fn::load_constants(prog, device.memory());
@@ -141,7 +141,7 @@ class BatchRunner {
     const auto started = std::chrono::steady_clock::now();
     for (std::size_t i = first; i < first + count; ++i) {
       const fn::ImageRun run =
-          fn::run_image(prog_, images_, i, device_.memory(), mmio_, groups_, golden_);
+          fn::run_image(prog_, images_, i, device_.memory(), mmio_, groups_, golden_, schedule_);
       for (std::size_t l = 0; l < run.layers.size(); ++l) {
         r_.saturations[l] += run.layers[l].saturations;
         r_.clip_sum[l] += static_cast<double>(run.layers[l].clip);
@@ -167,6 +167,7 @@ class BatchRunner {
   trace::Device& device_;
   firmware::HostMemory golden_;
   trace::DeviceMmio mmio_;
+  fn::Schedule schedule_;
   fn::GroupState groups_;
   BatchResult r_;
 };
@@ -181,8 +182,8 @@ struct CycleOutputs {
 // The cycle-level device: image 0 timed (per layer, and the report and timeline the options ask
 // for), then, with `batch`, the other images of the batch on the same device.
 Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const HwConfig& hw,
-                       std::uint64_t timeout, BatchResult* batch, std::size_t count, bool progress,
-                       const CycleOutputs& out) {
+                       std::uint64_t timeout, fn::Schedule schedule, BatchResult* batch,
+                       std::size_t count, bool progress, const CycleOutputs& out) {
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   soc::Soc soc("dla", hw);
   soc::HostAdapter device(soc);
@@ -191,7 +192,7 @@ Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const H
     timeline = std::make_unique<stats::Timeline>(stats::Detail::kLayer);
     soc.set_timeline(timeline.get());
   }
-  BatchRunner runner(prog, images, device, timeout);
+  BatchRunner runner(prog, images, device, timeout, schedule);
   Timing t;
   const std::uint64_t start = device.cycle();
   runner.run(0, 1, false);
@@ -333,6 +334,11 @@ void add_net_command(CLI::App& app, NetOptions& o) {
                   "units, statistics, roofline) as JSON to FILE");
   cmd->add_option("--timeline", o.timeline,
                   "write the first inference's Chrome-trace timeline (a track per unit) to FILE");
+  cmd->add_option("--schedule", o.schedule,
+                  "overlap (default): a layer is programmed as soon as the layers it depends on "
+                  "are done, so independent layers run on different engines at once; serial: "
+                  "each layer awaited before the next is programmed")
+      ->check(CLI::IsMember({"serial", "overlap"}));
   cmd->add_flag("!--no-progress", o.progress, "no progress line on stderr");
 }
 
@@ -362,18 +368,21 @@ int run_net(const NetOptions& o) {
   const std::vector<std::int64_t> labels =
       o.labels.empty() ? std::vector<std::int64_t>{} : read_labels_file(o.labels, count);
   const CycleOutputs outputs{o.common.model, o.report, o.timeline};
+  const fn::Schedule schedule =
+      o.schedule == "serial" ? fn::Schedule::kSerial : fn::Schedule::kOverlap;
   BatchResult batch;
   Timing timing;
   try {
     if (o.functional) {
       dla::FunctionalDevice device(p.hw);
-      BatchRunner runner(prog, p.images, device, o.timeout_cycles);
+      BatchRunner runner(prog, p.images, device, o.timeout_cycles, schedule);
       runner.run(0, count, o.progress);
       batch = runner.result();
-      timing = run_cycle_level(prog, p.images, p.hw, o.timeout_cycles, nullptr, 1, false, outputs);
-    } else {
-      timing = run_cycle_level(prog, p.images, p.hw, o.timeout_cycles, &batch, count, o.progress,
+      timing = run_cycle_level(prog, p.images, p.hw, o.timeout_cycles, schedule, nullptr, 1, false,
                                outputs);
+    } else {
+      timing = run_cycle_level(prog, p.images, p.hw, o.timeout_cycles, schedule, &batch, count,
+                               o.progress, outputs);
     }
   } catch (const std::runtime_error& e) {
     throw UsageError(fmt::format("{}: {}", o.common.model, e.what()));

@@ -55,7 +55,7 @@ inline SocRun run_on_soc(const firmware::net::NetProgram& prog, const HwConfig& 
     fn::write_input(prog, images, i, golden);
     bool same = true;
     for (std::size_t l = 0; l < prog.layers.size(); ++l) {
-      mmio.wait_interrupt(fn::program_layer(prog, l, mmio, groups));
+      fn::await_layer(mmio, fn::program_layer(prog, l, mmio, groups));
       (void)fn::run_layer_model(prog, l, golden);
       const fn::NetLayer& layer = prog.layers[l];
       const firmware::FeatureSurface* out = fn::layer_output(layer);
