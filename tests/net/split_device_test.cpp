@@ -183,6 +183,49 @@ void run_soc(const Case& c) {
   EXPECT_EQ(run.conv_weight_bytes, c.partial_weights ? weights * c.bands : weights);
 }
 
+// The bands issued as `octasim net` does by default (Schedule::kOverlap: a layer is programmed
+// once the layers it depends on are done), one image on the SoC: the output equals the unsplit
+// convolution's and the reference executor's, and the weights are still fetched once.
+// `independent`: every band depends on no other (their output ranges are disjoint), so each is
+// programmed while the one before runs.
+void run_soc_overlapped(const Case& c, bool independent) {
+  const Compiled r = compile_both(c, 1);
+  const fn::NetProgram& p = r.net.program;
+  const std::vector<std::vector<std::size_t>> deps = fn::layer_dependencies(p);
+  for (std::size_t k = 1; k < deps.size(); ++k) EXPECT_EQ(deps[k].empty(), independent) << k;
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  soc::Soc soc("dla", r.hw);
+  soc::HostAdapter device(soc);
+  trace::DeviceMmio mmio(device, 50'000'000);
+  fn::load_constants(p, device.memory());
+  firmware::HostMemory reference;
+  fn::load_constants(p, reference);
+  fn::GroupState groups;
+  const fn::ImageRun run = fn::run_image(p, r.images, 0, device.memory(), mmio, groups, reference,
+                                         fn::Schedule::kOverlap);
+  EXPECT_EQ(run.differing_output, p.outputs.size()) << "device vs bands";
+  EXPECT_EQ(fn::read_output_codes(p, 0, device.memory()), r.golden[0]);
+  EXPECT_EQ(soc.dla().layers().size(), c.bands);
+  const auto& first = std::get<firmware::ConvLayer>(p.layers[0].hw);
+  std::uint64_t fetched = 0;
+  for (const stats::Group* g : soc.dla().statistics()) {
+    for (std::size_t k = 0; k < g->size(); ++k) {
+      if (g->full_name(k) == "dla.CONV.cdma_wt_bytes") fetched = g->value(k);
+    }
+  }
+  EXPECT_EQ(fetched, firmware::plan_conv(first, p.hw).weight_bytes);
+  // Programmed ahead, a band starts the cycle the one before it ends; otherwise after the host
+  // has seen the interrupt and programmed it.
+  const auto& t = soc.dla().layers();
+  for (std::size_t k = 1; k < t.size(); ++k) {
+    if (independent) {
+      EXPECT_EQ(t[k].start_cycle, t[k - 1].end_cycle) << k;
+    } else {
+      EXPECT_GT(t[k].start_cycle, t[k - 1].end_cycle) << k;
+    }
+  }
+}
+
 // nv_small, 96 wide, 95 high, 16 channels, 3x3 stride 2 pad 1 -> 16: 192 CBUF entries per line,
 // 36 of 32 banks for the input; beside the weights' 1 bank, 31 banks hold 82 lines, 40 output
 // rows; ceil(48 / 40) = 2 bands (split_test.cpp, the same layer).
@@ -277,6 +320,17 @@ TEST(SplitHTrace, BandsIntoAReusedBufferPassEveryCheck) {
 
 TEST(SplitHOnSoc, NvSmallStride2Pad1) {
   run_soc(kSmallStride2);
+}
+// 8 kernels: one C' surface, so the bands' output ranges are disjoint and the second is
+// programmed into the other register group while the first runs (schedule.hpp). 2 bands as
+// above (the weights, 1152 bytes, still take 1 bank).
+TEST(SplitHOnSoc, NvSmallStride2Pad1Overlapped) {
+  Case c = kSmallStride2;
+  c.kernels = 8;
+  run_soc_overlapped(c, true);
+}
+TEST(SplitHOnSoc, NvFullResNet50Conv1Overlapped) {
+  run_soc_overlapped(kResNetConv1, false);
 }
 TEST(SplitHOnSoc, NvSmallStride4Kernel11) {
   run_soc(kSmallStride4);
