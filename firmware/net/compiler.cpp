@@ -126,6 +126,10 @@ nlohmann::json layer_map(const NetProgram& p) {
                       {"bits", q.bits},
                       {"unsigned", q.is_unsigned},
                       {"macs", l.macs}});
+    if (l.bands > 1) {  // Split H: band `band` of the convolution's `bands` (split.hpp)
+      layers.back()["band"] = l.band;
+      layers.back()["bands"] = l.bands;
+    }
   }
   return {{"config", p.config},
           {"precision", precision_name(p.options.precision)},

@@ -12,10 +12,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "firmware/driver/host_memory.hpp"
 #include "firmware/net/compiler.hpp"
@@ -311,6 +313,14 @@ TEST(SplitHTrace, BandsIntoAReusedBufferPassEveryCheck) {
             std::get<firmware::PdpLayer>(p.layers[0].hw).dst.address);
   const test::TempDir dir("split_trace");
   const fn::NetTraceFiles files = fn::write_network_trace(net, images, 1, dir.str());
+  std::ifstream map_file(files.layer_map);
+  const nlohmann::json map = nlohmann::json::parse(map_file);
+  ASSERT_EQ(map.at("layers").size(), 4U);
+  EXPECT_FALSE(map["layers"][1].contains("band"));
+  EXPECT_EQ(map["layers"][3]["band"], 1);
+  EXPECT_EQ(map["layers"][3]["bands"], 2);
+  EXPECT_EQ(map["layers"][2]["onnx_nodes"], "Conv 'conv'");
+  EXPECT_EQ(map["layers"][3]["onnx_nodes"], "Conv 'conv'");
   for (const char* mode : {" --functional", ""}) {
     std::string out;
     EXPECT_EQ(test::run_octasim("run " + files.trace + " --no-progress" + mode, &out), 0) << out;
