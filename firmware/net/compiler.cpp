@@ -125,7 +125,8 @@ nlohmann::json layer_map(const NetProgram& p) {
                       {"clip", q.clip},
                       {"bits", q.bits},
                       {"unsigned", q.is_unsigned},
-                      {"macs", l.macs}});
+                      {"macs", l.macs},
+                      {"records", device_records(l).size()}});
     if (l.bands > 1) {  // Split H: band `band` of the convolution's `bands` (split.hpp)
       layers.back()["band"] = l.band;
       layers.back()["bands"] = l.bands;

@@ -43,9 +43,13 @@ struct Case {
   std::size_t bands;             // derived by hand in the TEST's comment
   bool partial_weights = false;  // the bands fetch the weights each (split.hpp's one-group plan)
   fn::NetPrecision precision = fn::NetPrecision::kInt8;
+  // A MaxPool 2x2 stride 2 after the ReLU: the compiler runs a pooling that alone reads a
+  // convolution's output on the fly (ConvPoolLayer) when the convolution fits; after bands it is
+  // a PDP layer of its own.
+  bool max_pool = false;
 };
 
-// Conv (bias) + Relu, weights and bias of both signs.
+// Conv (bias) + Relu [+ MaxPool], weights and bias of both signs.
 models::graph::Graph conv_graph(const Case& c) {
   nettest::GraphBuilder b;
   b.input("x", {1, c.channels, c.height, c.width});
@@ -59,7 +63,12 @@ models::graph::Graph conv_graph(const Case& c) {
   conv.attributes["kernel_shape"] = ints_attr({c.kernel, c.kernel});
   conv.attributes["strides"] = ints_attr({c.stride, c.stride});
   conv.attributes["pads"] = ints_attr({c.pad, c.pad, c.pad, c.pad});
-  b.node("Relu", "relu", {"c"}, {"y"});
+  b.node("Relu", "relu", {"c"}, {c.max_pool ? "r" : "y"});
+  if (c.max_pool) {
+    auto& mp = b.node("MaxPool", "pool", {"r"}, {"y"});
+    mp.attributes["kernel_shape"] = ints_attr({2, 2});
+    mp.attributes["strides"] = ints_attr({2, 2});
+  }
   b.output("y");
   return b.graph();
 }
@@ -92,16 +101,23 @@ Compiled compile_both(const Case& c, std::size_t images) {
   r.net = compile(g, r.hw, c);
   const fn::NetProgram& p = r.net.program;
   EXPECT_EQ(conv_layers(p), c.bands);
-  EXPECT_EQ(p.layers.size(), c.bands);
-  for (std::size_t k = 0; k < p.layers.size(); ++k) {
+  EXPECT_EQ(p.layers.size(), c.bands + (c.max_pool ? 1 : 0));
+  for (std::size_t k = 0; k < c.bands && k < p.layers.size(); ++k) {
+    EXPECT_TRUE(std::holds_alternative<firmware::ConvLayer>(p.layers[k].hw)) << k;
     EXPECT_EQ(p.layers[k].band, k);
     EXPECT_EQ(p.layers[k].bands, c.bands);
+  }
+  if (c.max_pool) {
+    EXPECT_EQ(p.layers.back().engine, "PDP");
   }
 
   HwConfig deep = r.hw;
   deep.dla.cbuf_bank_depth *= 16;
   const fn::CompiledNetwork whole = compile(g, deep, c);
-  EXPECT_EQ(whole.program.layers.size(), 1U) << "the golden's convolution must not be split";
+  EXPECT_EQ(conv_layers(whole.program), 1U) << "the golden's convolution must not be split";
+  for (const fn::NetLayer& l : whole.program.layers) {
+    EXPECT_EQ(l.bands, 1U);
+  }
   const std::uint64_t out = (c.height + 2 * c.pad - c.kernel) / c.stride + 1;
   const std::uint64_t out_w = (c.width + 2 * c.pad - c.kernel) / c.stride + 1;
   const auto macs =
@@ -167,7 +183,7 @@ void run_functional(const Case& c) {
       expect_near_fp32(r, fn::read_output(p, 0, device.memory()), i);
     }
   }
-  EXPECT_EQ(device.layers().size(), c.bands * kImages);
+  EXPECT_EQ(device.layers().size(), p.layers.size() * kImages);
 }
 
 void run_soc(const Case& c) {
@@ -175,7 +191,7 @@ void run_soc(const Case& c) {
   const fn::NetProgram& p = r.net.program;
   const nettest::SocRun run = nettest::run_on_soc(p, r.hw, r.images, 1);
   EXPECT_EQ(run.differing_images, 0U);
-  EXPECT_EQ(run.layers_run, c.bands);
+  EXPECT_EQ(run.layers_run, p.layers.size());
   ASSERT_EQ(run.codes.size(), 1U);
   EXPECT_EQ(run.codes[0], r.golden[0]) << "split SoC vs the unsplit convolution";
   // All weights in CBUF (split.hpp): fetched by the first band only; otherwise by every band.
@@ -207,7 +223,7 @@ void run_soc_overlapped(const Case& c, bool independent) {
                                          fn::Schedule::kOverlap);
   EXPECT_EQ(run.differing_output, p.outputs.size()) << "device vs bands";
   EXPECT_EQ(fn::read_output_codes(p, 0, device.memory()), r.golden[0]);
-  EXPECT_EQ(soc.dla().layers().size(), c.bands);
+  EXPECT_EQ(soc.dla().layers().size(), p.layers.size());
   const auto& first = std::get<firmware::ConvLayer>(p.layers[0].hw);
   std::uint64_t fetched = 0;
   for (const stats::Group* g : soc.dla().statistics()) {
@@ -264,6 +280,11 @@ TEST(SplitHFunctional, NvSmallStride2Pad1) {
 }
 TEST(SplitHFunctional, NvSmallStride4Kernel11) {
   run_functional(kSmallStride4);
+}
+TEST(SplitHFunctional, NvSmallStride2Pad1ThenMaxPool) {
+  Case c = kSmallStride2;
+  c.max_pool = true;
+  run_functional(c);
 }
 TEST(SplitHFunctional, NvSmallPartialWeights) {
   run_functional(kSmallPartial);
@@ -341,6 +362,11 @@ TEST(SplitHOnSoc, NvSmallStride2Pad1Overlapped) {
 }
 TEST(SplitHOnSoc, NvFullResNet50Conv1Overlapped) {
   run_soc_overlapped(kResNetConv1, false);
+}
+TEST(SplitHOnSoc, NvSmallStride2Pad1ThenMaxPool) {
+  Case c = kSmallStride2;
+  c.max_pool = true;
+  run_soc(c);
 }
 TEST(SplitHOnSoc, NvSmallStride4Kernel11) {
   run_soc(kSmallStride4);
