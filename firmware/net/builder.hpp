@@ -64,6 +64,9 @@ class Builder {
 
   void lower(const PlannedLayer& l);
 
+  // Appends a lowered layer; a CONV layer whose input exceeds the CBUF as its bands (split.cpp).
+  void push_layer(NetLayer out);
+
   // OCTAV on the CONV output's surface, then the fake-quantizing SDP into a new surface that
   // takes the tensor's place for its readers.
   void add_device_clip(const PlannedLayer& l);

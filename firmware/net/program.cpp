@@ -201,7 +201,7 @@ void Builder::lower(const PlannedLayer& l) {
       out.hw = lower_softmax(l, in, dst, out.nodes);
       break;
   }
-  prog_.layers.push_back(std::move(out));
+  push_layer(std::move(out));
   if (l.kind == LayerKind::kConv && options_.calibration == ClipCalibration::kOctavDevice &&
       !fp16()) {
     add_device_clip(l);
@@ -268,9 +268,10 @@ bool Builder::lower_conv_pool(const PlannedLayer& conv, const PlannedLayer& pool
   try {
     check_conv_pool(cp, prog_.hw);
   } catch (const FirmwareError&) {
-    // Not on the fly (e.g. the pooling needs split widths): the two layers through memory.
+    // Not on the fly (e.g. the pooling needs split widths, the convolution split heights): the
+    // two layers through memory.
     out.hw = cp.conv;
-    prog_.layers.push_back(std::move(out));
+    push_layer(std::move(out));
     lower(pool);
     return true;
   }
@@ -332,8 +333,7 @@ ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const 
   out.network_macs = out.macs / a.groups;
   out.weight_scale_min = *std::min_element(w.scales.begin(), w.scales.end());
   out.weight_scale_max = *std::max_element(w.scales.begin(), w.scales.end());
-  (void)plan_conv(conv, prog_.hw);  // refuses what the CBUF cannot hold, before anything runs
-  return conv;
+  return conv;  // push_layer splits it or refuses it (split_conv), before anything runs
 }
 
 SdpStage Builder::requantization(const QuantizedWeights& w, const TensorQuant& x,

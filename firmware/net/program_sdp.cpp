@@ -154,7 +154,7 @@ void Builder::push_with_operand(NetLayer first, const FeatureSurface& scratch, c
   second.input = second.output = dst.name;
   second.hw = s;
   second.macs = 0;
-  prog_.layers.push_back(std::move(first));
+  push_layer(std::move(first));
   prog_.layers.push_back(std::move(second));
   activations_.release(scratch.address, surface_bytes(dst.surface, elem(), atom()));
 }
