@@ -86,7 +86,8 @@ Prepared prepare(const NetCommonOptions& o, const std::string& input, std::size_
     fn::CalibrationTable table;
     if (!o.calibration_table.empty()) table = fn::read_calibration_table(o.calibration_table);
     fn::quantize_network(p.net, p.hw, calib, quant_options(o),
-                         o.calibration_table.empty() ? nullptr : &table);
+                         o.calibration_table.empty() ? nullptr : &table,
+                         fn::PlacementOptions{!o.no_cvsram});
     if (!o.save_calibration.empty()) {
       fn::write_calibration_table(o.save_calibration, p.net.program.table);
     }
@@ -129,10 +130,10 @@ class BatchRunner {
  public:
   BatchRunner(const fn::NetProgram& prog, const Tensor& images, trace::Device& device,
               std::uint64_t timeout)
-      : prog_(prog), images_(images), device_(device), mmio_(device, timeout) {
+      : prog_(prog), images_(images), memory_(trace::dma_memory(device)), mmio_(device, timeout) {
     r_.saturations.assign(prog.layers.size(), 0);
     r_.clip_sum.assign(prog.layers.size(), 0.0);
-    fn::load_constants(prog, device.memory());
+    fn::load_constants(prog, memory_);
     fn::load_constants(prog, golden_);
   }
 
@@ -140,14 +141,13 @@ class BatchRunner {
   void run(std::size_t first, std::size_t count, bool progress) {
     const auto started = std::chrono::steady_clock::now();
     for (std::size_t i = first; i < first + count; ++i) {
-      const fn::ImageRun run =
-          fn::run_image(prog_, images_, i, device_.memory(), mmio_, groups_, golden_);
+      const fn::ImageRun run = fn::run_image(prog_, images_, i, memory_, mmio_, groups_, golden_);
       for (std::size_t l = 0; l < run.layers.size(); ++l) {
         r_.saturations[l] += run.layers[l].saturations;
         r_.clip_sum[l] += static_cast<double>(run.layers[l].clip);
       }
       r_.bit_exact += run.differing_output == prog_.outputs.size() ? 1 : 0;
-      r_.outputs.push_back(fn::read_output(prog_, 0, device_.memory()));
+      r_.outputs.push_back(fn::read_output(prog_, 0, memory_));
       if (progress && std::chrono::steady_clock::now() - started > std::chrono::seconds(2) &&
           (i % 50 == 0 || i + 1 == first + count)) {
         fmt::print(stderr, "\r\033[Koctasim: image {} of {}", i + 1, first + count);
@@ -164,7 +164,7 @@ class BatchRunner {
  private:
   const fn::NetProgram& prog_;
   const Tensor& images_;
-  trace::Device& device_;
+  DeviceMemory memory_;  // the device's DRAM and CV-SRAM
   firmware::HostMemory golden_;
   trace::DeviceMmio mmio_;
   fn::GroupState groups_;
@@ -308,6 +308,9 @@ void add_net_common_options(CLI::App& cmd, NetCommonOptions& o) {
                  "calibrating");
   cmd.add_option("--save-calibration", o.save_calibration,
                  "write the calibration table used to FILE.json");
+  cmd.add_flag("--no-cvsram", o.no_cvsram,
+               "keep activations and weights in DRAM even when the configuration has a CV-SRAM "
+               "(secondary_memif): the what-if without it");
 }
 
 void add_net_command(CLI::App& app, NetOptions& o) {
@@ -424,7 +427,7 @@ int run_net(const NetOptions& o) {
     fmt::print("top-1: device {:.2f}%, FP32 reference {:.2f}%, agreement {:.2f}%\n", pct(device_ok),
                pct(ref_ok), pct(agree));
   }
-  fmt::print("macs: {}\n", prog.macs());
+  fmt::print("{}\nmacs: {}\n", fn::placement_summary(prog.placement), prog.macs());
   // MAC utilization over the whole inference: the network's MACs against the array's peak
   // (atomic-C x atomic-K per cycle) for every cycle of it.
   const double util = timing.cycles == 0
