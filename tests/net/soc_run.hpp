@@ -17,6 +17,8 @@
 #include "firmware/driver/host_memory.hpp"
 #include "firmware/net/runtime.hpp"
 #include "sim/core/hw_config.hpp"
+#include "sim/mem/cvsram_port.hpp"
+#include "sim/mem/memory_system.hpp"
 #include "sim/soc/host_adapter.hpp"
 #include "sim/soc/soc.hpp"
 #include "sim/trace/device_mmio.hpp"
@@ -29,6 +31,8 @@ struct SocRun {
   std::vector<models::graph::Tensor> outputs;    // output 0 dequantized per image
   std::size_t layers_run = 0;                    // operations the SoC's DLA recorded
   std::size_t differing_images = 0;              // images with any byte unlike the golden
+  std::uint64_t dram_bytes = 0;                  // read and written in DRAM, over the run
+  std::uint64_t cvsram_bytes = 0;                // read and written in the CV-SRAM, over the run
 };
 
 inline std::vector<std::uint8_t> memory_bytes(const models::ops::Memory& m, std::uint64_t addr,
@@ -76,6 +80,10 @@ inline SocRun run_on_soc(const firmware::net::NetProgram& prog, const HwConfig& 
     run.outputs.push_back(fn::read_output(prog, 0, memory));
   }
   run.layers_run = soc.dla().layers().size();
+  const MemorySystem& ms = soc.memory_system();
+  run.dram_bytes = ms.bytes_read() + ms.bytes_written();
+  if (const mem::CvSramPort* cv = ms.cvsram())
+    run.cvsram_bytes = cv->bytes_read() + cv->bytes_written();
   return run;
 }
 
