@@ -5,10 +5,15 @@
 // (every layer's output compared, soc_run.hpp) and on the functional device; a CV-SRAM too small
 // for everything (both memories in use); octav-device calibration (the OCTAV unit's input kept in
 // DRAM); an FP16 element-wise constant operand read by ERDMA from the CV-SRAM. SystemC elaborates
-// once per process: one network per TEST.
+// once per process: one network per TEST. And `octasim net` with and without --no-cvsram: the
+// what-if the option exists for.
 #include <cstdint>
+#include <fstream>
+#include <regex>
 #include <string>
 #include <variant>
+
+#include <nlohmann/json.hpp>
 
 #include <gtest/gtest.h>
 
@@ -22,6 +27,7 @@
 #include "sim/trace/device_mmio.hpp"
 #include "sim/trace/player.hpp"
 #include "soc_run.hpp"
+#include "tests/firmware/e2e_util.hpp"
 
 namespace octasim {
 namespace {
@@ -172,6 +178,63 @@ TEST(CvSramNetwork, Fp16ElementwiseConstantReadFromTheCvSram) {
     for (std::int32_t v : codes) nonzero += v != 0 ? 1 : 0;
   }
   EXPECT_GT(nonzero, kImages * 32);
+}
+
+struct CliRun {
+  std::string out;
+  std::uint64_t cycles = 0;  // "cycles: N per inference"
+  nlohmann::json report;
+};
+
+CliRun octasim_net(const test::TempDir& dir, const std::string& options) {
+  CliRun r;
+  const std::string report = (dir.path() / "report.json").string();
+  const int rc =
+      test::run_octasim(std::string("net ") + OCTASIM_FASHION_MODEL + " --config " +
+                            (dir.path() / "sheet.json").string() +
+                            " --limit 1 --no-progress --report " + report + " " + options,
+                        &r.out);
+  EXPECT_EQ(rc, 0) << r.out;
+  EXPECT_NE(r.out.find("device vs quantized reference: 1 of 1 images bit-exact"), std::string::npos)
+      << r.out;
+  std::smatch m;
+  if (std::regex_search(r.out, m, std::regex("\ncycles: ([0-9]+) per inference"))) {
+    r.cycles = std::stoull(m[1]);
+  }
+  std::ifstream in(report);
+  r.report = nlohmann::json::parse(in, nullptr, false);
+  return r;
+}
+
+// The sheet's operating point with DRAM slow (10 bytes a cycle): the same network is faster with
+// its data in the CV-SRAM (25 + 25) than with --no-cvsram. A comparison of two runs, not a timing.
+TEST(CvSramNetworkCli, TheCvSramMakesTheNetworkFasterWhenDramIsSlow) {
+  const test::TempDir dir("cvsram_cli");
+  std::ofstream((dir.path() / "sheet.json").string())
+      << R"({"base": "nv_full", "name": "sheet", "dram_bytes_per_cycle": 10,
+             "cvsram_read_bytes_per_cycle": 25, "cvsram_write_bytes_per_cycle": 25})";
+  const CliRun with = octasim_net(dir, "");
+  const CliRun without = octasim_net(dir, "--no-cvsram");
+  EXPECT_TRUE(std::regex_search(
+      with.out, std::regex("\nmemory: activations [1-9][0-9]* B CV-SRAM, 0 B DRAM; constants "
+                           "\\(weights, tables\\) [1-9][0-9]* B CV-SRAM, 0 B DRAM\n")))
+      << with.out;
+  EXPECT_TRUE(std::regex_search(
+      without.out, std::regex("\nmemory: activations 0 B CV-SRAM, [1-9][0-9]* B DRAM; constants "
+                              "\\(weights, tables\\) 0 B CV-SRAM, [1-9][0-9]* B DRAM\n")))
+      << without.out;
+  ASSERT_GT(with.cycles, 0U) << with.out;
+  ASSERT_GT(without.cycles, 0U) << without.out;
+  EXPECT_LT(with.cycles, without.cycles);
+  // Without the CV-SRAM every byte crosses DRAM, at 10 a cycle for reads and writes together.
+  ASSERT_TRUE(without.report.is_object()) << without.out;
+  const std::uint64_t dram = without.report["dram"]["bytes_read"].get<std::uint64_t>() +
+                             without.report["dram"]["bytes_written"].get<std::uint64_t>();
+  EXPECT_GT(dram, 0U);
+  EXPECT_GE(without.cycles * 10, dram);
+  ASSERT_TRUE(with.report.is_object()) << with.out;
+  EXPECT_EQ(with.report["dram"]["bytes_read"].get<std::uint64_t>(), 0U);
+  EXPECT_GT(with.report["cvsram"]["bytes_read"].get<std::uint64_t>(), 0U);
 }
 
 }  // namespace
