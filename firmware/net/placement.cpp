@@ -208,8 +208,11 @@ std::uint64_t place_constants(NetProgram& p, std::vector<LayerRefs>& refs, std::
   for (std::size_t i = 0; i < p.constants.size(); ++i) {
     ConstantBlob& c = p.constants[i];
     const std::uint64_t size = c.bytes.size();
-    const bool movable = std::all_of(users[i].begin(), users[i].end(),
-                                     [](const AddressRef& f) { return f.ram != nullptr; });
+    // A constant no layer field names is reached some other way (the PPU's softmax descriptor,
+    // named inside its push buffer): it stays where that reference expects it.
+    const bool movable =
+        !users[i].empty() && std::all_of(users[i].begin(), users[i].end(),
+                                         [](const AddressRef& f) { return f.ram != nullptr; });
     if (!movable || size == 0 || cv_next + size > cv_end) {
       p.placement.constant_dram_bytes += size;
       continue;

@@ -16,7 +16,9 @@
 //     each surface of the program is wholly inside M (it moves) or wholly outside (it stays).
 // So a buffer reused by several tensors, and a layer's view of part of a tensor, move together.
 // Constants then take CV-SRAM addresses from the end of the activations' part, aligned to 256.
-// A constant some unit reads from DRAM only (a PPU push buffer, SDP quantize tables) stays.
+// A constant some unit reads from DRAM only (a PPU push buffer, SDP quantize tables) stays, and
+// so does one no layer's address field names (the PPU's softmax descriptor, which only its push
+// buffer's bytes point to).
 //
 // The usable CV-SRAM is [cvsram_base, cvsram_base + cvsram_bytes) less any part overlapping the
 // DRAM regions the compiler uses, [0x8000_0000, 2^32), so that one address names one memory in a

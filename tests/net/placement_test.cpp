@@ -258,6 +258,34 @@ TEST(Placement, WhatTheOctavUnitReadsStaysInDram) {
   EXPECT_EQ(p.placement.constant_cvsram_bytes, 1280U);
 }
 
+// Softmax on the PPU (soc_large, FP16), which reaches DRAM only: its surfaces, its push buffer
+// and the descriptor only the push buffer's bytes point to all stay in DRAM, with room to spare.
+TEST(Placement, WhatThePpuReadsStaysInDram) {
+  GraphBuilder b;
+  b.input("x", {1, 4, 4, 4});
+  b.node("Softmax", "softmax", {"x"}, {"y"}).attributes["axis"] = nettest::int_attr(1);
+  b.output("y");
+  const HwConfig hw = load_hw_config("soc_large");
+  ASSERT_TRUE(hw.dla.secondary_memif);
+  fn::CompiledNetwork net = fn::prepare_network(b.graph(), hw);
+  fn::QuantOptions q;
+  q.precision = fn::NetPrecision::kFp16;
+  fn::quantize_network(net, hw, fn::random_images(net.plan, 1), q);
+  const fn::NetProgram& p = net.program;
+  ASSERT_EQ(p.layers.size(), 1U);
+  const auto& sm = std::get<fn::PpuSoftmaxLayer>(p.layers[0].hw);
+  EXPECT_EQ(sm.src.ram, Ram::kMc);
+  EXPECT_EQ(sm.dst.ram, Ram::kMc);
+  EXPECT_GE(sm.src.address, kAct);
+  ASSERT_EQ(p.constants.size(), 2U);  // the descriptor, the push buffer
+  for (const fn::ConstantBlob& c : p.constants) {
+    EXPECT_EQ(c.ram, Ram::kMc) << c.what;
+    EXPECT_GE(c.address, kConst) << c.what;
+  }
+  EXPECT_EQ(sm.push_buffer, p.constants[1].address);
+  EXPECT_EQ(p.placement.activation_cvsram_bytes + p.placement.constant_cvsram_bytes, 0U);
+}
+
 // The usable CV-SRAM never overlaps the compiler's DRAM regions [0x8000_0000, 2^32).
 TEST(Placement, TheUsableCvSramAvoidsTheDramRegions) {
   const auto usable = [](std::uint64_t base, std::uint64_t bytes) {
