@@ -137,7 +137,8 @@ nlohmann::json layer_map(const NetProgram& p) {
                       {"clip", q.clip},
                       {"bits", q.bits},
                       {"unsigned", q.is_unsigned},
-                      {"macs", l.macs}});
+                      {"macs", l.macs},
+                      {"records", device_records(l).size()}});
   }
   return {{"config", p.config},
           {"precision", precision_name(p.options.precision)},
@@ -191,7 +192,7 @@ NetTraceFiles write_network_trace(const CompiledNetwork& net, const Tensor& imag
       trace.mem_init_zero(out->address, tensor_bytes(p, *out), trace_memory(out->ram));
     }
     previous = run_layer_model(p, i, golden, i == 0 ? nullptr : &previous);
-    trace.wait_interrupt(program_layer(p, i, trace, groups));
+    await_layer(trace, program_layer(p, i, trace, groups));
     if (out == nullptr) {
       // OCTAV writes registers, not a surface: the clip it finds is checked.
       trace.check_register(regs::OCTAV::D_CLIP_RESULT::kAddr,

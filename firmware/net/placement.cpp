@@ -59,6 +59,15 @@ LayerRefs layer_refs(HwLayer& hw) {
           r.surfaces.push_back({&l.dst, l.precision, false});
           r.addresses.push_back({&l.weight_address, l.compressed ? nullptr : &l.weight_ram});
           add_stage(l.sdp, r);
+        } else if constexpr (std::is_same_v<T, ConvPoolLayer>) {
+          // conv.dst (= pool.src) is not written by the device, but the golden passes through it.
+          r.surfaces.push_back({&l.conv.src, l.conv.precision, false});
+          r.surfaces.push_back({&l.conv.dst, l.conv.precision, false});
+          r.surfaces.push_back({&l.pool.src, l.pool.precision, false});
+          r.surfaces.push_back({&l.pool.dst, l.pool.precision, false});
+          r.addresses.push_back(
+              {&l.conv.weight_address, l.conv.compressed ? nullptr : &l.conv.weight_ram});
+          add_stage(l.conv.sdp, r);
         } else if constexpr (std::is_same_v<T, PdpLayer> || std::is_same_v<T, CdpLayer>) {
           r.surfaces.push_back({&l.src, l.precision, false});
           r.surfaces.push_back({&l.dst, l.precision, false});

@@ -27,13 +27,23 @@ void load_constants(const NetProgram& p, models::ops::Memory& mem) {
 const FeatureSurface* layer_output(const NetLayer& l) {
   return std::visit(
       [](const auto& hw) -> const FeatureSurface* {
-        if constexpr (std::is_same_v<std::decay_t<decltype(hw)>, OctavLayer>) {
+        using T = std::decay_t<decltype(hw)>;
+        if constexpr (std::is_same_v<T, OctavLayer>) {
           return nullptr;
+        } else if constexpr (std::is_same_v<T, ConvPoolLayer>) {
+          return &hw.pool.dst;
         } else {
           return &hw.dst;
         }
       },
       l.hw);
+}
+
+std::vector<std::string> device_records(const NetLayer& l) {
+  if (std::holds_alternative<PpuSoftmaxLayer>(l.hw)) return {};
+  if (std::holds_alternative<ConvPoolLayer>(l.hw)) return {"CONV", "PDP"};
+  if (std::holds_alternative<FakeQuantSdpLayer>(l.hw)) return {"SDP"};
+  return {l.engine};
 }
 
 std::uint64_t tensor_bytes(const NetProgram& p, const FeatureSurface& s) {
@@ -103,7 +113,7 @@ Tensor read_output(const NetProgram& p, std::size_t k, const models::ops::Memory
   return Tensor::floats(t.shape, std::move(v));
 }
 
-unsigned program_layer(const NetProgram& p, std::size_t i, Mmio& mmio, GroupState& g) {
+LayerInterrupts program_layer(const NetProgram& p, std::size_t i, Mmio& mmio, GroupState& g) {
   const NetLayer& l = p.layers.at(i);
   const unsigned atom = p.hw.atom_bytes;
   unsigned bit = 0;
@@ -114,9 +124,20 @@ unsigned program_layer(const NetProgram& p, std::size_t i, Mmio& mmio, GroupStat
     g.conv ^= 1U;
     g.sdp ^= 1U;
     if (rdma) g.sdp_rdma ^= 1U;
-  } else if (const auto* pdp = std::get_if<PdpLayer>(&l.hw)) {
-    bit = program_pdp(mmio, *pdp, g.pdp, atom);
+  } else if (const auto* cp = std::get_if<ConvPoolLayer>(&l.hw)) {
+    const bool rdma = sdp_rdma_used(conv_sdp_layer(cp->conv), SdpInput::kFlying);
+    const ConvPoolInterrupts intr =
+        program_conv_pool(mmio, *cp, g.conv, p.hw, static_cast<int>(g.pdp), static_cast<int>(g.sdp),
+                          static_cast<int>(g.sdp_rdma));
+    g.conv ^= 1U;
+    g.sdp ^= 1U;
     g.pdp ^= 1U;
+    if (rdma) g.sdp_rdma ^= 1U;
+    return {intr.pdp, intr.sdp};
+  } else if (const auto* pdp = std::get_if<PdpLayer>(&l.hw)) {
+    bit = program_pdp(mmio, *pdp, g.pdp, atom, static_cast<int>(g.pdp_rdma));
+    g.pdp ^= 1U;
+    g.pdp_rdma ^= 1U;
   } else if (const auto* cdp = std::get_if<CdpLayer>(&l.hw)) {
     bit = program_cdp(mmio, *cdp, g.cdp, atom);
     g.cdp ^= 1U;
@@ -142,13 +163,7 @@ unsigned program_layer(const NetProgram& p, std::size_t i, Mmio& mmio, GroupStat
     g.sdp ^= 1U;
     g.sdp_rdma ^= 1U;
   }
-  return bit;
-}
-
-void program_network(const NetProgram& p, Mmio& mmio, GroupState& groups) {
-  for (std::size_t i = 0; i < p.layers.size(); ++i) {
-    mmio.wait_interrupt(program_layer(p, i, mmio, groups));
-  }
+  return {bit};
 }
 
 namespace {
@@ -179,6 +194,9 @@ LayerGolden run_layer_model(const NetProgram& p, std::size_t i, models::ops::Mem
   LayerGolden out;
   if (const auto* conv = std::get_if<ConvLayer>(&l.hw)) {
     const ConvGolden g = run_conv_model(*conv, p.hw, mem);
+    out.saturations = g.cacc_saturation + g.sdp_saturation;
+  } else if (const auto* cp = std::get_if<ConvPoolLayer>(&l.hw)) {
+    const ConvGolden g = run_conv_pool_model(*cp, p.hw, mem);
     out.saturations = g.cacc_saturation + g.sdp_saturation;
   } else if (const auto* pdp = std::get_if<PdpLayer>(&l.hw)) {
     (void)models::ops::run_pdp_layer(pdp_model_params(*pdp, atom), mem);
@@ -219,9 +237,9 @@ LayerGolden run_layer_model(const NetProgram& p, std::size_t i, models::ops::Mem
 
 ImageRun run_image(const NetProgram& p, const Tensor& batch, std::size_t index,
                    models::ops::Memory& device, Mmio& mmio, GroupState& groups,
-                   models::ops::Memory& golden) {
+                   models::ops::Memory& golden, Schedule schedule) {
   write_input(p, batch, index, device);
-  program_network(p, mmio, groups);
+  program_network(p, mmio, groups, schedule);
   write_input(p, batch, index, golden);
   ImageRun r;
   r.layers = run_network_model(p, golden);

@@ -115,8 +115,9 @@ struct NetOptions {
   bool functional = false;
   std::uint64_t timeout_cycles = 50'000'000;
   bool progress = true;
-  std::string report;    // --report FILE.json
-  std::string timeline;  // --timeline FILE.json
+  std::string report;                // --report FILE.json
+  std::string timeline;              // --timeline FILE.json
+  std::string schedule = "overlap";  // --schedule serial|overlap
 };
 void add_net_command(CLI::App& app, NetOptions& opts);
 // Exit status: 0 when every image's outputs equal the quantized reference executor's.

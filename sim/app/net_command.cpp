@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <variant>
@@ -129,8 +131,12 @@ struct BatchResult {
 class BatchRunner {
  public:
   BatchRunner(const fn::NetProgram& prog, const Tensor& images, trace::Device& device,
-              std::uint64_t timeout)
-      : prog_(prog), images_(images), memory_(trace::dma_memory(device)), mmio_(device, timeout) {
+              std::uint64_t timeout, fn::Schedule schedule)
+      : prog_(prog),
+        images_(images),
+        memory_(trace::dma_memory(device)),
+        mmio_(device, timeout),
+        schedule_(schedule) {
     r_.saturations.assign(prog.layers.size(), 0);
     r_.clip_sum.assign(prog.layers.size(), 0.0);
     fn::load_constants(prog, memory_);
@@ -141,7 +147,8 @@ class BatchRunner {
   void run(std::size_t first, std::size_t count, bool progress) {
     const auto started = std::chrono::steady_clock::now();
     for (std::size_t i = first; i < first + count; ++i) {
-      const fn::ImageRun run = fn::run_image(prog_, images_, i, memory_, mmio_, groups_, golden_);
+      const fn::ImageRun run =
+          fn::run_image(prog_, images_, i, memory_, mmio_, groups_, golden_, schedule_);
       for (std::size_t l = 0; l < run.layers.size(); ++l) {
         r_.saturations[l] += run.layers[l].saturations;
         r_.clip_sum[l] += static_cast<double>(run.layers[l].clip);
@@ -167,9 +174,29 @@ class BatchRunner {
   DeviceMemory memory_;  // the device's DRAM and CV-SRAM
   firmware::HostMemory golden_;
   trace::DeviceMmio mmio_;
+  fn::Schedule schedule_;
   fn::GroupState groups_;
   BatchResult r_;
 };
+
+// For each DLA layer record (in the order the layers started), the index of the program layer
+// that left it: each engine takes its layers in program order, while engines overlap.
+std::vector<std::size_t> record_owners(const fn::NetProgram& prog,
+                                       const std::vector<soc::LayerTiming>& records) {
+  std::map<std::string, std::deque<std::size_t>> queues;
+  for (std::size_t i = 0; i < prog.layers.size(); ++i) {
+    for (const std::string& engine : fn::device_records(prog.layers[i])) {
+      queues[engine].push_back(i);
+    }
+  }
+  std::vector<std::size_t> owners;
+  for (const soc::LayerTiming& r : records) {
+    std::deque<std::size_t>& q = queues[r.engine];
+    owners.push_back(q.empty() ? prog.layers.size() : q.front());
+    if (!q.empty()) q.pop_front();
+  }
+  return owners;
+}
 
 // What the cycle-level run writes besides the summary.
 struct CycleOutputs {
@@ -181,8 +208,8 @@ struct CycleOutputs {
 // The cycle-level device: image 0 timed (per layer, and the report and timeline the options ask
 // for), then, with `batch`, the other images of the batch on the same device.
 Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const HwConfig& hw,
-                       std::uint64_t timeout, BatchResult* batch, std::size_t count, bool progress,
-                       const CycleOutputs& out) {
+                       std::uint64_t timeout, fn::Schedule schedule, BatchResult* batch,
+                       std::size_t count, bool progress, const CycleOutputs& out) {
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   soc::Soc soc("dla", hw);
   soc::HostAdapter device(soc);
@@ -191,28 +218,32 @@ Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const H
     timeline = std::make_unique<stats::Timeline>(stats::Detail::kLayer);
     soc.set_timeline(timeline.get());
   }
-  BatchRunner runner(prog, images, device, timeout);
+  BatchRunner runner(prog, images, device, timeout, schedule);
   Timing t;
   const std::uint64_t start = device.cycle();
   runner.run(0, 1, false);
-  // The DLA's layer records and the PPU's kernel records, in program order.
+  // Each DLA layer record's program layer, and the PPU's kernel records.
   const auto& layers = soc.dla().layers();
+  const std::vector<std::size_t> owners = record_owners(prog, layers);
   static const std::vector<ppu::KernelRecord> kNoKernels;
   const auto& kernels = soc.ppu() != nullptr ? soc.ppu()->kernels() : kNoKernels;
-  std::size_t dla = 0, ppu_kernel = 0;
+  std::vector<std::uint64_t> begin(prog.layers.size(), ~std::uint64_t{0});
+  std::vector<std::uint64_t> end(prog.layers.size(), 0);
+  for (std::size_t r = 0; r < layers.size(); ++r) {
+    if (owners[r] >= prog.layers.size()) continue;
+    begin[owners[r]] = std::min(begin[owners[r]], layers[r].start_cycle);
+    end[owners[r]] = std::max(end[owners[r]], layers[r].end_cycle);
+  }
+  std::size_t ppu_kernel = 0;
   std::uint64_t last_end = device.cycle();
-  for (const fn::NetLayer& l : prog.layers) {
-    const bool on_ppu = std::holds_alternative<fn::PpuSoftmaxLayer>(l.hw);
-    std::uint64_t begin = 0, end = 0;
-    if (on_ppu && ppu_kernel < kernels.size()) {
-      begin = kernels[ppu_kernel].start_cycle;
-      end = kernels[ppu_kernel++].end_cycle;
-    } else if (!on_ppu && dla < layers.size()) {
-      begin = layers[dla].start_cycle;
-      end = layers[dla++].end_cycle;
+  for (std::size_t i = 0; i < prog.layers.size(); ++i) {
+    if (std::holds_alternative<fn::PpuSoftmaxLayer>(prog.layers[i].hw) &&
+        ppu_kernel < kernels.size()) {
+      begin[i] = kernels[ppu_kernel].start_cycle;
+      end[i] = kernels[ppu_kernel++].end_cycle;
     }
-    t.layer_cycles.push_back(end - begin);
-    if (end != 0) last_end = end;
+    t.layer_cycles.push_back(end[i] > begin[i] ? end[i] - begin[i] : 0);
+    last_end = std::max(last_end, end[i]);
   }
   // As `octasim run` counts a compiled trace: from the start to the last layer's end.
   t.cycles = last_end - start;
@@ -227,7 +258,9 @@ Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const H
     if (!out.report.empty()) {
       nlohmann::json j = report::build(soc, info);
       std::vector<std::string> nodes;
-      for (const fn::NetLayer& l : prog.layers) nodes.push_back(l.nodes);
+      for (const std::size_t owner : owners) {
+        nodes.push_back(owner < prog.layers.size() ? prog.layers[owner].nodes : std::string("-"));
+      }
       report::annotate_onnx_nodes(j, nodes);
       report::write(j, out.report);
     }
@@ -336,6 +369,11 @@ void add_net_command(CLI::App& app, NetOptions& o) {
                   "units, statistics, roofline) as JSON to FILE");
   cmd->add_option("--timeline", o.timeline,
                   "write the first inference's Chrome-trace timeline (a track per unit) to FILE");
+  cmd->add_option("--schedule", o.schedule,
+                  "overlap (default): a layer is programmed as soon as the layers it depends on "
+                  "are done, so independent layers run on different engines at once; serial: "
+                  "each layer awaited before the next is programmed")
+      ->check(CLI::IsMember({"serial", "overlap"}));
   cmd->add_flag("!--no-progress", o.progress, "no progress line on stderr");
 }
 
@@ -365,18 +403,21 @@ int run_net(const NetOptions& o) {
   const std::vector<std::int64_t> labels =
       o.labels.empty() ? std::vector<std::int64_t>{} : read_labels_file(o.labels, count);
   const CycleOutputs outputs{o.common.model, o.report, o.timeline};
+  const fn::Schedule schedule =
+      o.schedule == "serial" ? fn::Schedule::kSerial : fn::Schedule::kOverlap;
   BatchResult batch;
   Timing timing;
   try {
     if (o.functional) {
       dla::FunctionalDevice device(p.hw);
-      BatchRunner runner(prog, p.images, device, o.timeout_cycles);
+      BatchRunner runner(prog, p.images, device, o.timeout_cycles, schedule);
       runner.run(0, count, o.progress);
       batch = runner.result();
-      timing = run_cycle_level(prog, p.images, p.hw, o.timeout_cycles, nullptr, 1, false, outputs);
-    } else {
-      timing = run_cycle_level(prog, p.images, p.hw, o.timeout_cycles, &batch, count, o.progress,
+      timing = run_cycle_level(prog, p.images, p.hw, o.timeout_cycles, schedule, nullptr, 1, false,
                                outputs);
+    } else {
+      timing = run_cycle_level(prog, p.images, p.hw, o.timeout_cycles, schedule, &batch, count,
+                               o.progress, outputs);
     }
   } catch (const std::runtime_error& e) {
     throw UsageError(fmt::format("{}: {}", o.common.model, e.what()));

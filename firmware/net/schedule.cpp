@@ -1,0 +1,143 @@
+#include "firmware/net/schedule.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <string>
+#include <type_traits>
+
+#include "firmware/net/runtime.hpp"
+
+namespace octasim::firmware::net {
+
+void await_layer(Mmio& mmio, const LayerInterrupts& bits) {
+  for (const unsigned bit : bits) mmio.wait_interrupt(bit);
+}
+
+namespace {
+
+ByteRange range(const FeatureSurface& s, Precision p, unsigned atom, std::uint32_t batches = 1,
+                std::uint32_t batch_stride = 0) {
+  const std::uint64_t bytes = surface_bytes(s, p, atom);
+  return {s.address, s.address + std::uint64_t{batches - 1} * batch_stride + bytes};
+}
+
+}  // namespace
+
+LayerAccess layer_access(const NetProgram& p, std::size_t i) {
+  const unsigned atom = p.hw.atom_bytes;
+  LayerAccess a;
+  std::visit(
+      [&](const auto& hw) {
+        using T = std::decay_t<decltype(hw)>;
+        if constexpr (std::is_same_v<T, ConvLayer>) {
+          a.reads.push_back(range(hw.src, hw.precision, atom, hw.batches, hw.src_batch_stride));
+          a.writes.push_back(range(hw.dst, hw.precision, atom, hw.batches, hw.dst_batch_stride));
+        } else if constexpr (std::is_same_v<T, ConvPoolLayer>) {
+          // The convolution's own output streams into PDP: never in memory.
+          a.reads.push_back(range(hw.conv.src, hw.conv.precision, atom));
+          a.writes.push_back(range(hw.pool.dst, hw.pool.precision, atom));
+        } else if constexpr (std::is_same_v<T, SdpLayer>) {
+          a.reads.push_back(range(hw.src, hw.precision, atom));
+          if (hw.ew) a.reads.push_back(range(hw.ew->surface, hw.precision, atom));
+          a.writes.push_back(range(hw.dst, hw.output_precision(), atom));
+        } else if constexpr (std::is_same_v<T, OctavLayer>) {
+          // Its source is feature data (INT8 or INT16 elements): the wider extent.
+          a.reads.push_back(range(hw.src, Precision::kInt16, atom));
+        } else if constexpr (std::is_same_v<T, PpuSoftmaxLayer>) {
+          a.reads.push_back(range(hw.src, Precision::kFp16, atom));
+          a.writes.push_back(range(hw.dst, Precision::kFp16, atom));
+        } else {  // PDP, CDP, the fake-quantizing SDP: src and dst at one precision
+          a.reads.push_back(range(hw.src, hw.precision, atom));
+          a.writes.push_back(range(hw.dst, hw.precision, atom));
+        }
+      },
+      p.layers.at(i).hw);
+  return a;
+}
+
+std::vector<const char*> layer_units(const NetProgram& p, std::size_t i) {
+  const HwLayer& hw = p.layers.at(i).hw;
+  if (const auto* conv = std::get_if<ConvLayer>(&hw)) {
+    if (sdp_rdma_used(conv_sdp_layer(*conv), SdpInput::kFlying)) return {"CONV", "SDP", "SDP_RDMA"};
+    return {"CONV", "SDP"};
+  }
+  if (const auto* cp = std::get_if<ConvPoolLayer>(&hw)) {
+    if (sdp_rdma_used(conv_sdp_layer(cp->conv), SdpInput::kFlying)) {
+      return {"CONV", "SDP", "SDP_RDMA", "PDP"};
+    }
+    return {"CONV", "SDP", "PDP"};
+  }
+  if (std::holds_alternative<PdpLayer>(hw)) return {"PDP", "PDP_RDMA"};
+  if (std::holds_alternative<CdpLayer>(hw)) return {"CDP"};
+  if (std::holds_alternative<OctavLayer>(hw)) return {"OCTAV"};
+  if (const auto* sm = std::get_if<PpuSoftmaxLayer>(&hw)) {
+    static const char* const kChannels[] = {"PPU0", "PPU1", "PPU2", "PPU3"};
+    return {kChannels[sm->channel % 4]};
+  }
+  return {"SDP", "SDP_RDMA"};  // SdpLayer, FakeQuantSdpLayer
+}
+
+std::vector<std::vector<std::size_t>> layer_dependencies(const NetProgram& p) {
+  const std::size_t n = p.layers.size();
+  std::vector<LayerAccess> access;
+  access.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) access.push_back(layer_access(p, i));
+  const auto any_overlap = [](const std::vector<ByteRange>& a, const std::vector<ByteRange>& b) {
+    for (const ByteRange& x : a) {
+      for (const ByteRange& y : b) {
+        if (x.overlaps(y)) return true;
+      }
+    }
+    return false;
+  };
+  const auto barrier = [&p](std::size_t i) {
+    return std::holds_alternative<OctavLayer>(p.layers[i].hw) ||
+           std::holds_alternative<FakeQuantSdpLayer>(p.layers[i].hw);
+  };
+  std::vector<std::vector<std::size_t>> deps(n);
+  std::map<std::string, std::deque<std::size_t>> holders;  // per unit: its last two layers
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<std::size_t>& d = deps[i];
+    for (std::size_t j = 0; j < i; ++j) {
+      const bool memory = any_overlap(access[j].writes, access[i].reads) ||
+                          any_overlap(access[j].writes, access[i].writes) ||
+                          any_overlap(access[j].reads, access[i].writes);
+      if (memory || barrier(i) || barrier(j)) d.push_back(j);
+    }
+    for (const char* unit : layer_units(p, i)) {
+      std::deque<std::size_t>& h = holders[unit];
+      if (h.size() == 2) {
+        d.push_back(h.front());
+        h.pop_front();
+      }
+      h.push_back(i);
+    }
+    std::sort(d.begin(), d.end());
+    d.erase(std::unique(d.begin(), d.end()), d.end());
+  }
+  return deps;
+}
+
+void program_network(const NetProgram& p, Mmio& mmio, GroupState& groups, Schedule schedule) {
+  const std::size_t n = p.layers.size();
+  if (schedule == Schedule::kSerial) {
+    for (std::size_t i = 0; i < n; ++i) await_layer(mmio, program_layer(p, i, mmio, groups));
+    return;
+  }
+  const std::vector<std::vector<std::size_t>> deps = layer_dependencies(p);
+  std::vector<LayerInterrupts> pending(n);
+  std::vector<bool> done(n, false);
+  const auto await = [&](std::size_t j) {
+    if (done[j]) return;
+    await_layer(mmio, pending[j]);
+    done[j] = true;
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    for (const std::size_t j : deps[i]) await(j);
+    pending[i] = program_layer(p, i, mmio, groups);
+  }
+  for (std::size_t i = 0; i < n; ++i) await(i);
+}
+
+}  // namespace octasim::firmware::net

@@ -1,0 +1,53 @@
+// Issuing a compiled network's layers to the device: in order, each awaited before the next is
+// programmed (what a trace records), or overlapped as NVDLA's register groups allow: a layer is
+// programmed as soon as the layers it depends on are done, so independent layers run on
+// different engines at once and an engine's next layer waits in its other register group.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "firmware/driver/mmio.hpp"
+#include "firmware/net/program.hpp"
+
+namespace octasim::firmware::net {
+
+enum class Schedule : std::uint8_t {
+  kSerial,   // every layer awaited before the next is programmed
+  kOverlap,  // a layer awaits only what it depends on (layer_dependencies)
+};
+
+// The GLB S_INTR_STATUS bits that signal a layer's completion, in the order the host awaits
+// them.
+using LayerInterrupts = std::vector<unsigned>;
+
+// Awaits each bit (Mmio::wait_interrupt).
+void await_layer(Mmio& mmio, const LayerInterrupts& bits);
+
+// A byte range [begin, end) of device memory a layer reads or writes.
+struct ByteRange {
+  std::uint64_t begin = 0, end = 0;
+  [[nodiscard]] bool overlaps(const ByteRange& o) const { return begin < o.end && o.begin < end; }
+};
+
+// The feature memory layer `i` reads and writes (constants, which no layer writes, are left
+// out).
+struct LayerAccess {
+  std::vector<ByteRange> reads, writes;
+};
+[[nodiscard]] LayerAccess layer_access(const NetProgram& p, std::size_t i);
+
+// The hardware units whose register groups layer `i` takes (a register group is free again
+// when the layer that last took it is done): "CONV" (the convolution pipeline), "SDP",
+// "SDP_RDMA", "PDP", "PDP_RDMA", "CDP", "OCTAV", "PPU<channel>".
+[[nodiscard]] std::vector<const char*> layer_units(const NetProgram& p, std::size_t i);
+
+// For every layer, the earlier layers it must wait for under kOverlap: those writing memory it
+// reads or writes (true and output dependencies), those reading memory it writes (a buffer
+// reused after its tensor died), the one that took the same register group of a unit it uses
+// (two layers back on that unit), and every layer before and after an OCTAV layer (it programs
+// the next SDP's registers when it finishes). Sorted, without repeats.
+[[nodiscard]] std::vector<std::vector<std::size_t>> layer_dependencies(const NetProgram& p);
+
+}  // namespace octasim::firmware::net
