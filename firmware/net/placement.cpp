@@ -47,8 +47,9 @@ Precision octav_precision(OctavDataType t) {
 }
 
 // Every surface and constant address of a layer, with what may move.
-LayerRefs layer_refs(HwLayer& hw) {
+LayerRefs layer_refs(NetLayer& layer) {
   LayerRefs r;
+  HwLayer& hw = layer.hw;
   std::visit(
       [&r](auto& l) {
         using T = std::decay_t<decltype(l)>;
@@ -97,6 +98,12 @@ LayerRefs layer_refs(HwLayer& hw) {
         }
       },
       hw);
+  // A band of a convolution split in height (split.hpp) names the whole output too.
+  if (layer.bands > 1) {
+    if (const auto* conv = std::get_if<ConvLayer>(&hw)) {
+      r.surfaces.push_back({&layer.whole_output, conv->precision, false});
+    }
+  }
   return r;
 }
 
@@ -267,7 +274,7 @@ void place_in_cvsram(NetProgram& p, const HwConfig& hw, const PlacementOptions& 
   const auto [cv_begin, cv_end] =
       options.cvsram ? usable_cvsram(hw) : std::pair<std::uint64_t, std::uint64_t>{0, 0};
   std::vector<LayerRefs> refs;
-  for (NetLayer& l : p.layers) refs.push_back(layer_refs(l.hw));
+  for (NetLayer& l : p.layers) refs.push_back(layer_refs(l));
   const std::uint64_t activations = place_activations(p, refs, cv_begin, cv_end - cv_begin);
   const std::uint64_t next = place_constants(p, refs, cv_begin + activations, cv_end);
   p.placement.cvsram_begin = cv_begin;

@@ -2,18 +2,19 @@
 // small enough to lay out by hand, on nv_full (32-byte atoms: C' = 32 INT8 channels) with CV-SRAMs
 // of chosen sizes at 0x5000_0000:
 //
-//   x 1x8x4x4 -> Conv 16x8x3x3 (pad 1) + bias + Relu -> c 1x16x4x4 -> MaxPool 2x2/2 -> y 1x16x2x2
+//   x 1x8x8x8 -> MaxPool 2x2/2 -> p 1x8x4x4 -> Conv 16x8x3x3 (pad 1) + bias + Relu -> y 1x16x4x4
 //
-// Activations (memory_layout.hpp: first fit from 0xC000_0000, 256-byte aligned):
-//   x: 4 x 4 atoms of 32 bytes = 512 bytes at +0x000 (the graph input: never released)
-//   c: 4 x 4 atoms             = 512 bytes at +0x200
-//   y: 2 x 2 atoms = 128 bytes, 256 allocated, at +0x400 (nothing was free yet)
-//   footprint 0x500 = 1280 bytes.
+// (a pooling before the convolution: nothing to fuse). Activations (memory_layout.hpp: first fit
+// from 0xC000_0000, 256-byte aligned):
+//   x: 8 x 8 atoms of 32 bytes = 2048 bytes at +0x000 (the graph input: never released)
+//   p: 4 x 4 atoms             =  512 bytes at +0x800
+//   y: 4 x 4 atoms             =  512 bytes at +0xA00 (nothing was free yet)
+//   footprint 0xC00 = 3072 bytes.
 // Constants (from 0x8000_0000, 256-byte aligned), in program order:
 //   conv weights: 16 kernels x 3 x 3 x 8 bytes = 1152 (a multiple of 128: no padding) at +0x000
 //   conv bias/scale table: 16 channels padded to C' = 32, 4 bytes each = 128, at +0x500
-// So everything needs 1280 + 1280 + 128 = 2688 bytes of CV-SRAM (weights after the activations at
-// +0x500, the table at +0xA00).
+// So everything needs 3072 + 1280 + 128 = 4480 bytes of CV-SRAM (weights after the activations at
+// +0xC00, the table at +0x1100).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -40,18 +41,18 @@ constexpr std::uint64_t kCv = 0x50000000;
 constexpr std::uint64_t kAct = 0xC0000000;
 constexpr std::uint64_t kConst = 0x80000000;
 
-models::graph::Graph conv_pool_graph() {
+models::graph::Graph pool_conv_graph() {
   GraphBuilder b;
-  b.input("x", {1, 8, 4, 4});
-  b.constant("W", {16, 8, 3, 3}, ramp(16 * 8 * 3 * 3));
-  b.constant("B", {16}, ramp(16));
-  auto& conv = b.node("Conv", "conv", {"x", "W", "B"}, {"c0"});
-  conv.attributes["kernel_shape"] = ints_attr({3, 3});
-  conv.attributes["pads"] = ints_attr({1, 1, 1, 1});
-  b.node("Relu", "relu", {"c0"}, {"c"});
-  auto& mp = b.node("MaxPool", "pool", {"c"}, {"y"});
+  b.input("x", {1, 8, 8, 8});
+  auto& mp = b.node("MaxPool", "pool", {"x"}, {"p"});
   mp.attributes["kernel_shape"] = ints_attr({2, 2});
   mp.attributes["strides"] = ints_attr({2, 2});
+  b.constant("W", {16, 8, 3, 3}, ramp(16 * 8 * 3 * 3));
+  b.constant("B", {16}, ramp(16));
+  auto& conv = b.node("Conv", "conv", {"p", "W", "B"}, {"c"});
+  conv.attributes["kernel_shape"] = ints_attr({3, 3});
+  conv.attributes["pads"] = ints_attr({1, 1, 1, 1});
+  b.node("Relu", "relu", {"c"}, {"y"});
   b.output("y");
   return b.graph();
 }
@@ -64,7 +65,7 @@ HwConfig nv_full_with_cvsram(unsigned bytes) {
 
 fn::NetProgram compile(const HwConfig& hw, bool cvsram = true,
                        fn::ClipCalibration calibration = fn::ClipCalibration::kMax) {
-  fn::CompiledNetwork net = fn::prepare_network(conv_pool_graph(), hw);
+  fn::CompiledNetwork net = fn::prepare_network(pool_conv_graph(), hw);
   fn::QuantOptions q;
   q.calibration = calibration;
   fn::quantize_network(net, hw, fn::random_images(net.plan, 4), q, nullptr,
@@ -79,8 +80,8 @@ struct Layout {
 
 Layout layout(const fn::NetProgram& p) {
   EXPECT_EQ(p.layers.size(), 2U);
-  return {&std::get<firmware::ConvLayer>(p.layers.at(0).hw),
-          &std::get<firmware::PdpLayer>(p.layers.at(1).hw)};
+  return {&std::get<firmware::ConvLayer>(p.layers.at(1).hw),
+          &std::get<firmware::PdpLayer>(p.layers.at(0).hw)};
 }
 
 void expect_surface(const firmware::FeatureSurface& s, std::uint64_t address, Ram ram,
@@ -91,13 +92,13 @@ void expect_surface(const firmware::FeatureSurface& s, std::uint64_t address, Ra
 
 // What build_program laid out, before placement: the sizes above.
 TEST(Placement, TheHandLayoutOfTheNetwork) {
-  const fn::NetProgram p = compile(nv_full_with_cvsram(4096), false);
+  const fn::NetProgram p = compile(nv_full_with_cvsram(8192), false);
   const Layout l = layout(p);
-  expect_surface(l.conv->src, kAct + 0x000, Ram::kMc, "x");
-  expect_surface(l.conv->dst, kAct + 0x200, Ram::kMc, "c");
-  expect_surface(l.pdp->src, kAct + 0x200, Ram::kMc, "c");
-  expect_surface(l.pdp->dst, kAct + 0x400, Ram::kMc, "y");
-  EXPECT_EQ(p.memory_end, kAct + 0x500);
+  expect_surface(l.pdp->src, kAct + 0x000, Ram::kMc, "x");
+  expect_surface(l.pdp->dst, kAct + 0x800, Ram::kMc, "p");
+  expect_surface(l.conv->src, kAct + 0x800, Ram::kMc, "p");
+  expect_surface(l.conv->dst, kAct + 0xA00, Ram::kMc, "y");
+  EXPECT_EQ(p.memory_end, kAct + 0xC00);
   ASSERT_EQ(p.constants.size(), 2U);
   EXPECT_EQ(p.constants[0].address, kConst);
   EXPECT_EQ(p.constants[0].bytes.size(), 1152U);
@@ -108,85 +109,85 @@ TEST(Placement, TheHandLayoutOfTheNetwork) {
   EXPECT_EQ(l.conv->sdp.bias_scale->address, kConst + 0x500);
   // --no-cvsram: everything counted in DRAM.
   EXPECT_EQ(p.placement.activation_cvsram_bytes, 0U);
-  EXPECT_EQ(p.placement.activation_dram_bytes, 1280U);
+  EXPECT_EQ(p.placement.activation_dram_bytes, 3072U);
   EXPECT_EQ(p.placement.constant_cvsram_bytes, 0U);
   EXPECT_EQ(p.placement.constant_dram_bytes, 1280U);
   EXPECT_EQ(p.placement.cvsram_begin, p.placement.cvsram_end);
 }
 
 TEST(Placement, ACvSramThatHoldsEverything) {
-  const fn::NetProgram p = compile(nv_full_with_cvsram(4096));
+  const fn::NetProgram p = compile(nv_full_with_cvsram(8192));
   const Layout l = layout(p);
   // The activation region moved as a whole to the CV-SRAM's start, offsets kept.
-  expect_surface(l.conv->src, kCv + 0x000, Ram::kCv, "x");
-  expect_surface(l.conv->dst, kCv + 0x200, Ram::kCv, "c");
-  expect_surface(l.pdp->src, kCv + 0x200, Ram::kCv, "c");
-  expect_surface(l.pdp->dst, kCv + 0x400, Ram::kCv, "y");
+  expect_surface(l.pdp->src, kCv + 0x000, Ram::kCv, "x");
+  expect_surface(l.pdp->dst, kCv + 0x800, Ram::kCv, "p");
+  expect_surface(l.conv->src, kCv + 0x800, Ram::kCv, "p");
+  expect_surface(l.conv->dst, kCv + 0xA00, Ram::kCv, "y");
   expect_surface(p.input.surface, kCv, Ram::kCv, "the input");
-  expect_surface(p.outputs.at(0).surface, kCv + 0x400, Ram::kCv, "the output");
-  // Then the constants in program order: weights at +0x500, the table at +0x500 + 0x500.
-  EXPECT_EQ(l.conv->weight_address, kCv + 0x500);
+  expect_surface(p.outputs.at(0).surface, kCv + 0xA00, Ram::kCv, "the output");
+  // Then the constants in program order: weights at +0xC00, the table at +0xC00 + 0x500.
+  EXPECT_EQ(l.conv->weight_address, kCv + 0xC00);
   EXPECT_EQ(l.conv->weight_ram, Ram::kCv);
-  EXPECT_EQ(l.conv->sdp.bias_scale->address, kCv + 0xA00);
+  EXPECT_EQ(l.conv->sdp.bias_scale->address, kCv + 0x1100);
   EXPECT_EQ(l.conv->sdp.bias_scale->ram, Ram::kCv);
-  EXPECT_EQ(p.constants[0].address, kCv + 0x500);
+  EXPECT_EQ(p.constants[0].address, kCv + 0xC00);
   EXPECT_EQ(p.constants[0].ram, Ram::kCv);
-  EXPECT_EQ(p.constants[1].address, kCv + 0xA00);
+  EXPECT_EQ(p.constants[1].address, kCv + 0x1100);
   EXPECT_EQ(p.constants[1].ram, Ram::kCv);
-  EXPECT_EQ(p.placement.activation_cvsram_bytes, 1280U);
+  EXPECT_EQ(p.placement.activation_cvsram_bytes, 3072U);
   EXPECT_EQ(p.placement.activation_dram_bytes, 0U);
   EXPECT_EQ(p.placement.constant_cvsram_bytes, 1280U);
   EXPECT_EQ(p.placement.constant_dram_bytes, 0U);
   EXPECT_EQ(p.placement.cvsram_begin, kCv);
-  EXPECT_EQ(p.placement.cvsram_end, kCv + 0xB00);
+  EXPECT_EQ(p.placement.cvsram_end, kCv + 0x1200);
   EXPECT_EQ(fn::placement_summary(p.placement),
-            "memory: activations 1280 B CV-SRAM, 0 B DRAM; constants (weights, tables) 1280 B "
+            "memory: activations 3072 B CV-SRAM, 0 B DRAM; constants (weights, tables) 1280 B "
             "CV-SRAM, 0 B DRAM");
 }
 
-// 1280 bytes: the activations exactly; no room for a constant.
+// 3072 bytes: the activations exactly; no room for a constant.
 TEST(Placement, ACvSramThatHoldsOnlyTheActivations) {
-  const fn::NetProgram p = compile(nv_full_with_cvsram(1280));
+  const fn::NetProgram p = compile(nv_full_with_cvsram(3072));
   const Layout l = layout(p);
-  expect_surface(l.conv->src, kCv + 0x000, Ram::kCv, "x");
-  expect_surface(l.pdp->dst, kCv + 0x400, Ram::kCv, "y");
+  expect_surface(l.pdp->src, kCv + 0x000, Ram::kCv, "x");
+  expect_surface(l.conv->dst, kCv + 0xA00, Ram::kCv, "y");
   EXPECT_EQ(l.conv->weight_address, kConst);
   EXPECT_EQ(l.conv->weight_ram, Ram::kMc);
   EXPECT_EQ(l.conv->sdp.bias_scale->address, kConst + 0x500);
   EXPECT_EQ(l.conv->sdp.bias_scale->ram, Ram::kMc);
   EXPECT_EQ(p.constants[0].ram, Ram::kMc);
   EXPECT_EQ(p.constants[1].ram, Ram::kMc);
-  EXPECT_EQ(p.placement.activation_cvsram_bytes, 1280U);
+  EXPECT_EQ(p.placement.activation_cvsram_bytes, 3072U);
   EXPECT_EQ(p.placement.constant_cvsram_bytes, 0U);
   EXPECT_EQ(p.placement.constant_dram_bytes, 1280U);
 }
 
-// 2048 bytes: after the activations 768 are left: the weights (1152) do not fit and stay in DRAM,
-// the table after them (128) does, at +0x500.
+// 3840 bytes: after the activations 768 are left: the weights (1152) do not fit and stay in DRAM,
+// the table after them (128) does, at +0xC00.
 TEST(Placement, AConstantThatDoesNotFitLeavesRoomForALaterOne) {
-  const fn::NetProgram p = compile(nv_full_with_cvsram(2048));
+  const fn::NetProgram p = compile(nv_full_with_cvsram(3840));
   const Layout l = layout(p);
   EXPECT_EQ(l.conv->weight_address, kConst);
   EXPECT_EQ(l.conv->weight_ram, Ram::kMc);
-  EXPECT_EQ(l.conv->sdp.bias_scale->address, kCv + 0x500);
+  EXPECT_EQ(l.conv->sdp.bias_scale->address, kCv + 0xC00);
   EXPECT_EQ(l.conv->sdp.bias_scale->ram, Ram::kCv);
   EXPECT_EQ(p.placement.constant_cvsram_bytes, 128U);
   EXPECT_EQ(p.placement.constant_dram_bytes, 1152U);
-  EXPECT_EQ(p.placement.cvsram_end, kCv + 0x600);  // the table's 128 bytes, aligned to 256
+  EXPECT_EQ(p.placement.cvsram_end, kCv + 0xD00);  // the table's 128 bytes, aligned to 256
 }
 
-// 1100 bytes: y's buffer [0x400, 0x480) (allocated to 0x500) straddles 1100 = 0x44C, so it stays in
-// DRAM and only x and c (1024 bytes) move; the 76 bytes left take no constant.
+// 2600 bytes (0xA28): y's buffer [0xA00, 0xC00) straddles it, so y stays in DRAM and only x and p
+// (2560 bytes) move; the 40 bytes left take no constant.
 TEST(Placement, ACvSramThatHoldsPartOfTheActivations) {
-  const fn::NetProgram p = compile(nv_full_with_cvsram(1100));
+  const fn::NetProgram p = compile(nv_full_with_cvsram(2600));
   const Layout l = layout(p);
-  expect_surface(l.conv->src, kCv + 0x000, Ram::kCv, "x");
-  expect_surface(l.conv->dst, kCv + 0x200, Ram::kCv, "c");
-  expect_surface(l.pdp->src, kCv + 0x200, Ram::kCv, "c");
-  expect_surface(l.pdp->dst, kAct + 0x400, Ram::kMc, "y");
-  expect_surface(p.outputs.at(0).surface, kAct + 0x400, Ram::kMc, "the output");
-  EXPECT_EQ(p.placement.activation_cvsram_bytes, 1024U);
-  EXPECT_EQ(p.placement.activation_dram_bytes, 256U);
+  expect_surface(l.pdp->src, kCv + 0x000, Ram::kCv, "x");
+  expect_surface(l.pdp->dst, kCv + 0x800, Ram::kCv, "p");
+  expect_surface(l.conv->src, kCv + 0x800, Ram::kCv, "p");
+  expect_surface(l.conv->dst, kAct + 0xA00, Ram::kMc, "y");
+  expect_surface(p.outputs.at(0).surface, kAct + 0xA00, Ram::kMc, "the output");
+  EXPECT_EQ(p.placement.activation_cvsram_bytes, 2560U);
+  EXPECT_EQ(p.placement.activation_dram_bytes, 512U);
   EXPECT_EQ(p.placement.constant_dram_bytes, 1280U);
 }
 
@@ -194,11 +195,11 @@ TEST(Placement, ACvSramThatHoldsPartOfTheActivations) {
 TEST(Placement, ACvSramThatHoldsNothing) {
   const fn::NetProgram p = compile(nv_full_with_cvsram(64));
   const Layout l = layout(p);
-  expect_surface(l.conv->src, kAct, Ram::kMc, "x");
-  expect_surface(l.pdp->dst, kAct + 0x400, Ram::kMc, "y");
+  expect_surface(l.pdp->src, kAct, Ram::kMc, "x");
+  expect_surface(l.conv->dst, kAct + 0xA00, Ram::kMc, "y");
   EXPECT_EQ(l.conv->weight_ram, Ram::kMc);
   EXPECT_EQ(p.placement.activation_cvsram_bytes, 0U);
-  EXPECT_EQ(p.placement.activation_dram_bytes, 1280U);
+  EXPECT_EQ(p.placement.activation_dram_bytes, 3072U);
   EXPECT_EQ(p.placement.constant_cvsram_bytes, 0U);
   EXPECT_EQ(p.placement.cvsram_begin, p.placement.cvsram_end);
 }
@@ -232,29 +233,30 @@ TEST(Placement, NothingMovesWithoutASecondaryInterfaceOrWhenTurnedOff) {
 
 // Calibration octav-device: the OCTAV unit, which has no secondary interface, reads the
 // convolution's 8-bit output c; an SDP then snaps it into a buffer of its own. By the pool
-// (memory_layout.hpp): x +0x000, c +0x200, the snapped c' +0x400 (c's buffer is then freed), and
-// y takes the first fit, +0x200, in c's old buffer; footprint 0x600. c's buffer [0x200, 0x400)
-// stays in DRAM, and so does y, which reuses it; x and c' move; the constants follow at +0x600.
+// (memory_layout.hpp): x +0x000, p +0x800, c +0xA00, the snapped c' +0xC00 (then c's and, after
+// the convolution, p's buffers are free); footprint 0xE00. c's buffer [0xA00, 0xC00) stays in
+// DRAM; x, p and c' move; the constants follow at +0xE00.
 TEST(Placement, WhatTheOctavUnitReadsStaysInDram) {
   const fn::NetProgram p =
-      compile(nv_full_with_cvsram(4096), true, fn::ClipCalibration::kOctavDevice);
-  ASSERT_EQ(p.layers.size(), 4U);  // CONV, OCTAV, SDP (snap), PDP
-  const auto& conv = std::get<firmware::ConvLayer>(p.layers[0].hw);
-  const auto& octav = std::get<firmware::OctavLayer>(p.layers[1].hw);
-  const auto& snap = std::get<firmware::FakeQuantSdpLayer>(p.layers[2].hw);
-  const auto& pdp = std::get<firmware::PdpLayer>(p.layers[3].hw);
-  expect_surface(conv.src, kCv + 0x000, Ram::kCv, "x");
-  expect_surface(conv.dst, kAct + 0x200, Ram::kMc, "c");
-  expect_surface(octav.src, kAct + 0x200, Ram::kMc, "c (OCTAV)");
-  expect_surface(snap.src, kAct + 0x200, Ram::kMc, "c (SDP)");
-  expect_surface(snap.dst, kCv + 0x400, Ram::kCv, "c'");
-  expect_surface(pdp.src, kCv + 0x400, Ram::kCv, "c'");
-  expect_surface(pdp.dst, kAct + 0x200, Ram::kMc, "y");
-  EXPECT_EQ(p.memory_end, kAct + 0x600);
-  EXPECT_EQ(p.placement.activation_cvsram_bytes, 1024U);
+      compile(nv_full_with_cvsram(8192), true, fn::ClipCalibration::kOctavDevice);
+  ASSERT_EQ(p.layers.size(), 4U);  // PDP, CONV, OCTAV, SDP (snap)
+  const auto& pdp = std::get<firmware::PdpLayer>(p.layers[0].hw);
+  const auto& conv = std::get<firmware::ConvLayer>(p.layers[1].hw);
+  const auto& octav = std::get<firmware::OctavLayer>(p.layers[2].hw);
+  const auto& snap = std::get<firmware::FakeQuantSdpLayer>(p.layers[3].hw);
+  expect_surface(pdp.src, kCv + 0x000, Ram::kCv, "x");
+  expect_surface(pdp.dst, kCv + 0x800, Ram::kCv, "p");
+  expect_surface(conv.src, kCv + 0x800, Ram::kCv, "p");
+  expect_surface(conv.dst, kAct + 0xA00, Ram::kMc, "c");
+  expect_surface(octav.src, kAct + 0xA00, Ram::kMc, "c (OCTAV)");
+  expect_surface(snap.src, kAct + 0xA00, Ram::kMc, "c (SDP)");
+  expect_surface(snap.dst, kCv + 0xC00, Ram::kCv, "c'");
+  expect_surface(p.outputs.at(0).surface, kCv + 0xC00, Ram::kCv, "the output");
+  EXPECT_EQ(p.memory_end, kAct + 0xE00);
+  EXPECT_EQ(p.placement.activation_cvsram_bytes, 3072U);
   EXPECT_EQ(p.placement.activation_dram_bytes, 512U);
-  EXPECT_EQ(conv.weight_address, kCv + 0x600);
-  EXPECT_EQ(conv.sdp.bias_scale->address, kCv + 0xB00);
+  EXPECT_EQ(conv.weight_address, kCv + 0xE00);
+  EXPECT_EQ(conv.sdp.bias_scale->address, kCv + 0x1300);
   EXPECT_EQ(p.placement.constant_cvsram_bytes, 1280U);
 }
 

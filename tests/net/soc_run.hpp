@@ -33,6 +33,7 @@ struct SocRun {
   std::size_t differing_images = 0;              // images with any byte unlike the golden
   std::uint64_t dram_bytes = 0;                  // read and written in DRAM, over the run
   std::uint64_t cvsram_bytes = 0;                // read and written in the CV-SRAM, over the run
+  std::uint64_t conv_weight_bytes = 0;           // weight bytes CDMA fetched (dla.CONV)
 };
 
 inline std::vector<std::uint8_t> memory_bytes(const models::ops::Memory& m, std::uint64_t addr,
@@ -92,6 +93,11 @@ inline SocRun run_on_soc(const firmware::net::NetProgram& prog, const HwConfig& 
   run.dram_bytes = ms.bytes_read() + ms.bytes_written();
   if (const mem::CvSramPort* cv = ms.cvsram())
     run.cvsram_bytes = cv->bytes_read() + cv->bytes_written();
+  for (const stats::Group* g : soc.dla().statistics()) {
+    for (std::size_t k = 0; k < g->size(); ++k) {
+      if (g->full_name(k) == "dla.CONV.cdma_wt_bytes") run.conv_weight_bytes = g->value(k);
+    }
+  }
   return run;
 }
 
