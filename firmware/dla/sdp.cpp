@@ -61,7 +61,8 @@ bool brdma_used(const SdpLayer& l) {
 void check_fp16_stage(const SdpLayer& l, const char* who) {
   const bool shifted =
       (l.bias && l.bias->shift != 0) || (l.scale && l.scale->shift != 0) ||
-      (l.bias_scale && (l.bias_scale->alu_shift != 0 || l.bias_scale->mul_shift != 0));
+      (l.bias_scale && (l.bias_scale->alu_shift != 0 || l.bias_scale->mul_shift != 0)) ||
+      (l.bn_bias_scale && (l.bn_bias_scale->alu_shift != 0 || l.bn_bias_scale->mul_shift != 0));
   if (shifted) throw FirmwareError(fmt::format("{} FP16 operands take no shift (0 expected)", who));
   if (l.cvt.offset != 0 || l.cvt.scale != 1 || l.cvt.shift != 0) {
     throw FirmwareError(fmt::format(
@@ -150,6 +151,17 @@ void check_sdp_stage(const SdpLayer& l, unsigned atom_bytes, const char* who) {
   if (l.clamp_max && l.scale) {
     throw FirmwareError(fmt::format("{} clamp_max and scale both need the BN stage", who));
   }
+  if (l.bn_bias_scale) {
+    if (l.scale || l.clamp_max) {
+      throw FirmwareError(fmt::format("{} bn_bias_scale and {} both need the BN stage", who,
+                                      l.scale ? "scale" : "clamp_max"));
+    }
+    operand(SdpPerChannel{l.bn_bias_scale->address, l.bn_bias_scale->alu_shift}, "BN bias/scale");
+    if (l.bn_bias_scale->mul_shift > 63) {
+      throw FirmwareError(fmt::format("{} BN bias/scale multiplier shift {} is outside 0..63", who,
+                                      l.bn_bias_scale->mul_shift));
+    }
+  }
   if (l.cvt.shift > 63) {
     throw FirmwareError(
         fmt::format("{} output convertor shift {} is outside 0..63", who, l.cvt.shift));
@@ -159,7 +171,8 @@ void check_sdp_stage(const SdpLayer& l, unsigned atom_bytes, const char* who) {
 }
 
 bool sdp_rdma_used(const SdpLayer& l, SdpInput input) {
-  return input == SdpInput::kMemory || brdma_used(l) || l.scale.has_value() || l.ew.has_value();
+  return input == SdpInput::kMemory || brdma_used(l) || l.scale.has_value() ||
+         l.bn_bias_scale.has_value() || l.ew.has_value();
 }
 
 namespace {
@@ -352,6 +365,15 @@ models::ops::SdpConfig sdp_model_config(const SdpLayer& l, unsigned atom_bytes) 
   }
   c.bn.bypass = !st.bn_used;
   c.bn.relu_bypass = !st.bn_relu;
+  if (l.bn_bias_scale) {
+    c.nrdma = operand(SdpPerChannel{l.bn_bias_scale->address, 0}, SdpDataUse::kBoth);
+    c.nrdma.line_stride = c.nrdma.surface_stride = 2 * op_stride;
+    c.bn.alu_bypass = c.bn.mul_bypass = false;
+    c.bn.alu_algo = models::SdpAluAlgo::kSum;
+    c.bn.alu_src = c.bn.mul_src = SdpOperandSource::kMemory;
+    c.bn.alu_shift = static_cast<std::uint8_t>(l.bn_bias_scale->alu_shift);
+    c.bn.mul_shift = static_cast<std::uint8_t>(l.bn_bias_scale->mul_shift);
+  }
   if (l.clamp_max) {
     c.bn.alu_bypass = false;
     c.bn.alu_algo = models::SdpAluAlgo::kMin;

@@ -119,6 +119,10 @@ struct SdpStage {
   std::optional<SdpPerChannel> scale;
   // Bias and multiplier in BS (instead of `bias` and `scale`).
   std::optional<SdpBiasScale> bias_scale;
+  // Bias and multiplier per channel in BN, from one NRDMA stream (DATA_USE=BOTH, the table of
+  // sdp_bias_scale_table): ((x + (alu[c] << alu_shift)) * mul[c]) >> mul_shift after BS, with the
+  // ReLU after it. Not with `scale`, `clamp_max` or an element-wise operand in BN.
+  std::optional<SdpBiasScale> bn_bias_scale;
   // max(x, 0) after the bias and the multiplier (the ReLU of the last X stage used: after an
   // element-wise operand in BN, before one in EW).
   bool relu = false;

@@ -47,10 +47,10 @@ void check_unit(const SdpLayer& l, const SdpElementwise& e, const char* who) {
     }
     return;
   }
-  if (l.scale || l.clamp_max) {
+  if (l.scale || l.clamp_max || l.bn_bias_scale) {
+    const char* other = l.scale ? "scale" : l.bn_bias_scale ? "bn_bias_scale" : "clamp_max";
     throw FirmwareError(fmt::format("{} an element-wise operand in BN and {} both need BN's {}",
-                                    who, l.scale ? "scale" : "clamp_max",
-                                    l.scale ? "multiplier" : "ALU"));
+                                    who, other, l.clamp_max && !l.scale ? "ALU" : "multiplier"));
   }
   if (e.cvt.offset != 0 || e.cvt.scale != 1 || e.cvt.truncate != 0 || e.truncate != 0) {
     throw FirmwareError(fmt::format(
@@ -83,8 +83,9 @@ const SdpElementwise* sdp_ew_operand(const SdpLayer& l) {
 SdpStages sdp_stages(const SdpLayer& l) {
   SdpStages s{};
   const bool bn_ew = sdp_bn_operand(l) != nullptr;
-  s.bn_used = l.scale.has_value() || l.clamp_max.has_value() || bn_ew;
-  s.bn_relu = l.relu && (l.scale.has_value() || bn_ew);
+  const bool bn_mul = l.scale.has_value() || l.bn_bias_scale.has_value() || bn_ew;
+  s.bn_used = bn_mul || l.clamp_max.has_value();
+  s.bn_relu = l.relu && bn_mul;
   s.bs_alu = l.bias.has_value() || l.bias_scale.has_value();
   s.bs_mul = l.bias_scale.has_value();
   s.bs_relu = l.relu && !s.bn_relu;
@@ -157,13 +158,17 @@ void write_sdp_nrdma_erdma(Mmio& mmio, const SdpLayer& l, std::uint32_t op_strid
     mmio.write32(RD::D_BN_LINE_STRIDE::kAddr, bn->surface.line_stride);
     mmio.write32(RD::D_BN_SURFACE_STRIDE::kAddr, bn->surface.surface_stride);
   } else {
-    mmio.write32(RD::D_NRDMA_CFG::kAddr,
-                 sdp_rdma_cfg(l.scale.has_value(), RD::D_NRDMA_CFG::NRDMA_DATA_USE_MUL));
-    if (l.scale) {
-      mmio.write32(RD::D_BN_BASE_ADDR_LOW::kAddr, low32(l.scale->address));
-      mmio.write32(RD::D_BN_BASE_ADDR_HIGH::kAddr, high32(l.scale->address));
-      mmio.write32(RD::D_BN_LINE_STRIDE::kAddr, op_stride);
-      mmio.write32(RD::D_BN_SURFACE_STRIDE::kAddr, op_stride);
+    using C = RD::D_NRDMA_CFG;
+    const bool both = l.bn_bias_scale.has_value();
+    mmio.write32(C::kAddr, sdp_rdma_cfg(l.scale.has_value() || both,
+                                        both ? C::NRDMA_DATA_USE_BOTH : C::NRDMA_DATA_USE_MUL));
+    if (l.scale || both) {
+      const std::uint64_t base = both ? l.bn_bias_scale->address : l.scale->address;
+      const std::uint32_t stride = both ? 2 * op_stride : op_stride;
+      mmio.write32(RD::D_BN_BASE_ADDR_LOW::kAddr, low32(base));
+      mmio.write32(RD::D_BN_BASE_ADDR_HIGH::kAddr, high32(base));
+      mmio.write32(RD::D_BN_LINE_STRIDE::kAddr, stride);
+      mmio.write32(RD::D_BN_SURFACE_STRIDE::kAddr, stride);
     }
   }
   using E = RD::D_ERDMA_CFG;
@@ -189,9 +194,10 @@ void write_bn_registers(Mmio& mmio, const SdpLayer& l, const SdpStages& st) {
   const SdpElementwise* e = sdp_bn_operand(l);
   const bool e_add = e != nullptr && add_op(*e);
   const bool e_mul = e != nullptr && !e_add;
-  const bool mul = l.scale.has_value() || e_mul || (e_add && e->rescale.has_value());
-  std::uint32_t cfg =
-      sdp_x_cfg(st.bn_used, e_add, mul, st.bn_relu, e != nullptr && e->op == SdpEwOp::kPrelu);
+  const bool both = l.bn_bias_scale.has_value();
+  const bool mul = l.scale.has_value() || both || e_mul || (e_add && e->rescale.has_value());
+  std::uint32_t cfg = sdp_x_cfg(st.bn_used, e_add || both, mul, st.bn_relu,
+                                e != nullptr && e->op == SdpEwOp::kPrelu);
   if (l.clamp_max) {
     cfg = C::BN_ALU_BYPASS.set(cfg, C::BN_ALU_BYPASS_NO);
     cfg = C::BN_ALU_ALGO.set(cfg, C::BN_ALU_ALGO_MIN);
@@ -199,17 +205,18 @@ void write_bn_registers(Mmio& mmio, const SdpLayer& l, const SdpStages& st) {
   mmio.write32(C::kAddr, cfg);
   using A = S::D_DP_BN_ALU_CFG;
   // A register operand without shift, or the element-wise operand shifted left.
-  mmio.write32(A::kAddr, e_add ? A::BN_ALU_SRC.set(0, A::BN_ALU_SRC_MEM) |
-                                     A::BN_ALU_SHIFT_VALUE.set(0, e->shift)
-                               : 0u);
+  const unsigned alu_shift = both ? l.bn_bias_scale->alu_shift : e_add ? e->shift : 0;
+  mmio.write32(A::kAddr, e_add || both ? A::BN_ALU_SRC.set(0, A::BN_ALU_SRC_MEM) |
+                                             A::BN_ALU_SHIFT_VALUE.set(0, alu_shift)
+                                       : 0u);
   mmio.write32(S::D_DP_BN_ALU_SRC_VALUE::kAddr,
                l.clamp_max ? static_cast<std::uint16_t>(*l.clamp_max) : 0u);
   using M = S::D_DP_BN_MUL_CFG;
   std::uint32_t mul_cfg = 0;
   std::uint32_t mul_value = 0;
-  if (l.scale) {
-    mul_cfg =
-        M::BN_MUL_SRC.set(0, M::BN_MUL_SRC_MEM) | M::BN_MUL_SHIFT_VALUE.set(0, l.scale->shift);
+  if (l.scale || both) {
+    mul_cfg = M::BN_MUL_SRC.set(0, M::BN_MUL_SRC_MEM) |
+              M::BN_MUL_SHIFT_VALUE.set(0, both ? l.bn_bias_scale->mul_shift : l.scale->shift);
   } else if (e_mul) {
     mul_cfg = M::BN_MUL_SRC.set(0, M::BN_MUL_SRC_MEM) | M::BN_MUL_SHIFT_VALUE.set(0, e->shift);
   } else if (e_add && e->rescale) {

@@ -12,10 +12,10 @@
 
 namespace octasim::firmware::detail {
 
-// Which X stage does what: bias (and with bias_scale the multiplier) in BS; the multiplier, the
-// clamp or an element-wise operand (SdpEwUnit::kBn) in BN; ReLU in BN when BN multiplies or takes
-// the operand, else in BS (BS when BN only clamps, BS alone when the layer has neither bias nor
-// multiplier).
+// Which X stage does what: bias (and with bias_scale the multiplier) in BS; the multiplier,
+// bn_bias_scale, the clamp or an element-wise operand (SdpEwUnit::kBn) in BN; ReLU in BN when BN
+// multiplies or takes the operand, else in BS (BS when BN only clamps, BS alone when the layer has
+// neither bias nor multiplier).
 struct SdpStages {
   bool bs_used, bs_alu, bs_mul, bs_relu, bn_used, bn_relu;
 };
@@ -38,8 +38,8 @@ struct SdpStages {
 // Checks `l.ew` against the layer (FirmwareError messages start with `who`).
 void check_sdp_ew(const SdpLayer& l, unsigned atom_bytes, const char* who);
 
-// NRDMA and ERDMA: the per-channel `scale` table (op_stride bytes per C' surface) or the
-// element-wise operand in BN, the element-wise operand in EW.
+// NRDMA and ERDMA: the per-channel `scale` or `bn_bias_scale` table (op_stride bytes per C'
+// surface and operand) or the element-wise operand in BN, the element-wise operand in EW.
 void write_sdp_nrdma_erdma(Mmio& mmio, const SdpLayer& l, std::uint32_t op_stride);
 
 // BN's and EW's D_ registers for the layer's multiplier, clamp, element-wise operand and ReLU.

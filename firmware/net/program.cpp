@@ -60,7 +60,9 @@ NetProgram Builder::run() {
   prog_.input = tensor(plan_.input);
   // The last layer reading each tensor: its buffer is free for later layers after that one.
   std::map<std::string, std::size_t> last_read;
-  for (std::size_t i = 0; i < plan_.layers.size(); ++i) last_read[plan_.layers[i].input] = i;
+  for (std::size_t i = 0; i < plan_.layers.size(); ++i) {
+    for (const std::string& t : layer_reads(g_, plan_.layers[i])) last_read[t] = i;
+  }
   std::set<std::string> kept{plan_.input};
   for (const std::string& out : plan_.outputs) kept.insert(plan_.resolve(out));
   for (std::size_t i = 0; i < plan_.layers.size(); ++i) {
@@ -70,7 +72,9 @@ NetProgram Builder::run() {
     } catch (const FirmwareError& e) {
       throw GraphError(fmt::format("{}: {}", layer_nodes_label(g_, l), e.what()));
     }
-    for (const std::string& t : {l.input, l.output}) {
+    std::vector<std::string> touched = layer_reads(g_, l);
+    touched.push_back(l.output);
+    for (const std::string& t : touched) {
       const auto r = last_read.find(t);
       const bool dead = r == last_read.end() ? t == l.output : r->second == i;
       if (dead && kept.count(t) == 0 && released_.insert(t).second) {
@@ -259,9 +263,10 @@ ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const 
     // Padded positions hold the zero point: (x - zero point) is 0 there, as ONNX pads.
     conv.pad_value = static_cast<std::int32_t>(g_.initializers.at(a.input_zero_point).at(0));
   }
-  conv.sdp = integer_ ? integer_stage(w.bias, a, out.nodes)
-             : fp16() ? fp16_stage(w.bias, a, out.nodes)
-                      : requantization(w, in.quant, dst.quant, a.relu, out.nodes);
+  conv.sdp = !a.residual.empty() ? residual_stage(w, l, in, dst, out.nodes)
+             : integer_          ? integer_stage(w.bias, a, out.nodes)
+             : fp16()            ? fp16_stage(w.bias, a, out.nodes)
+                                 : requantization(w, in.quant, dst.quant, a.relu, out.nodes);
   out.macs =
       std::uint64_t{oc.width} * oc.height * conv.kernels * a.kernel_w * a.kernel_h * c.channels;
   out.weight_scale_min = *std::min_element(w.scales.begin(), w.scales.end());

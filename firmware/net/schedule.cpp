@@ -32,6 +32,8 @@ LayerAccess layer_access(const NetProgram& p, std::size_t i) {
         using T = std::decay_t<decltype(hw)>;
         if constexpr (std::is_same_v<T, ConvLayer>) {
           a.reads.push_back(range(hw.src, hw.precision, atom, hw.batches, hw.src_batch_stride));
+          // A fused element-wise operand (a residual Add's other addend), read per element.
+          if (hw.sdp.ew) a.reads.push_back(range(hw.sdp.ew->surface, hw.precision, atom));
           a.writes.push_back(range(hw.dst, hw.precision, atom, hw.batches, hw.dst_batch_stride));
         } else if constexpr (std::is_same_v<T, SdpLayer>) {
           a.reads.push_back(range(hw.src, hw.precision, atom));
