@@ -186,9 +186,9 @@ void write_sdp_nrdma_erdma(Mmio& mmio, const SdpLayer& l, std::uint32_t op_strid
 
 namespace {
 
-// BN: the per-channel multiplier (with the ReLU after it), the clamp (ALU MIN, register
-// operand), or the element-wise operand (ALU SUM or the multiplier, from NRDMA) with BN's
-// register rescale and the ReLU after it.
+// BN: the per-channel multiplier or bias and multiplier (with the ReLU after them), the clamp
+// (ALU MIN, register operand), or the element-wise operand (ALU SUM or the multiplier, from
+// NRDMA) with BN's register rescale and the ReLU after it.
 void write_bn_registers(Mmio& mmio, const SdpLayer& l, const SdpStages& st) {
   using C = S::D_DP_BN_CFG;
   const SdpElementwise* e = sdp_bn_operand(l);

@@ -13,9 +13,9 @@
 //   MaxPool, AveragePool, GlobalAveragePool      PDP
 //   LRN                                          CDP
 //   Relu, BatchNormalization, Add, Mul,          SDP, memory to memory: per-channel multiply and
-//   PRelu, LeakyRelu
-//   (not after a convolution)                    add (BS), an element-wise operand (EW: another
-//                                                tensor, or a constant broadcast to the output)
+//   PRelu, LeakyRelu                             add (BS; at INT8 BS and BN), an element-wise
+//   (not after a convolution, or an Add the      operand (EW or BN: another tensor, or a
+//   convolution cannot take)                     constant broadcast to the output)
 //   Softmax (configurations with a PPU)          the PPU's softmax kernel over one axis of the
 //                                                FP16 surface
 //   Flatten, Reshape                             nothing: a view of the producer's surface (read
