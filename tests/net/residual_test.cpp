@@ -317,6 +317,16 @@ TEST_P(Residual, FusedBitExactAndWithinTheFp32Bound) {
   // EW where the configuration has it and no ReLU follows the sum; BN otherwise.
   const bool ew = hw.dla.sdp_ew && !x.relu_after;
   EXPECT_EQ(e->unit, ew ? firmware::SdpEwUnit::kEw : firmware::SdpEwUnit::kBn);
+  if (c.precision != fn::NetPrecision::kFp16) {
+    // The sum has no clamp after it: 8-bit codes at INT4 too (calibrate.hpp), unsigned after a
+    // ReLU; the first convolution of a basic block, ReLU and clamp, gets 4-bit codes at INT4.
+    const fn::TensorQuant& q = prog.table.at(fused.output);
+    EXPECT_EQ(q.bits, 8);
+    EXPECT_EQ(q.is_unsigned, x.relu_after);
+    if (c.net == Net::kIdentity || c.net == Net::kProjection) {
+      EXPECT_EQ(prog.table.at(prog.layers[0].output).bits, fn::code_bits(c.precision));
+    }
+  }
   for (std::size_t l = 0; l < prog.layers.size(); ++l) {
     if (l != x.fused_layer) {
       EXPECT_EQ(operand_of(prog.layers[l]), nullptr) << l;
