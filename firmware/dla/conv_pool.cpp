@@ -31,13 +31,14 @@ void check_conv_pool(const ConvPoolLayer& layer, const ConvHardware& hw) {
 }
 
 ConvPoolInterrupts program_conv_pool(Mmio& mmio, const ConvPoolLayer& layer, unsigned group,
-                                     const ConvHardware& hw, int pdp_group, int sdp_group) {
+                                     const ConvHardware& hw, int pdp_group, int sdp_group,
+                                     int rdma_group) {
   const ConvPoolLayer r = resolve(layer);
   check_conv_pool(layer, hw);  // every check before the first write
   ConvPoolInterrupts intr;
   intr.pdp = program_pdp(mmio, r.pool, pdp_group < 0 ? group : static_cast<unsigned>(pdp_group),
                          hw.atom_bytes);
-  intr.sdp = program_conv(mmio, r.conv, group, hw, sdp_group);
+  intr.sdp = program_conv(mmio, r.conv, group, hw, sdp_group, rdma_group);
   return intr;
 }
 

@@ -29,10 +29,12 @@ struct ConvPoolInterrupts {
 // FirmwareError, before any register is written, for a layer it cannot program (either part, or
 // a pooling precision other than the convolution's).
 // `pdp_group` / `sdp_group` (0 or 1), when given, are PDP's and SDP's groups where they differ
-// from the convolution units' (their consumer pointers advance with their own layers).
+// from the convolution units' (their consumer pointers advance with their own layers), and
+// `rdma_group` SDP_RDMA's (program_conv).
 [[nodiscard]] ConvPoolInterrupts program_conv_pool(Mmio& mmio, const ConvPoolLayer& layer,
                                                    unsigned group, const ConvHardware& hw,
-                                                   int pdp_group = -1, int sdp_group = -1);
+                                                   int pdp_group = -1, int sdp_group = -1,
+                                                   int rdma_group = -1);
 // The checks program_conv_pool makes before writing anything (FirmwareError).
 void check_conv_pool(const ConvPoolLayer& layer, const ConvHardware& hw);
 

@@ -126,12 +126,18 @@ std::uint32_t pdp_output_size(std::uint32_t in, unsigned kernel, unsigned stride
   return static_cast<std::uint32_t>((padded - kernel) / stride + 1);
 }
 
-unsigned program_pdp(Mmio& mmio, const PdpLayer& l, unsigned group, unsigned atom_bytes) {
+unsigned program_pdp(Mmio& mmio, const PdpLayer& l, unsigned group, unsigned atom_bytes,
+                     int rdma_group) {
   check_layer(l, group, atom_bytes);
+  if (rdma_group > 1) {
+    throw FirmwareError(fmt::format("PDP_RDMA: register group {} is not 0 or 1", rdma_group));
+  }
   const auto p = static_cast<std::uint32_t>(l.precision);
 
   mmio.write32(P::S_POINTER::kAddr, P::S_POINTER::PRODUCER.set(0, group));
-  if (!l.on_the_fly) write_pdp_rdma_registers(mmio, l, group);
+  if (!l.on_the_fly) {
+    write_pdp_rdma_registers(mmio, l, rdma_group < 0 ? group : static_cast<unsigned>(rdma_group));
+  }
 
   mmio.write32(P::D_DATA_CUBE_IN_WIDTH::kAddr, l.src.width - 1);
   mmio.write32(P::D_DATA_CUBE_IN_HEIGHT::kAddr, l.src.height - 1);

@@ -50,8 +50,10 @@ struct PdpLayer {
 // PDP_RDMA), the PDP_RDMA and PDP D_ registers, then D_OP_ENABLE of PDP_RDMA before PDP's.
 // Returns the GLB S_INTR_STATUS bit of its completion (PDP_DONE_STATUS<group>). Throws
 // FirmwareError, before any register is written, for a layer it cannot program.
+// `rdma_group` (0 or 1), when given, is PDP_RDMA's group where it differs from PDP's: a flying
+// PDP (fed by SDP) leaves PDP_RDMA's consumer pointer where it was.
 [[nodiscard]] unsigned program_pdp(Mmio& mmio, const PdpLayer& layer, unsigned group,
-                                   unsigned atom_bytes);
+                                   unsigned atom_bytes, int rdma_group = -1);
 
 // The same layer as models/ describes it (models::ops::run_pdp_layer).
 [[nodiscard]] models::ops::PdpLayerParams pdp_model_params(const PdpLayer& layer,

@@ -71,6 +71,10 @@ class Builder {
   ConvLayer lower_conv(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
                        NetLayer& out);
 
+  // `conv` with the pooling `pool` that alone reads its output, on the fly (ConvPoolLayer), or
+  // the two through memory where the PDP cannot take SDP's stream. Lowers both; returns true.
+  bool lower_conv_pool(const PlannedLayer& conv, const PlannedLayer& pool);
+
   // SDP's flying stage: bias and per-channel multiplier in BS, ReLU, the clamp of narrow codes.
   SdpStage requantization(const QuantizedWeights& w, const TensorQuant& x, const TensorQuant& y,
                           bool relu, const std::string& who);

@@ -125,7 +125,8 @@ nlohmann::json layer_map(const NetProgram& p) {
                       {"clip", q.clip},
                       {"bits", q.bits},
                       {"unsigned", q.is_unsigned},
-                      {"macs", l.macs}});
+                      {"macs", l.macs},
+                      {"records", device_records(l).size()}});
   }
   return {{"config", p.config},
           {"precision", precision_name(p.options.precision)},

@@ -65,13 +65,7 @@ NetProgram Builder::run() {
   }
   std::set<std::string> kept{plan_.input};
   for (const std::string& out : plan_.outputs) kept.insert(plan_.resolve(out));
-  for (std::size_t i = 0; i < plan_.layers.size(); ++i) {
-    const PlannedLayer& l = plan_.layers[i];
-    try {
-      lower(l);
-    } catch (const FirmwareError& e) {
-      throw GraphError(fmt::format("{}: {}", layer_nodes_label(g_, l), e.what()));
-    }
+  const auto release_dead = [&](const PlannedLayer& l, std::size_t i) {
     std::vector<std::string> touched = layer_reads(g_, l);
     touched.push_back(l.output);
     for (const std::string& t : touched) {
@@ -82,6 +76,28 @@ NetProgram Builder::run() {
         activations_.release(s.address, surface_bytes(s, elem(), atom()));
       }
     }
+  };
+  for (std::size_t i = 0; i < plan_.layers.size(); ++i) {
+    const PlannedLayer& l = plan_.layers[i];
+    // A pooling that is the only reader of a convolution's output runs on the fly.
+    const PlannedLayer* pool = i + 1 < plan_.layers.size() ? &plan_.layers[i + 1] : nullptr;
+    const bool fusable = pool != nullptr && l.kind == LayerKind::kConv &&
+                         l.conv.matrix_bias.empty() && pool->kind == LayerKind::kPool &&
+                         pool->input == l.output && !pool->pool.exclude_pad &&
+                         last_read[l.output] == i + 1 && kept.count(l.output) == 0 &&
+                         options_.calibration != ClipCalibration::kOctavDevice;
+    bool fused = false;
+    try {
+      if (fusable) {
+        fused = lower_conv_pool(l, *pool);
+      } else {
+        lower(l);
+      }
+    } catch (const FirmwareError& e) {
+      throw GraphError(fmt::format("{}: {}", layer_nodes_label(g_, l), e.what()));
+    }
+    release_dead(l, i);
+    if (fused) release_dead(*pool, ++i);
   }
   for (const std::string& out : plan_.outputs) {
     NetTensor t = tensors_.at(plan_.resolve(out));
@@ -222,6 +238,33 @@ void Builder::add_device_clip(const PlannedLayer& l) {
   // The codes before snapping are dead once the SDP has read them.
   activations_.release(t.surface.address, surface_bytes(t.surface, Precision::kInt8, atom()));
   t.surface = f.dst;
+}
+
+bool Builder::lower_conv_pool(const PlannedLayer& conv, const PlannedLayer& pool) {
+  NetLayer out;
+  out.engine = layer_engine(LayerKind::kConv);
+  out.nodes = layer_nodes_label(g_, conv);
+  out.input = conv.input;
+  out.output = conv.output;
+  ConvPoolLayer cp;
+  // The convolution's output surface is never written by the device; the golden (models/)
+  // passes through it.
+  cp.conv = lower_conv(conv, tensor(conv.input), tensor(conv.output), out);
+  cp.pool = lower_pool(pool, tensor(conv.output), tensor(pool.output));
+  try {
+    check_conv_pool(cp, prog_.hw);
+  } catch (const FirmwareError&) {
+    // Not on the fly (e.g. the pooling needs split widths): the two layers through memory.
+    out.hw = cp.conv;
+    prog_.layers.push_back(std::move(out));
+    lower(pool);
+    return true;
+  }
+  out.nodes += " + " + layer_nodes_label(g_, pool);
+  out.output = pool.output;
+  out.hw = cp;
+  prog_.layers.push_back(std::move(out));
+  return true;
 }
 
 ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,

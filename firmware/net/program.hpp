@@ -45,6 +45,7 @@
 
 #include "firmware/dla/cdp.hpp"
 #include "firmware/dla/conv.hpp"
+#include "firmware/dla/conv_pool.hpp"
 #include "firmware/dla/octav.hpp"
 #include "firmware/dla/pdp.hpp"
 #include "firmware/dla/sdp.hpp"
@@ -91,8 +92,10 @@ struct PpuSoftmaxLayer {
   unsigned channel = 0;
 };
 
+// ConvPoolLayer: a convolution whose SDP output streams into PDP (flying mode): the pooling
+// right after a convolution that nothing else reads, fused by the compiler.
 using HwLayer = std::variant<ConvLayer, PdpLayer, CdpLayer, SdpLayer, OctavLayer, FakeQuantSdpLayer,
-                             PpuSoftmaxLayer>;
+                             PpuSoftmaxLayer, ConvPoolLayer>;
 
 struct NetLayer {
   std::string engine;  // CONV, PDP, CDP, SDP, OCTAV

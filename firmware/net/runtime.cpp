@@ -25,13 +25,23 @@ void load_constants(const NetProgram& p, models::ops::Memory& mem) {
 const FeatureSurface* layer_output(const NetLayer& l) {
   return std::visit(
       [](const auto& hw) -> const FeatureSurface* {
-        if constexpr (std::is_same_v<std::decay_t<decltype(hw)>, OctavLayer>) {
+        using T = std::decay_t<decltype(hw)>;
+        if constexpr (std::is_same_v<T, OctavLayer>) {
           return nullptr;
+        } else if constexpr (std::is_same_v<T, ConvPoolLayer>) {
+          return &hw.pool.dst;
         } else {
           return &hw.dst;
         }
       },
       l.hw);
+}
+
+std::vector<std::string> device_records(const NetLayer& l) {
+  if (std::holds_alternative<PpuSoftmaxLayer>(l.hw)) return {};
+  if (std::holds_alternative<ConvPoolLayer>(l.hw)) return {"CONV", "PDP"};
+  if (std::holds_alternative<FakeQuantSdpLayer>(l.hw)) return {"SDP"};
+  return {l.engine};
 }
 
 std::uint64_t tensor_bytes(const NetProgram& p, const FeatureSurface& s) {
@@ -110,9 +120,20 @@ LayerInterrupts program_layer(const NetProgram& p, std::size_t i, Mmio& mmio, Gr
     g.conv ^= 1U;
     g.sdp ^= 1U;
     if (rdma) g.sdp_rdma ^= 1U;
-  } else if (const auto* pdp = std::get_if<PdpLayer>(&l.hw)) {
-    bit = program_pdp(mmio, *pdp, g.pdp, atom);
+  } else if (const auto* cp = std::get_if<ConvPoolLayer>(&l.hw)) {
+    const bool rdma = sdp_rdma_used(conv_sdp_layer(cp->conv), SdpInput::kFlying);
+    const ConvPoolInterrupts intr =
+        program_conv_pool(mmio, *cp, g.conv, p.hw, static_cast<int>(g.pdp), static_cast<int>(g.sdp),
+                          static_cast<int>(g.sdp_rdma));
+    g.conv ^= 1U;
+    g.sdp ^= 1U;
     g.pdp ^= 1U;
+    if (rdma) g.sdp_rdma ^= 1U;
+    return {intr.pdp, intr.sdp};
+  } else if (const auto* pdp = std::get_if<PdpLayer>(&l.hw)) {
+    bit = program_pdp(mmio, *pdp, g.pdp, atom, static_cast<int>(g.pdp_rdma));
+    g.pdp ^= 1U;
+    g.pdp_rdma ^= 1U;
   } else if (const auto* cdp = std::get_if<CdpLayer>(&l.hw)) {
     bit = program_cdp(mmio, *cdp, g.cdp, atom);
     g.cdp ^= 1U;
@@ -167,6 +188,9 @@ LayerGolden run_layer_model(const NetProgram& p, std::size_t i, models::ops::Mem
   LayerGolden out;
   if (const auto* conv = std::get_if<ConvLayer>(&l.hw)) {
     const ConvGolden g = run_conv_model(*conv, p.hw, mem);
+    out.saturations = g.cacc_saturation + g.sdp_saturation;
+  } else if (const auto* cp = std::get_if<ConvPoolLayer>(&l.hw)) {
+    const ConvGolden g = run_conv_pool_model(*cp, p.hw, mem);
     out.saturations = g.cacc_saturation + g.sdp_saturation;
   } else if (const auto* pdp = std::get_if<PdpLayer>(&l.hw)) {
     (void)models::ops::run_pdp_layer(pdp_model_params(*pdp, atom), mem);

@@ -37,9 +37,10 @@ void write_input(const NetProgram& p, const models::graph::Tensor& batch, std::s
 
 // Each unit's next register group (NVDLA's ping-pong groups): kept across runs of a program on
 // one device, whose consumer pointers advance with every layer.
-// SDP_RDMA has its own: a flying SDP without operands leaves it where it was.
+// SDP_RDMA and PDP_RDMA have their own: a flying SDP without operands, or a flying PDP, leaves
+// its RDMA where it was.
 struct GroupState {
-  unsigned conv = 0, sdp = 0, sdp_rdma = 0, pdp = 0, cdp = 0, octav = 0;
+  unsigned conv = 0, sdp = 0, sdp_rdma = 0, pdp = 0, pdp_rdma = 0, cdp = 0, octav = 0;
 };
 
 // Programs layer `i` through `mmio` (register writes, D_OP_ENABLE) and returns the GLB
@@ -74,6 +75,11 @@ struct ImageRun {
 ImageRun run_image(const NetProgram& p, const models::graph::Tensor& batch, std::size_t index,
                    models::ops::Memory& device, Mmio& mmio, GroupState& groups,
                    models::ops::Memory& golden, Schedule schedule = Schedule::kSerial);
+
+// The DLA engines whose layer records (sim/soc/dla.hpp LayerTiming::engine) layer `l` leaves, in
+// the order they start: a convolution with a flying PDP leaves CONV's and PDP's; a PPU layer
+// none.
+[[nodiscard]] std::vector<std::string> device_records(const NetLayer& l);
 
 // The surface layer `l` writes, or null for a layer that writes registers only (OCTAV).
 [[nodiscard]] const FeatureSurface* layer_output(const NetLayer& l);

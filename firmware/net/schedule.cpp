@@ -35,6 +35,13 @@ LayerAccess layer_access(const NetProgram& p, std::size_t i) {
           // A fused element-wise operand (a residual Add's other addend), read per element.
           if (hw.sdp.ew) a.reads.push_back(range(hw.sdp.ew->surface, hw.precision, atom));
           a.writes.push_back(range(hw.dst, hw.precision, atom, hw.batches, hw.dst_batch_stride));
+        } else if constexpr (std::is_same_v<T, ConvPoolLayer>) {
+          // The convolution's own output streams into PDP: never in memory.
+          a.reads.push_back(range(hw.conv.src, hw.conv.precision, atom));
+          if (hw.conv.sdp.ew) {
+            a.reads.push_back(range(hw.conv.sdp.ew->surface, hw.conv.precision, atom));
+          }
+          a.writes.push_back(range(hw.pool.dst, hw.pool.precision, atom));
         } else if constexpr (std::is_same_v<T, SdpLayer>) {
           a.reads.push_back(range(hw.src, hw.precision, atom));
           if (hw.ew) a.reads.push_back(range(hw.ew->surface, hw.precision, atom));
@@ -60,7 +67,13 @@ std::vector<const char*> layer_units(const NetProgram& p, std::size_t i) {
     if (sdp_rdma_used(conv_sdp_layer(*conv), SdpInput::kFlying)) return {"CONV", "SDP", "SDP_RDMA"};
     return {"CONV", "SDP"};
   }
-  if (std::holds_alternative<PdpLayer>(hw)) return {"PDP"};
+  if (const auto* cp = std::get_if<ConvPoolLayer>(&hw)) {
+    if (sdp_rdma_used(conv_sdp_layer(cp->conv), SdpInput::kFlying)) {
+      return {"CONV", "SDP", "SDP_RDMA", "PDP"};
+    }
+    return {"CONV", "SDP", "PDP"};
+  }
+  if (std::holds_alternative<PdpLayer>(hw)) return {"PDP", "PDP_RDMA"};
   if (std::holds_alternative<CdpLayer>(hw)) return {"CDP"};
   if (std::holds_alternative<OctavLayer>(hw)) return {"OCTAV"};
   if (const auto* sm = std::get_if<PpuSoftmaxLayer>(&hw)) {

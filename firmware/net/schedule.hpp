@@ -40,7 +40,7 @@ struct LayerAccess {
 
 // The hardware units whose register groups layer `i` takes (a register group is free again
 // when the layer that last took it is done): "CONV" (the convolution pipeline), "SDP",
-// "SDP_RDMA", "PDP", "CDP", "OCTAV", "PPU<channel>".
+// "SDP_RDMA", "PDP", "PDP_RDMA", "CDP", "OCTAV", "PPU<channel>".
 [[nodiscard]] std::vector<const char*> layer_units(const NetProgram& p, std::size_t i);
 
 // For every layer, the earlier layers it must wait for under kOverlap: those writing memory it

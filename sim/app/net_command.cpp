@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <variant>
@@ -172,6 +174,25 @@ class BatchRunner {
   BatchResult r_;
 };
 
+// For each DLA layer record (in the order the layers started), the index of the program layer
+// that left it: each engine takes its layers in program order, while engines overlap.
+std::vector<std::size_t> record_owners(const fn::NetProgram& prog,
+                                       const std::vector<soc::LayerTiming>& records) {
+  std::map<std::string, std::deque<std::size_t>> queues;
+  for (std::size_t i = 0; i < prog.layers.size(); ++i) {
+    for (const std::string& engine : fn::device_records(prog.layers[i])) {
+      queues[engine].push_back(i);
+    }
+  }
+  std::vector<std::size_t> owners;
+  for (const soc::LayerTiming& r : records) {
+    std::deque<std::size_t>& q = queues[r.engine];
+    owners.push_back(q.empty() ? prog.layers.size() : q.front());
+    if (!q.empty()) q.pop_front();
+  }
+  return owners;
+}
+
 // What the cycle-level run writes besides the summary.
 struct CycleOutputs {
   std::string model;
@@ -196,24 +217,28 @@ Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const H
   Timing t;
   const std::uint64_t start = device.cycle();
   runner.run(0, 1, false);
-  // The DLA's layer records and the PPU's kernel records, in program order.
+  // Each DLA layer record's program layer, and the PPU's kernel records.
   const auto& layers = soc.dla().layers();
+  const std::vector<std::size_t> owners = record_owners(prog, layers);
   static const std::vector<ppu::KernelRecord> kNoKernels;
   const auto& kernels = soc.ppu() != nullptr ? soc.ppu()->kernels() : kNoKernels;
-  std::size_t dla = 0, ppu_kernel = 0;
+  std::vector<std::uint64_t> begin(prog.layers.size(), ~std::uint64_t{0});
+  std::vector<std::uint64_t> end(prog.layers.size(), 0);
+  for (std::size_t r = 0; r < layers.size(); ++r) {
+    if (owners[r] >= prog.layers.size()) continue;
+    begin[owners[r]] = std::min(begin[owners[r]], layers[r].start_cycle);
+    end[owners[r]] = std::max(end[owners[r]], layers[r].end_cycle);
+  }
+  std::size_t ppu_kernel = 0;
   std::uint64_t last_end = device.cycle();
-  for (const fn::NetLayer& l : prog.layers) {
-    const bool on_ppu = std::holds_alternative<fn::PpuSoftmaxLayer>(l.hw);
-    std::uint64_t begin = 0, end = 0;
-    if (on_ppu && ppu_kernel < kernels.size()) {
-      begin = kernels[ppu_kernel].start_cycle;
-      end = kernels[ppu_kernel++].end_cycle;
-    } else if (!on_ppu && dla < layers.size()) {
-      begin = layers[dla].start_cycle;
-      end = layers[dla++].end_cycle;
+  for (std::size_t i = 0; i < prog.layers.size(); ++i) {
+    if (std::holds_alternative<fn::PpuSoftmaxLayer>(prog.layers[i].hw) &&
+        ppu_kernel < kernels.size()) {
+      begin[i] = kernels[ppu_kernel].start_cycle;
+      end[i] = kernels[ppu_kernel++].end_cycle;
     }
-    t.layer_cycles.push_back(end - begin);
-    if (end != 0) last_end = end;
+    t.layer_cycles.push_back(end[i] > begin[i] ? end[i] - begin[i] : 0);
+    last_end = std::max(last_end, end[i]);
   }
   // As `octasim run` counts a compiled trace: from the start to the last layer's end.
   t.cycles = last_end - start;
@@ -228,7 +253,9 @@ Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const H
     if (!out.report.empty()) {
       nlohmann::json j = report::build(soc, info);
       std::vector<std::string> nodes;
-      for (const fn::NetLayer& l : prog.layers) nodes.push_back(l.nodes);
+      for (const std::size_t owner : owners) {
+        nodes.push_back(owner < prog.layers.size() ? prog.layers[owner].nodes : std::string("-"));
+      }
       report::annotate_onnx_nodes(j, nodes);
       report::write(j, out.report);
     }

@@ -137,8 +137,13 @@ std::vector<std::string> read_layer_map(const std::string& trace_path) {
   if (!in) return nodes;
   try {
     const nlohmann::json j = nlohmann::json::parse(in);
-    for (const nlohmann::json& l : j.at("layers"))
-      nodes.push_back(l.at("onnx_nodes").get<std::string>());
+    // One entry per device layer record: a convolution with a flying PDP leaves two.
+    for (const nlohmann::json& l : j.at("layers")) {
+      const std::size_t records = l.contains("records") ? l.at("records").get<std::size_t>() : 1;
+      for (std::size_t r = 0; r < records; ++r) {
+        nodes.push_back(l.at("onnx_nodes").get<std::string>());
+      }
+    }
   } catch (const nlohmann::json::exception&) {
     fmt::print(
         "note: {} is not a layer map octasim can read; layers are shown without ONNX nodes\n",

@@ -37,6 +37,14 @@ inline std::vector<std::uint8_t> memory_bytes(const models::ops::Memory& m, std:
   return v;
 }
 
+// The layer records one image leaves on the device (a convolution with its pooling on the fly
+// leaves a CONV and a PDP record; a PPU layer none).
+inline std::size_t device_record_count(const firmware::net::NetProgram& prog) {
+  std::size_t n = 0;
+  for (const firmware::net::NetLayer& l : prog.layers) n += firmware::net::device_records(l).size();
+  return n;
+}
+
 inline SocRun run_on_soc(const firmware::net::NetProgram& prog, const HwConfig& hw,
                          const models::graph::Tensor& images, std::size_t count) {
   namespace fn = firmware::net;
