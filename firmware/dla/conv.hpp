@@ -16,8 +16,8 @@
 //   weight banks       all weights if they fit beside the data, else at least one kernel group
 //                      (atomic-K kernels at INT8, atomic-K/2 at INT16/FP16) plus 128 bytes
 //   atomics            output width * height - 1; release: every input slice (H)
-// A layer whose input does not fit the CBUF (NVDLA would split it in H across several hardware
-// layers) is refused.
+// A layer whose input does not fit the CBUF is refused: software splits it in H across several
+// hardware layers (firmware/net/split.hpp, with conv_cbuf_budget).
 //
 // Compressed weights (optional, on hardware with weight compression): weight_address holds the
 // compressed data and ConvLayer::compressed the WMB and WGS surfaces, as
@@ -38,10 +38,10 @@
 // run_conv_model computes the golden with models::ops::run_conv_fp16 (exact products and sums,
 // one FP32 rounding) and the SDP model.
 //
-// Not encoded: image input, data/weight reuse across layers. NVDLA's firmware polls CDMA
-// S_CBUF_FLUSH_STATUS before enabling; Mmio has no poll a trace can record (TraceWriter::read32
-// returns 0), and every octasim device reports the CBUF flushed from reset, so the poll is not
-// issued.
+// Not encoded: image input, data reuse across layers (weight reuse: ConvLayer::weight_reuse).
+// NVDLA's firmware polls CDMA S_CBUF_FLUSH_STATUS before enabling; Mmio has no poll a trace can
+// record (TraceWriter::read32 returns 0), and every octasim device reports the CBUF flushed from
+// reset, so the poll is not issued.
 #pragma once
 
 #include <cstdint>
@@ -96,6 +96,13 @@ struct ConvLayer {
   // direct-convolution meaning.
   bool winograd = false;
   unsigned pra_truncate = 0;  // CSC PRA_TRUNCATE, 0..2 (choose_pra_truncate)
+  // Consecutive layers sharing the weights (Split H, firmware/net/split.hpp), all kernels in
+  // CBUF: skip_weight_release keeps them there when the layer ends (CDMA/CSC SKIP_WEIGHT_RLS),
+  // weight_reuse takes them from the previous layer, which kept them, instead of fetching
+  // (WEIGHT_REUSE). The weights' place in CBUF must not move: data_banks, when non-zero, is
+  // the DATA_BANK to program (at least what the input needs), the same for every such layer.
+  bool skip_weight_release = false, weight_reuse = false;
+  unsigned data_banks = 0;
 };
 
 struct ConvCubeSize {
@@ -123,6 +130,27 @@ struct ConvPlan {
 // Checks the layer against the hardware and computes its plan; throws FirmwareError naming the
 // first problem.
 [[nodiscard]] ConvPlan plan_conv(const ConvLayer& layer, const ConvHardware& hw);
+
+// plan_conv's checks of the layer against the hardware and NVDLA's register ranges, all but the
+// CBUF's (FirmwareError); returns the output cube.
+ConvCubeSize check_conv_layer(const ConvLayer& layer, const ConvHardware& hw);
+
+// The CBUF arithmetic of plan_conv for software that splits a layer whose input does not fit
+// (Split H, firmware/net/split.hpp): one input line's entries and the banks the data and the
+// weights may take. The layer's weights are checked as plan_conv checks them (FirmwareError).
+struct ConvCbufBudget {
+  std::uint32_t entries_per_slice = 0;  // CBUF entries of one input line (every C' surface)
+  unsigned bank_entries = 0;            // entries of one bank (cbuf_bank_depth)
+  unsigned banks = 0;             // banks for data and weights (D_BANK: 32 at most; less the WMB's)
+  unsigned min_weight_banks = 0;  // one kernel group plus 128 bytes
+  unsigned all_weight_banks = 0;  // every kernel (at least min_weight_banks)
+  std::uint64_t weight_bytes = 0;  // what CDMA fetches (128-byte aligned; compressed: the data)
+  // ceil(entries_per_slice * lines / bank_entries): the data banks of `lines` input lines.
+  [[nodiscard]] std::uint64_t data_banks(std::uint64_t lines) const {
+    return (std::uint64_t{entries_per_slice} * lines + bank_entries - 1) / bank_entries;
+  }
+};
+[[nodiscard]] ConvCbufBudget conv_cbuf_budget(const ConvLayer& layer, const ConvHardware& hw);
 
 // The layer's flying SDP stage as an SdpLayer (for check_sdp_stage, write_sdp_registers and
 // sdp_model_config): SDP's cube is the output cube; src is a stand-in equal to dst (flying SDP

@@ -97,8 +97,9 @@ void check_fp16_layer(const ConvLayer& l, const ConvHardware& hw) {
   }
 }
 
-// The layer's checks against the hardware and NVDLA's register ranges, in the order their
-// errors are reported; returns the output cube.
+}  // namespace
+
+// In the order their errors are reported.
 ConvCubeSize check_conv_layer(const ConvLayer& l, const ConvHardware& hw) {
   if (hw.atom_bytes == 0 || hw.cbuf_bank_width == 0 || hw.cbuf_bank_depth == 0 ||
       hw.cbuf_bank_number < 2 || hw.mac_atomic_c == 0 || hw.mac_atomic_k < 2) {
@@ -166,6 +167,8 @@ ConvCubeSize check_conv_layer(const ConvLayer& l, const ConvHardware& hw) {
   return out;
 }
 
+namespace {
+
 // Weight bytes per kernel, in CBUF and (compressed) of the WMB; returns the bytes of one
 // kernel.
 std::uint64_t plan_weights(const ConvLayer& l, const ConvHardware& hw, ConvPlan& p) {
@@ -211,26 +214,62 @@ std::uint64_t plan_weights(const ConvLayer& l, const ConvHardware& hw, ConvPlan&
   return per_kernel;
 }
 
-// Entries per slice and the data and weight banks of the CBUF.
-void plan_cbuf(const ConvLayer& l, const ConvHardware& hw, std::uint64_t per_kernel, ConvPlan& p) {
-  const std::uint64_t bpe = element_bytes(l.precision);
-  p.entries_per_slice = entries_per_slice(l, hw);
-  if (p.entries_per_slice > (1u << 14)) {
-    throw FirmwareError(
-        fmt::format("convolution: one input line takes {} CBUF entries, above CDMA's limit of {}",
-                    p.entries_per_slice, 1u << 14));
-  }
-  // D_BANK fields: 5 bits. Compressed weights: the last bank holds the WMB.
-  const unsigned max_banks = std::min(hw.cbuf_bank_number, 32u) - (l.compressed ? 1 : 0);
+// Entries per slice and the banks data and weights may take (D_BANK fields: 5 bits; compressed
+// weights: the last bank holds the WMB).
+ConvCbufBudget cbuf_budget(const ConvLayer& l, const ConvHardware& hw, std::uint64_t per_kernel,
+                           std::uint64_t weight_bytes) {
+  ConvCbufBudget b;
+  b.entries_per_slice = entries_per_slice(l, hw);
+  b.bank_entries = hw.cbuf_bank_depth;
+  b.banks = std::min(hw.cbuf_bank_number, 32u) - (l.compressed ? 1 : 0);
   const std::uint64_t bank_bytes = std::uint64_t{hw.cbuf_bank_width} * hw.cbuf_bank_depth;
-  const std::uint64_t data_banks =
-      ceil_div(std::uint64_t{p.entries_per_slice} * l.src.height * l.batches, hw.cbuf_bank_depth);
   const unsigned group_kernels =
       l.precision == Precision::kInt8 ? hw.mac_atomic_k : hw.mac_atomic_k / 2;
   const std::uint64_t min_weight_banks = ceil_div(
       per_kernel * std::min<std::uint64_t>(l.kernels, group_kernels) + kWeightAlign, bank_bytes);
   const std::uint64_t all_weight_banks =
-      std::max(min_weight_banks, ceil_div(p.weight_bytes, bank_bytes));
+      std::max(min_weight_banks, ceil_div(weight_bytes, bank_bytes));
+  // Clamped: a count above the CBUF's banks fits nowhere either way.
+  b.weight_bytes = weight_bytes;
+  b.min_weight_banks = static_cast<unsigned>(std::min<std::uint64_t>(min_weight_banks, 1u << 16));
+  b.all_weight_banks = static_cast<unsigned>(std::min<std::uint64_t>(all_weight_banks, 1u << 16));
+  return b;
+}
+
+// Weights kept in CBUF for the next layer or taken from the previous one: all of them fit, and
+// the banks are where the other layer has them.
+void check_weight_reuse(const ConvLayer& l, const ConvPlan& p) {
+  if (!l.weight_reuse && !l.skip_weight_release) return;
+  if (l.compressed || l.winograd) {
+    throw FirmwareError(
+        "convolution: weight reuse with compressed or Winograd weights is not supported");
+  }
+  if (!p.full_weights) {
+    throw FirmwareError(fmt::format(
+        "convolution: weight reuse needs every kernel in CBUF, but {} data banks leave {} for "
+        "{} bytes of weights",
+        p.data_banks, p.weight_banks, p.weight_bytes));
+  }
+  if (l.data_banks == 0) {
+    throw FirmwareError(
+        "convolution: weight reuse needs the data banks given (ConvLayer::data_banks), the same "
+        "for every layer sharing the weights");
+  }
+}
+
+// The data and weight banks of the CBUF.
+void plan_cbuf(const ConvLayer& l, const ConvHardware& hw, std::uint64_t per_kernel, ConvPlan& p) {
+  const std::uint64_t bpe = element_bytes(l.precision);
+  const ConvCbufBudget b = cbuf_budget(l, hw, per_kernel, p.weight_bytes);
+  p.entries_per_slice = b.entries_per_slice;
+  if (p.entries_per_slice > (1u << 14)) {
+    throw FirmwareError(
+        fmt::format("convolution: one input line takes {} CBUF entries, above CDMA's limit of {}",
+                    p.entries_per_slice, 1u << 14));
+  }
+  const std::uint64_t bank_bytes = std::uint64_t{hw.cbuf_bank_width} * hw.cbuf_bank_depth;
+  const unsigned group_kernels =
+      l.precision == Precision::kInt8 ? hw.mac_atomic_k : hw.mac_atomic_k / 2;
   // Compressed: one kernel group's WMB plus 128 bytes must fit the WMB bank.
   const std::uint64_t group_mask_bytes =
       ceil_div(per_kernel * std::min<std::uint64_t>(l.kernels, group_kernels), 8 * bpe);
@@ -240,17 +279,24 @@ void plan_cbuf(const ConvLayer& l, const ConvHardware& hw, std::uint64_t per_ker
         "WMB bank",
         group_mask_bytes, bank_bytes));
   }
-  if (data_banks + min_weight_banks > max_banks) {
+  const std::uint64_t needed = b.data_banks(std::uint64_t{l.src.height} * l.batches);
+  if (needed + b.min_weight_banks > b.banks) {
     throw FirmwareError(fmt::format(
         "convolution: the {}x{}x{} input ({} batches) needs {} CBUF banks and one kernel group {} "
-        "more, but the CBUF has {} (splitting the input in height is not supported)",
-        l.src.width, l.src.height, l.src.channels, l.batches, data_banks, min_weight_banks,
-        max_banks));
+        "more, but the CBUF has {} (firmware/net splits such a layer in height)",
+        l.src.width, l.src.height, l.src.channels, l.batches, needed, b.min_weight_banks, b.banks));
+  }
+  const std::uint64_t data_banks = std::max<std::uint64_t>(needed, l.data_banks);
+  if (data_banks + b.min_weight_banks > b.banks) {
+    throw FirmwareError(
+        fmt::format("convolution: {} data banks and one kernel group's {} exceed the CBUF's {}",
+                    data_banks, b.min_weight_banks, b.banks));
   }
   p.data_banks = static_cast<unsigned>(data_banks);
-  p.full_weights = data_banks + all_weight_banks <= max_banks;
+  p.full_weights = data_banks + b.all_weight_banks <= b.banks;
   p.weight_banks =
-      static_cast<unsigned>(p.full_weights ? all_weight_banks : max_banks - data_banks);
+      static_cast<unsigned>(p.full_weights ? b.all_weight_banks : b.banks - data_banks);
+  check_weight_reuse(l, p);
 }
 
 }  // namespace
@@ -263,6 +309,12 @@ ConvCubeSize conv_output_cube(const ConvLayer& l) {
                                            l.dilation_y, l.stride_y);
   c.channels = l.kernels;
   return c;
+}
+
+ConvCbufBudget conv_cbuf_budget(const ConvLayer& l, const ConvHardware& hw) {
+  ConvPlan p;
+  const std::uint64_t per_kernel = plan_weights(l, hw, p);
+  return cbuf_budget(l, hw, per_kernel, p.weight_bytes);
 }
 
 ConvPlan plan_conv(const ConvLayer& l, const ConvHardware& hw) {

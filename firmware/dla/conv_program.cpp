@@ -38,6 +38,17 @@ std::uint32_t conv_mode(const ConvLayer& l) {
   return l.winograd ? CS::D_MISC_CFG::CONV_MODE_WINOGRAD : CS::D_MISC_CFG::CONV_MODE_DIRECT;
 }
 
+// CDMA's and CSC's D_MISC_CFG (the same fields in both).
+std::uint32_t cdma_csc_misc(const ConvLayer& l) {
+  using M = CS::D_MISC_CFG;
+  const auto p = static_cast<std::uint32_t>(l.precision);
+  static_assert(M::WEIGHT_REUSE.lsb == CD::D_MISC_CFG::WEIGHT_REUSE.lsb &&
+                M::SKIP_WEIGHT_RLS.lsb == CD::D_MISC_CFG::SKIP_WEIGHT_RLS.lsb);
+  return M::CONV_MODE.set(0, conv_mode(l)) | M::IN_PRECISION.set(0, p) |
+         M::PROC_PRECISION.set(0, p) | M::WEIGHT_REUSE.set(0, l.weight_reuse ? 1 : 0) |
+         M::SKIP_WEIGHT_RLS.set(0, l.skip_weight_release ? 1 : 0);
+}
+
 void program_cacc(Mmio& mmio, const ConvLayer& l, const ConvPlan& plan) {
   const auto p = static_cast<std::uint32_t>(l.precision);
   mmio.write32(CA::D_MISC_CFG::kAddr, CA::D_MISC_CFG::CONV_MODE.set(0, conv_mode(l)) |
@@ -72,10 +83,7 @@ void program_cmac(Mmio& mmio, const ConvLayer& l) {
 }
 
 void program_csc(Mmio& mmio, const ConvLayer& l, const ConvPlan& plan) {
-  const auto p = static_cast<std::uint32_t>(l.precision);
-  mmio.write32(CS::D_MISC_CFG::kAddr, CS::D_MISC_CFG::CONV_MODE.set(0, conv_mode(l)) |
-                                          CS::D_MISC_CFG::IN_PRECISION.set(0, p) |
-                                          CS::D_MISC_CFG::PROC_PRECISION.set(0, p));
+  mmio.write32(CS::D_MISC_CFG::kAddr, cdma_csc_misc(l));
   mmio.write32(CS::D_DATAIN_FORMAT::kAddr, CS::D_DATAIN_FORMAT::DATAIN_FORMAT.set(
                                                0, CS::D_DATAIN_FORMAT::DATAIN_FORMAT_FEATURE));
   mmio.write32(CS::D_DATAIN_SIZE_EXT_0::kAddr, datain_ext(l, plan));
@@ -127,10 +135,7 @@ void program_csc(Mmio& mmio, const ConvLayer& l, const ConvPlan& plan) {
 }
 
 void program_cdma(Mmio& mmio, const ConvLayer& l, const ConvPlan& plan, unsigned atom_bytes) {
-  const auto p = static_cast<std::uint32_t>(l.precision);
-  mmio.write32(CD::D_MISC_CFG::kAddr, CD::D_MISC_CFG::CONV_MODE.set(0, conv_mode(l)) |
-                                          CD::D_MISC_CFG::IN_PRECISION.set(0, p) |
-                                          CD::D_MISC_CFG::PROC_PRECISION.set(0, p));
+  mmio.write32(CD::D_MISC_CFG::kAddr, cdma_csc_misc(l));
   mmio.write32(CD::D_DATAIN_FORMAT::kAddr, CD::D_DATAIN_FORMAT::DATAIN_FORMAT.set(
                                                0, CD::D_DATAIN_FORMAT::DATAIN_FORMAT_FEATURE));
   mmio.write32(CD::D_DATAIN_SIZE_0::kAddr,

@@ -1,9 +1,10 @@
 // The network compiler's lowering state (build_program, program.hpp): one Builder walks the
 // planned layers and fills the NetProgram — surfaces, constants, each layer's descriptor.
 // Private to firmware/net: program.cpp holds the walk and the CONV/PDP/CDP lowering,
-// program_sdp.cpp the SDP and PPU layers (ReLU, BatchNormalization, Add/Mul, Quantize/
-// DequantizeLinear, a layer followed by an element-wise constant, Softmax), program_ew.cpp the
-// element-wise Add at INT8/INT4 (fused into a convolution or on SDP alone) and the affine map.
+// program_concat.cpp the channel layouts of Concat, program_sdp.cpp the SDP and PPU layers (ReLU,
+// BatchNormalization, Add/Mul, Quantize/ DequantizeLinear, a layer followed by an element-wise
+// constant, Softmax), program_ew.cpp the element-wise Add at INT8/INT4 (fused into a convolution
+// or on SDP alone) and the affine map.
 #pragma once
 
 #include <cstdint>
@@ -63,6 +64,9 @@ class Builder {
   const NetTensor& tensor(const std::string& name, Precision precision);
 
   void lower(const PlannedLayer& l);
+
+  // Appends a lowered layer; a CONV layer whose input exceeds the CBUF as its bands (split.cpp).
+  void push_layer(NetLayer out);
 
   // OCTAV on the CONV output's surface, then the fake-quantizing SDP into a new surface that
   // takes the tensor's place for its readers.
@@ -150,6 +154,30 @@ class Builder {
 
   CdpLayer lower_lrn(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst);
 
+  // Concat (program_concat.cpp). A tensor's channels on its surface: `physical` channels, logical
+  // channel c at map[c] (empty: the identity).
+  struct ChannelLayout {
+    std::uint32_t physical = 0;
+    std::vector<std::uint32_t> map;
+  };
+  // Every tensor's layout, before anything is lowered: a Concat places each input at the next
+  // channel offset that is a multiple of the atom's channels (so its producer can write there),
+  // its map says where each logical channel went; a channel-wise layer (PDP, SDP) keeps its
+  // input's layout, a CONV writes a dense one. Refuses what cannot read a padded layout (CDP,
+  // the PPU's softmax, an SDP operand laid out differently) naming the node.
+  void plan_layouts();
+  // Places every Concat whose inputs all have a layout; returns whether it placed one.
+  bool place_concats();
+  // The tensor whose buffer holds `name`: the outermost Concat containing it, or itself.
+  [[nodiscard]] const std::string& storage(const std::string& name) const;
+  // The surface of `name` with `physical` channels: inside its Concat's surface (allocated first)
+  // at its channel offset, or a buffer of its own.
+  FeatureSurface placed_surface(const std::string& name, std::uint32_t physical,
+                                Precision precision);
+  // `v` (one value per logical channel of `t`) spread over t's surface channels, `hole` between.
+  [[nodiscard]] std::vector<double> spread(const std::vector<double>& v, const NetTensor& t,
+                                           double hole) const;
+
   const Graph& g_;
   const NetPlan& plan_;
   const CalibrationTable& table_;
@@ -160,6 +188,9 @@ class Builder {
   std::uint64_t next_ = 0;  // the constants' bump pointer
   ActivationPool activations_;
   std::set<std::string> released_;
+  std::map<std::string, ChannelLayout> layouts_;
+  // A concatenated tensor's first channel in its Concat's surface (a multiple of the atom's).
+  std::map<std::string, std::uint32_t> offsets_;
   bool integer_ = false;
 };
 

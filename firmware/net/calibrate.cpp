@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <set>
 
 #include <fmt/core.h>
 
@@ -44,6 +46,68 @@ TensorQuant sdp_code_format(const PlannedLayer& l, const QuantOptions& options, 
   return q;
 }
 
+// Tensors that share one quantization because of a Concat: its output and inputs (each producer
+// requantizes to it; its readers see one step) and, transitively, a pool's or lone ReLU's output
+// and input (those layers keep the codes). Only groups that hold a Concat, members in plan order.
+std::vector<std::vector<std::string>> concat_groups(const NetPlan& plan) {
+  std::map<std::string, std::string> parent;
+  const std::function<std::string(const std::string&)> find = [&](const std::string& x) {
+    const auto it = parent.find(x);
+    if (it == parent.end() || it->second == x) return x;
+    return it->second = find(it->second);
+  };
+  const auto unite = [&](const std::string& a, const std::string& b) {
+    const std::string ra = find(a), rb = find(b);
+    if (ra != rb) parent[ra] = rb;
+  };
+  for (const auto& [out, c] : plan.concats) {
+    for (const std::string& in : c.inputs) unite(in, out);
+  }
+  std::vector<std::string> names{plan.input};
+  for (const PlannedLayer& l : plan.layers) {
+    if (l.kind == LayerKind::kPool || keeps_codes(l)) unite(l.output, l.input);
+    names.push_back(l.output);
+  }
+  for (const auto& entry : plan.concats) names.push_back(entry.first);
+  std::set<std::string> roots, seen;
+  for (const auto& entry : plan.concats) roots.insert(find(entry.first));
+  std::map<std::string, std::vector<std::string>> by_root;
+  std::vector<std::string> order;  // roots in the order their first member appears
+  for (const std::string& n : names) {
+    const std::string r = find(n);
+    if (roots.count(r) == 0 || !seen.insert(n).second) continue;
+    if (by_root[r].empty()) order.push_back(r);
+    by_root[r].push_back(n);
+  }
+  std::vector<std::vector<std::string>> groups;
+  for (const std::string& r : order) groups.push_back(std::move(by_root[r]));
+  return groups;
+}
+
+// The codes a set of tensors can share: unsigned when every one is, 4-bit only when every one
+// is 4-bit (a 4-bit producer can write 8-bit codes, not the other way round).
+TensorQuant shared_format(const std::vector<const TensorQuant*>& members) {
+  TensorQuant q = *members.front();
+  for (const TensorQuant* m : members) {
+    q.is_unsigned = q.is_unsigned && m->is_unsigned;
+    if (m->bits != q.bits) q.bits = std::max(q.bits, m->bits) == 16 ? 16 : 8;
+  }
+  return q;
+}
+
+// The format of `tensor`: from `t`, or, for a Concat output not yet there, its inputs' shared
+// format (a nested Concat's first).
+const TensorQuant& concat_format(const NetPlan& plan, const std::string& tensor,
+                                 CalibrationTable& t) {
+  const auto it = t.find(tensor);
+  if (it != t.end() || plan.concats.count(tensor) == 0) return t.at(tensor);
+  std::vector<const TensorQuant*> members;
+  for (const std::string& in : plan.concats.at(tensor).inputs) {
+    members.push_back(&concat_format(plan, in, t));
+  }
+  return t[tensor] = shared_format(members);
+}
+
 // Bits and sign of every tensor the plan quantizes, before any clip is known.
 CalibrationTable code_formats(const NetPlan& plan, const Tensor& images,
                               const QuantOptions& options, const CalibrationTable* given) {
@@ -60,7 +124,7 @@ CalibrationTable code_formats(const NetPlan& plan, const Tensor& images,
   }
   t[plan.input] = in;
   for (const PlannedLayer& l : plan.layers) {
-    const TensorQuant& src = t.at(l.input);
+    const TensorQuant& src = concat_format(plan, l.input, t);
     TensorQuant q;
     q.bits = wide;
     switch (l.kind) {
@@ -90,6 +154,15 @@ CalibrationTable code_formats(const NetPlan& plan, const Tensor& images,
     }
     t[l.output] = q;
   }
+  // A Concat no layer reads (a graph output) has no format yet.
+  for (const auto& entry : plan.concats) (void)concat_format(plan, entry.first, t);
+  // Each concatenation group shares one format.
+  for (const std::vector<std::string>& group : concat_groups(plan)) {
+    std::vector<const TensorQuant*> members;
+    for (const std::string& name : group) members.push_back(&t.at(name));
+    const TensorQuant q = shared_format(members);
+    for (const std::string& name : group) t[name] = q;
+  }
   return t;
 }
 
@@ -118,6 +191,66 @@ double clip_of(const std::vector<float>& v, const TensorQuant& q, const QuantOpt
   return 0.0;
 }
 
+// One clip for each concatenation group (concat_groups), calibrated on the values of all its
+// tensors, or the table's largest clip among its Concat outputs. Returns the tensors it set.
+std::set<std::string> calibrate_groups(const Graph& g, const NetPlan& plan,
+                                       const models::graph::TensorMap& values,
+                                       const QuantOptions& options, const CalibrationTable* given,
+                                       CalibrationTable& table) {
+  std::set<std::string> done;
+  for (const std::vector<std::string>& group : concat_groups(plan)) {
+    TensorQuant q = table.at(group.front());
+    std::string concat;  // the group's first Concat output, for messages
+    for (const std::string& name : group) {
+      if (concat.empty() && plan.concats.count(name) != 0) concat = name;
+    }
+    const std::string who = g.nodes[plan.concats.at(concat).node].label();
+    if (given != nullptr) {
+      q.clip = 0.0;
+      for (const std::string& name : group) {
+        const auto it = given->find(name);
+        if (plan.concats.count(name) == 0 || it == given->end()) continue;
+        q.clip = std::max(q.clip, it->second.clip);
+        q.min = std::min(q.min, it->second.min);
+        q.max = std::max(q.max, it->second.max);
+      }
+      if (!(q.clip > 0.0)) {
+        throw CalibrationError(fmt::format(
+            "the calibration table has no entry for tensor '{}' (needed by the device)", concat));
+      }
+      q.method = "table";
+    } else {
+      std::vector<float> v;
+      for (const std::string& name : group) {
+        const std::vector<float>& f = values.at(name).f;
+        v.insert(v.end(), f.begin(), f.end());
+      }
+      if (v.empty()) throw CalibrationError(fmt::format("tensor '{}' is not float", concat));
+      const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+      q.min = *lo;
+      q.max = *hi;
+      q.clip = clip_of(v, q, options, &q.method);
+      if (!(q.clip > 0.0)) q.clip = 1.0;  // all zero: any positive clip represents it
+    }
+    q.method += fmt::format(" (shared by {} and {} more tensors)", who, group.size() - 1);
+    for (const PlannedLayer& l : plan.layers) {
+      const bool member = std::find(group.begin(), group.end(), l.output) != group.end();
+      if (member && l.kind == LayerKind::kConv && l.conv.clip_max > 0.0 &&
+          q.clip > l.conv.clip_max) {
+        throw models::graph::GraphError(fmt::format(
+            "{}: its Clip bound {:g} is below the clip {:g} its output shares with {} (a capped "
+            "input of a quantized Concat is not supported; --precision fp16 runs it)",
+            layer_nodes_label(g, l), l.conv.clip_max, q.clip, who));
+      }
+    }
+    for (const std::string& name : group) {
+      table[name] = q;
+      done.insert(name);
+    }
+  }
+  return done;
+}
+
 }  // namespace
 
 CalibrationTable calibrate(const Graph& g, const NetPlan& plan, const Tensor& images,
@@ -135,7 +268,9 @@ CalibrationTable calibrate(const Graph& g, const NetPlan& plan, const Tensor& im
   // already set.
   std::vector<std::string> order{plan.input};
   for (const PlannedLayer& l : plan.layers) order.push_back(l.output);
+  const std::set<std::string> shared = calibrate_groups(g, plan, values, options, given, table);
   for (const std::string& name : order) {
+    if (shared.count(name) != 0) continue;
     TensorQuant& q = table.at(name);
     const PlannedLayer* layer = input_of(name);
     if (layer != nullptr && (layer->kind == LayerKind::kPool || keeps_codes(*layer))) {

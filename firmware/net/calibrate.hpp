@@ -11,6 +11,11 @@
 // maps (BatchNormalization, per-channel Mul/Add not after a convolution: BN adds or scales there,
 // EW has no clamp after its sum) keep 8-bit codes; a pool or a lone ReLU keeps its input's codes
 // (its output has the input's quantization exactly).
+// Concat: its output and inputs share one quantization (each producer requantizes to it in its
+// SDP), and so, through pools and lone ReLUs (which keep the codes), does the whole group they
+// link: its clip is calibrated on the values of all its tensors (or, from a table, the largest
+// clip among its Concat outputs), its codes are unsigned when every member is, 4-bit only when
+// every member is.
 #pragma once
 
 #include <string>

@@ -127,6 +127,10 @@ nlohmann::json layer_map(const NetProgram& p) {
                       {"unsigned", q.is_unsigned},
                       {"macs", l.macs},
                       {"records", device_records(l).size()}});
+    if (l.bands > 1) {  // Split H: band `band` of the convolution's `bands` (split.hpp)
+      layers.back()["band"] = l.band;
+      layers.back()["bands"] = l.bands;
+    }
   }
   return {{"config", p.config},
           {"precision", precision_name(p.options.precision)},
@@ -170,7 +174,14 @@ NetTraceFiles write_network_trace(const CompiledNetwork& net, const Tensor& imag
     const NetLayer& l = p.layers[i];
     trace.comment(fmt::format("layer {}: {} <- {}", i, l.engine, l.nodes));
     const FeatureSurface* out = layer_output(l);
-    if (out != nullptr) trace.mem_init_zero(out->address, tensor_bytes(p, *out));
+    if (out != nullptr && l.band == 0) {
+      // The bands of a split convolution fill one surface, zeroed (here and in the golden, so
+      // each band's CRC covers the same bytes) before the first.
+      const FeatureSurface& s = l.bands > 1 ? l.whole_output : *out;
+      const std::vector<std::uint8_t> zeros(static_cast<std::size_t>(tensor_bytes(p, s)));
+      trace.mem_init_zero(s.address, zeros.size());
+      if (l.bands > 1) golden.write(s.address, zeros.data(), zeros.size());
+    }
     previous = run_layer_model(p, i, golden, i == 0 ? nullptr : &previous);
     await_layer(trace, program_layer(p, i, trace, groups));
     if (out == nullptr) {

@@ -164,7 +164,7 @@ NetPlan Planner::run() {
     const bool produced =
         t == plan_.input || std::any_of(plan_.layers.begin(), plan_.layers.end(),
                                         [&](const PlannedLayer& l) { return l.output == t; });
-    if (!produced) {
+    if (!produced && plan_.concats.count(t) == 0) {
       throw GraphError(fmt::format("graph output '{}' is not computed by any layer", out));
     }
   }
@@ -493,13 +493,14 @@ void Planner::plan_node(std::size_t i) {
     return plan_sdp(i);
   }
   if (op == "Flatten" || op == "Reshape") return plan_view(i);
+  if (op == "Concat") return plan_concat(i);
   if (op == "Softmax" && has_ppu_) return plan_softmax(i);
   throw GraphError(fmt::format(
       "{}: {} is not supported on the DLA of {} (octasim lowers Conv, "
       "Gemm, MatMul, ConvInteger, MatMulInteger, MaxPool, AveragePool, GlobalAveragePool, LRN, "
       "Relu, Clip, BatchNormalization, Add, Mul, PRelu, LeakyRelu, QuantizeLinear, "
       "DequantizeLinear, Flatten, "
-      "Reshape; Softmax on the PPU of "
+      "Reshape, Concat; Softmax on the PPU of "
       "soc_* configurations)",
       n.label(), op, config_));
 }

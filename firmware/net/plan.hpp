@@ -20,6 +20,9 @@
 //                                                FP16 surface
 //   Flatten, Reshape                             nothing: a view of the producer's surface (read
 //                                                by a Gemm/MatMul, or a graph output)
+//   Concat (on the channel axis)                 nothing: each input's producer writes into the
+//                                                output's surface at the input's channel offset
+//                                                (plan_concat.cpp; program.hpp's channel map)
 //
 // Anything else is refused with one line naming the node and the op. Tensors are ONNX's NCHW
 // with one image (N = 1), N x C x L (1-D, as H = 1), C x H x W (rank 3 without a batch, as ONNX's
@@ -126,6 +129,13 @@ struct Cube {
   std::uint32_t width = 1, height = 1, channels = 1;
 };
 
+// A Concat on the device's channel axis: no layer. Its inputs live inside its surface, each
+// block at a channel offset the lowering chooses (program.hpp: NetTensor::channel_map).
+struct PlannedConcat {
+  std::size_t node = 0;             // index into Graph::nodes
+  std::vector<std::string> inputs;  // in the node's order
+};
+
 struct NetPlan {
   std::string input;                      // the graph's (one) data input
   std::vector<std::int64_t> input_shape;  // NCHW or N x F, N = 1
@@ -138,6 +148,10 @@ struct NetPlan {
   // 2-D tensors held transposed: K x M as the rows cube of M x K (the graph input A of a Gemm
   // with transA=1, which the host lays out), so their C order is the cube's.
   std::set<std::string> transposed;
+  // Concat outputs (name -> the Concat), and each concatenated tensor -> the Concat output that
+  // holds it (a tensor is concatenated once).
+  std::map<std::string, PlannedConcat> concats;
+  std::map<std::string, std::string> concat_parent;
 
   // The tensor a name stands for once views are followed.
   [[nodiscard]] const std::string& resolve(const std::string& tensor) const;

@@ -2,7 +2,7 @@
 // cuts them into hardware layers. Private to firmware/net: plan.cpp holds the walk and the
 // CONV/PDP/CDP layers and views, plan_fuse.cpp the residual Add fused into a CONV, plan_sdp.cpp
 // the SDP and PPU layers (ReLU, BatchNormalization, Add/Mul, QuantizeLinear/DequantizeLinear,
-// Softmax).
+// Softmax), plan_concat.cpp Concat.
 #pragma once
 
 #include <cstddef>
@@ -84,6 +84,10 @@ class Planner {
   void plan_softmax(std::size_t i);
 
   void plan_view(std::size_t i);
+
+  // Concat on the channel axis (plan_concat.cpp): records the concatenation; refuses other axes,
+  // constants, views, transposed inputs and a tensor concatenated twice.
+  void plan_concat(std::size_t i);
 
   void plan_node(std::size_t i);
 

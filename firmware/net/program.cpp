@@ -17,6 +17,12 @@ std::uint64_t NetProgram::macs() const {
   return n;
 }
 
+std::uint64_t NetProgram::network_macs() const {
+  std::uint64_t n = 0;
+  for (const NetLayer& l : layers) n += l.network_macs;
+  return n;
+}
+
 bool integer_network(const models::graph::Graph& g) {
   return !g.inputs.empty() && !models::graph::is_float(g.inputs[0].dtype);
 }
@@ -57,17 +63,20 @@ NetProgram Builder::run() {
         "precision int16 is not supported by the network compiler yet "
         "(int8, int4, fp16)");
   }
+  plan_layouts();
   prog_.input = tensor(plan_.input);
-  // The last layer reading each tensor: its buffer is free for later layers after that one.
+  // The last layer reading each tensor: its buffer is free for later layers after that one. A
+  // Concat's buffer holds its inputs (storage()): it lives until the last read of any of them.
   std::map<std::string, std::size_t> last_read;
   for (std::size_t i = 0; i < plan_.layers.size(); ++i) {
-    for (const std::string& t : layer_reads(g_, plan_.layers[i])) last_read[t] = i;
+    for (const std::string& t : layer_reads(g_, plan_.layers[i])) last_read[storage(t)] = i;
   }
-  std::set<std::string> kept{plan_.input};
-  for (const std::string& out : plan_.outputs) kept.insert(plan_.resolve(out));
+  std::set<std::string> kept{storage(plan_.input)};
+  for (const std::string& out : plan_.outputs) kept.insert(storage(plan_.resolve(out)));
   const auto release_dead = [&](const PlannedLayer& l, std::size_t i) {
     std::vector<std::string> touched = layer_reads(g_, l);
     touched.push_back(l.output);
+    for (std::string& t : touched) t = storage(t);
     for (const std::string& t : touched) {
       const auto r = last_read.find(t);
       const bool dead = r == last_read.end() ? t == l.output : r->second == i;
@@ -158,8 +167,10 @@ const NetTensor& Builder::tensor(const std::string& name, Precision precision) {
     t.quant = table_.at(name);
   }
   t.rows = t.shape.size() == 2 && plan_.transposed.count(name) == 0;
-  t.surface = packed_surface(0, c.width, c.height, c.channels, atom());
-  t.surface.address = activations_.allocate(surface_bytes(t.surface, elem(), atom()));
+  const auto layout = layouts_.find(name);
+  if (layout != layouts_.end()) t.channel_map = layout->second.map;
+  t.surface = placed_surface(name, layout != layouts_.end() ? layout->second.physical : c.channels,
+                             precision);
   return tensors_.emplace(name, t).first->second;
 }
 
@@ -193,7 +204,7 @@ void Builder::lower(const PlannedLayer& l) {
       out.hw = lower_softmax(l, in, dst, out.nodes);
       break;
   }
-  prog_.layers.push_back(std::move(out));
+  push_layer(std::move(out));
   if (l.kind == LayerKind::kConv && options_.calibration == ClipCalibration::kOctavDevice &&
       !fp16()) {
     add_device_clip(l);
@@ -201,6 +212,12 @@ void Builder::lower(const PlannedLayer& l) {
 }
 
 void Builder::add_device_clip(const PlannedLayer& l) {
+  if (plan_.concat_parent.count(l.output) != 0) {
+    throw GraphError(fmt::format(
+        "{}: --calibration octav-device is not supported for an input of a Concat (the snapped "
+        "codes are written to a surface of their own)",
+        layer_nodes_label(g_, l)));
+  }
   NetTensor& t = tensors_.at(l.output);
   const std::string nodes = prog_.layers.back().nodes;
   OctavLayer o;
@@ -254,9 +271,10 @@ bool Builder::lower_conv_pool(const PlannedLayer& conv, const PlannedLayer& pool
   try {
     check_conv_pool(cp, prog_.hw);
   } catch (const FirmwareError&) {
-    // Not on the fly (e.g. the pooling needs split widths): the two layers through memory.
+    // Not on the fly (e.g. the pooling needs split widths, the convolution split heights): the
+    // two layers through memory.
     out.hw = cp.conv;
-    prog_.layers.push_back(std::move(out));
+    push_layer(std::move(out));
     lower(pool);
     return true;
   }
@@ -276,10 +294,12 @@ ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const 
                                  a.integer ? "an integer operator" : "a float operator",
                                  integer_ ? "an integer" : "a float"));
   }
-  const QuantizedWeights w =
+  QuantizedWeights w =
       integer_ ? integer_conv_weights(g_, l, c)
       : fp16() ? fp16_conv_weights(g_, l, c)
                : quantize_conv_weights(g_, l, c, code_bits(options_.precision), options_.weights);
+  if (!in.channel_map.empty())
+    w.codes = spread_input_channels(w.codes, in.channel_map, in.surface.channels);
   ConvLayer conv;
   conv.precision = elem();
   conv.src = in.surface;
@@ -312,10 +332,12 @@ ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const 
                                  : requantization(w, in.quant, dst.quant, a.relu, out.nodes);
   out.macs =
       std::uint64_t{oc.width} * oc.height * conv.kernels * a.kernel_w * a.kernel_h * c.channels;
+  // A grouped convolution's kernels see C / groups channels each; the dense expansion the
+  // device runs multiplies the others by zero.
+  out.network_macs = out.macs / a.groups;
   out.weight_scale_min = *std::min_element(w.scales.begin(), w.scales.end());
   out.weight_scale_max = *std::max_element(w.scales.begin(), w.scales.end());
-  (void)plan_conv(conv, prog_.hw);  // refuses what the CBUF cannot hold, before anything runs
-  return conv;
+  return conv;  // push_layer splits it or refuses it (split_conv), before anything runs
 }
 
 SdpStage Builder::requantization(const QuantizedWeights& w, const TensorQuant& x,

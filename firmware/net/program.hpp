@@ -28,6 +28,9 @@
 //         multiplies the codes exactly, BN adds the bias and scales per channel (bn_bias_scale);
 //         8-bit codes.
 //   PPU   Softmax (FP16, configurations with a PPU): models/ops/softmax.hpp's kernel.
+// Concat is no layer: its inputs' producers write into its surface, each at a channel offset that
+// is a multiple of the atom's channels; between blocks whose counts are not, the surface has
+// unused channels (NetTensor::channel_map, program_concat.cpp).
 // Calibration octav-device (dynamic quantization): every CONV output is written as 8-bit codes at
 // its static max-calibrated step, then two layers follow it —
 //   OCTAV the MSE-optimal clip s of that tensor, computed in the device for this inference, with
@@ -70,6 +73,15 @@ struct NetTensor {
   // The surface holds an M x K tensor as rows (plan.hpp: W = 1, H = M, C = K), so element
   // (m, k) of ONNX's C order is the cube's (0, m, k); otherwise C order is the cube's (c, y, x).
   bool rows = false;
+  // A padded channel layout (a Concat of blocks whose channel counts are not multiples of the
+  // atom's, or a channel-wise layer of one): logical channel c is the surface's channel
+  // channel_map[c]; the channels no entry names hold zeros. Empty: the identity
+  // (surface.channels logical channels).
+  std::vector<std::uint32_t> channel_map;
+
+  [[nodiscard]] std::uint32_t channels() const {
+    return channel_map.empty() ? surface.channels : static_cast<std::uint32_t>(channel_map.size());
+  }
 };
 
 // The index into a models::ops::ConvCube (the surface's cube) of element `i` of `t` in ONNX's C
@@ -77,9 +89,21 @@ struct NetTensor {
 [[nodiscard]] inline std::size_t tensor_cube_index(const NetTensor& t,
                                                    const models::ops::ConvCube& cube,
                                                    std::size_t i) {
-  if (!t.rows) return i;
-  const std::size_t k = i % cube.channels, m = i / cube.channels;
-  return cube.index(0, static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(k));
+  const auto physical = [&](std::size_t c) {
+    return t.channel_map.empty() ? static_cast<std::uint32_t>(c) : t.channel_map[c];
+  };
+  if (!t.rows) {
+    if (t.channel_map.empty()) return i;
+    const std::size_t plane = std::size_t{cube.width} * cube.height;
+    return std::size_t{physical(i / plane)} * plane + i % plane;
+  }
+  const std::size_t k = i % t.channels(), m = i / t.channels();
+  return cube.index(0, static_cast<std::uint32_t>(m), physical(k));
+}
+
+// The number of elements of `t` in ONNX's C order (its logical channels).
+[[nodiscard]] inline std::size_t tensor_elements(const NetTensor& t) {
+  return std::size_t{t.surface.width} * t.surface.height * t.channels();
 }
 
 // Softmax on the PPU: the kSoftmax kernel (firmware/ppu/commands.hpp) over one axis of an FP16
@@ -102,9 +126,16 @@ struct NetLayer {
   std::string nodes;   // the ONNX nodes it computes: "Conv 'conv1' + Relu 'relu1'"
   std::string input, output;
   HwLayer hw;
-  std::uint64_t macs = 0;  // multiply-accumulates per inference (CONV)
+  std::uint64_t macs = 0;  // multiply-accumulates the device performs per inference (CONV)
+  // ... of which the network's own (ONNX's): fewer where a grouped convolution runs dense.
+  std::uint64_t network_macs = 0;
   // Weight quantization of a CONV layer: the smallest and largest per-channel scale.
   double weight_scale_min = 0.0, weight_scale_max = 0.0;
+  // Split H (split.hpp): a CONV layer that is band `band` of the `bands` consecutive layers
+  // computing one convolution (same nodes; their MACs add up to its), each writing a band of
+  // rows of the one output surface `whole_output` (bands > 1).
+  unsigned band = 0, bands = 1;
+  FeatureSurface whole_output;
 };
 
 // Bytes the program places in memory before it runs.
@@ -128,6 +159,7 @@ struct NetProgram {
   std::uint64_t memory_begin = 0, constants_end = 0, memory_end = 0;
 
   [[nodiscard]] std::uint64_t macs() const;
+  [[nodiscard]] std::uint64_t network_macs() const;
 };
 
 // Lowers the planned graph: quantizes the weights, lays out every surface and table, and fills

@@ -74,12 +74,18 @@ SdpLayer Builder::lower_sdp(const PlannedLayer& l, const NetTensor& in, const Ne
     return lower_sdp_quantized(l, in, dst, who);
   }
   if (!a.mul.empty() || !a.add.empty()) {
-    // BS computes (x + b) * m: x * mul + add = (x + add / mul) * mul.
-    const std::size_t k = std::max(a.mul.size(), a.add.size());
+    // BS computes (x + b) * m: x * mul + add = (x + add / mul) * mul. A padded layout's unused
+    // channels: x * 1 + 0.
+    const std::size_t logical = std::max(a.mul.size(), a.add.size());
+    const std::vector<double> mul_c =
+        spread(a.mul.empty() ? std::vector<double>(logical, 1.0) : a.mul, dst, 1.0);
+    const std::vector<double> add_c =
+        spread(a.add.empty() ? std::vector<double>(logical, 0.0) : a.add, dst, 0.0);
+    const std::size_t k = mul_c.size();
     std::vector<float> m(k, 1.0F), b(k, 0.0F);
     for (std::size_t c = 0; c < k; ++c) {
-      const double mul = a.mul.empty() ? 1.0 : a.mul[c];
-      const double add = a.add.empty() ? 0.0 : a.add[c];
+      const double mul = mul_c[c];
+      const double add = add_c[c];
       if (mul == 0.0 && add != 0.0) {
         throw GraphError(
             fmt::format("{}: channel {} multiplies by 0 and adds {} (SDP adds "
@@ -148,7 +154,7 @@ void Builder::push_with_operand(NetLayer first, const FeatureSurface& scratch, c
   second.input = second.output = dst.name;
   second.hw = s;
   second.macs = 0;
-  prog_.layers.push_back(std::move(first));
+  push_layer(std::move(first));
   prog_.layers.push_back(std::move(second));
   activations_.release(scratch.address, surface_bytes(dst.surface, elem(), atom()));
 }
@@ -202,8 +208,10 @@ SdpLayer Builder::lower_quantize(const PlannedLayer& l, const NetTensor& in, con
       s.quantize = sdp_quantize_per_tensor(static_cast<float>(a.scale[0]),
                                            static_cast<float>(a.zero_point[0]), a.lo, a.hi);
     } else {
-      const std::vector<float> sc(a.scale.begin(), a.scale.end());
-      const std::vector<float> zp(a.zero_point.begin(), a.zero_point.end());
+      const std::vector<double> scale = spread(a.scale, in, 1.0);
+      const std::vector<double> zero_point = spread(a.zero_point, in, 0.0);
+      const std::vector<float> sc(scale.begin(), scale.end());
+      const std::vector<float> zp(zero_point.begin(), zero_point.end());
       const SdpQuantizeTables t = sdp_quantize_tables(sc, zp, a.lo, a.hi, atom());
       s.quantize = sdp_quantize_per_channel(constant(who + " 1/scale", t.bs),
                                             constant(who + " zero points", t.zero_point), a.lo);

@@ -91,7 +91,7 @@ std::vector<std::int32_t> read_output_codes(const NetProgram& p, std::size_t k,
   const NetTensor& t = p.outputs.at(k);
   const models::ops::ConvCube cube = models::ops::read_feature_cube(
       conv_model_surface(t.surface, p.hw.atom_bytes), cube_precision(t.precision), mem);
-  std::vector<std::int32_t> out(cube.data.size());
+  std::vector<std::int32_t> out(tensor_elements(t));  // a padded layout's holes left out
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = cube.data[tensor_cube_index(t, cube, i)];
   return out;
 }

@@ -19,7 +19,12 @@ namespace {
 ByteRange range(const FeatureSurface& s, Precision p, unsigned atom, std::uint32_t batches = 1,
                 std::uint32_t batch_stride = 0) {
   const std::uint64_t bytes = surface_bytes(s, p, atom);
-  return {s.address, s.address + std::uint64_t{batches - 1} * batch_stride + bytes};
+  return {s.address, s.address + std::uint64_t{batches - 1} * batch_stride + bytes, s.ram};
+}
+
+ByteRange weights(const ConvLayer& l, const ConvHardware& hw) {
+  const ConvPlan plan = plan_conv(l, hw);
+  return {l.weight_address, l.weight_address + plan.weight_bytes + plan.wmb_bytes, Ram::kMc};
 }
 
 }  // namespace
@@ -35,6 +40,7 @@ LayerAccess layer_access(const NetProgram& p, std::size_t i) {
           // A fused element-wise operand (a residual Add's other addend), read per element.
           if (hw.sdp.ew) a.reads.push_back(range(hw.sdp.ew->surface, hw.precision, atom));
           a.writes.push_back(range(hw.dst, hw.precision, atom, hw.batches, hw.dst_batch_stride));
+          a.weights.push_back(weights(hw, p.hw));
         } else if constexpr (std::is_same_v<T, ConvPoolLayer>) {
           // The convolution's own output streams into PDP: never in memory.
           a.reads.push_back(range(hw.conv.src, hw.conv.precision, atom));
@@ -42,6 +48,7 @@ LayerAccess layer_access(const NetProgram& p, std::size_t i) {
             a.reads.push_back(range(hw.conv.sdp.ew->surface, hw.conv.precision, atom));
           }
           a.writes.push_back(range(hw.pool.dst, hw.pool.precision, atom));
+          a.weights.push_back(weights(hw.conv, p.hw));
         } else if constexpr (std::is_same_v<T, SdpLayer>) {
           a.reads.push_back(range(hw.src, hw.precision, atom));
           if (hw.ew) a.reads.push_back(range(hw.ew->surface, hw.precision, atom));

@@ -25,16 +25,18 @@ using LayerInterrupts = std::vector<unsigned>;
 // Awaits each bit (Mmio::wait_interrupt).
 void await_layer(Mmio& mmio, const LayerInterrupts& bits);
 
-// A byte range [begin, end) of device memory a layer reads or writes.
+// A byte range [begin, end) of device memory a layer reads or writes, and the memory it is in.
 struct ByteRange {
   std::uint64_t begin = 0, end = 0;
+  Ram ram = Ram::kMc;
   [[nodiscard]] bool overlaps(const ByteRange& o) const { return begin < o.end && o.begin < end; }
 };
 
-// The feature memory layer `i` reads and writes (constants, which no layer writes, are left
-// out).
+// The feature memory layer `i` reads and writes, and the weights it reads (constants, which no
+// layer writes).
 struct LayerAccess {
   std::vector<ByteRange> reads, writes;
+  std::vector<ByteRange> weights;
 };
 [[nodiscard]] LayerAccess layer_access(const NetProgram& p, std::size_t i);
 

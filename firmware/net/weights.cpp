@@ -189,4 +189,23 @@ QuantizedWeights quantize_conv_weights(const models::graph::Graph& g, const Plan
   return q;
 }
 
+models::ops::ConvWeights spread_input_channels(const models::ops::ConvWeights& w,
+                                               const std::vector<std::uint32_t>& map,
+                                               std::uint32_t physical) {
+  if (map.size() != w.channels) {
+    throw GraphError(
+        fmt::format("weights of {} input channels for a layout of {}", w.channels, map.size()));
+  }
+  models::ops::ConvWeights out(w.kernels, w.kernel_height, w.kernel_width, physical);
+  const std::size_t positions = std::size_t{w.kernels} * w.kernel_height * w.kernel_width;
+  for (std::size_t p = 0; p < positions; ++p) {
+    for (std::uint32_t c = 0; c < w.channels; ++c) {
+      if (map[c] >= physical)
+        throw GraphError(fmt::format("channel {} beyond {}", map[c], physical));
+      out.data[p * physical + map[c]] = w.data[p * w.channels + c];
+    }
+  }
+  return out;
+}
+
 }  // namespace octasim::firmware::net

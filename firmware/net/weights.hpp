@@ -39,4 +39,11 @@ struct QuantizedWeights {
 [[nodiscard]] QuantizedWeights integer_conv_weights(const models::graph::Graph& g,
                                                     const PlannedLayer& l, const Cube& in);
 
+// `w` reading a padded channel layout (a Concat's, program.hpp NetTensor::channel_map): input
+// channel c of `w` becomes channel map[c] of `physical`, the channels no entry names get zero
+// weights, so whatever the surface holds there adds nothing.
+[[nodiscard]] models::ops::ConvWeights spread_input_channels(const models::ops::ConvWeights& w,
+                                                             const std::vector<std::uint32_t>& map,
+                                                             std::uint32_t physical);
+
 }  // namespace octasim::firmware::net

@@ -1,5 +1,5 @@
 // The reference executor's dispatch, element-wise operators (with numpy broadcasting), Softmax
-// and the shape operators.
+// and the shape operators (Flatten, Reshape, Concat).
 #include "models/graph/reference.hpp"
 
 #include <algorithm>
@@ -236,6 +236,53 @@ Tensor reshape(const Node& n, const Inputs& in) {
   return out;
 }
 
+// ONNX Concat: the inputs joined along `axis` (negative counts from the end); every other
+// dimension must agree.
+Tensor concat(const Node& n, const Inputs& in) {
+  const Tensor& first = ops::input(n, in, 0);
+  const auto rank = static_cast<std::int64_t>(first.shape.size());
+  std::int64_t axis = n.get_int("axis", 0);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) throw GraphError(n.label() + ": axis out of range");
+  const auto ax = static_cast<std::size_t>(axis);
+  Tensor out;
+  out.dtype = first.dtype;
+  out.shape = first.shape;
+  out.shape[ax] = 0;
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    const Tensor& t = ops::input(n, in, k);
+    std::vector<std::int64_t> a = t.shape, b = first.shape;
+    if (a.size() == b.size()) a[ax] = b[ax] = 0;
+    if (a != b || t.dtype != first.dtype) {
+      throw GraphError(n.label() + ": input " + std::to_string(k) + " of shape " +
+                       shape_string(t.shape) + " does not concatenate with " +
+                       shape_string(first.shape) + " on axis " + std::to_string(axis));
+    }
+    out.shape[ax] += t.shape[ax];
+  }
+  // Each input contributes a block of shape[axis] x inner elements to every outer index.
+  std::size_t outer = 1, inner = 1;
+  for (std::size_t d = 0; d < first.shape.size(); ++d) {
+    if (d < ax) outer *= static_cast<std::size_t>(first.shape[d]);
+    if (d > ax) inner *= static_cast<std::size_t>(first.shape[d]);
+  }
+  const bool floats = is_float(first.dtype);
+  for (std::size_t o = 0; o < outer; ++o) {
+    for (std::size_t k = 0; k < in.size(); ++k) {
+      const Tensor& t = *in[k];
+      const std::size_t block = static_cast<std::size_t>(t.shape[ax]) * inner;
+      if (floats) {
+        out.f.insert(out.f.end(), t.f.begin() + static_cast<std::ptrdiff_t>(o * block),
+                     t.f.begin() + static_cast<std::ptrdiff_t>((o + 1) * block));
+      } else {
+        out.i.insert(out.i.end(), t.i.begin() + static_cast<std::ptrdiff_t>(o * block),
+                     t.i.begin() + static_cast<std::ptrdiff_t>((o + 1) * block));
+      }
+    }
+  }
+  return out;
+}
+
 using Kernel = std::function<std::vector<Tensor>(const Node&, const Inputs&, std::int64_t)>;
 
 const std::map<std::string, Kernel>& kernels() {
@@ -295,6 +342,7 @@ const std::map<std::string, Kernel>& kernels() {
        }},
       {"Flatten",
        [=](const Node& n, const Inputs& in, std::int64_t) { return one(flatten(n, in)); }},
+      {"Concat", [=](const Node& n, const Inputs& in, std::int64_t) { return one(concat(n, in)); }},
       {"Reshape",
        [=](const Node& n, const Inputs& in, std::int64_t) { return one(reshape(n, in)); }},
       {"Conv", [](const Node& n, const Inputs& in, std::int64_t) { return ops::conv(n, in); }},

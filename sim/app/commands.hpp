@@ -117,6 +117,8 @@ struct NetOptions {
   std::string report;                // --report FILE.json
   std::string timeline;              // --timeline FILE.json
   std::string schedule = "overlap";  // --schedule serial|overlap
+  std::string compare;               // --compare CONFIG
+  bool timing_only = false;          // --timing-only
 };
 void add_net_command(CLI::App& app, NetOptions& opts);
 // Exit status: 0 when every image's outputs equal the quantized reference executor's.
@@ -143,5 +145,14 @@ struct OnnxTestOptions {
 };
 void add_onnx_test_command(CLI::App& app, OnnxTestOptions& opts);
 int run_onnx_test(const OnnxTestOptions& opts);
+
+// `octasim zoo NAME --out FILE.onnx` / `octasim zoo --list` (zoo_command.cpp).
+struct ZooOptions {
+  std::string name;
+  std::string out;
+  bool list = false;
+};
+void add_zoo_command(CLI::App& app, ZooOptions& opts);
+int run_zoo(const ZooOptions& opts);
 
 }  // namespace octasim::app

@@ -45,6 +45,8 @@ int sc_main(int argc, char** argv) {
   add_compile_command(app, compile);
   OnnxTestOptions onnx_test;
   add_onnx_test_command(app, onnx_test);
+  ZooOptions zoo;
+  add_zoo_command(app, zoo);
 
   try {
     app.parse(argc, argv);
@@ -68,6 +70,7 @@ int sc_main(int argc, char** argv) {
     if (app.got_subcommand("net")) return run_net(net);
     if (app.got_subcommand("compile")) return run_compile(compile);
     if (app.got_subcommand("onnx-test")) return run_onnx_test(onnx_test);
+    if (app.got_subcommand("zoo")) return run_zoo(zoo);
     return run_demo(demo);
   } catch (const UsageError& e) {
     fmt::print(stderr, "octasim: error: {}\n", e.what());

@@ -127,12 +127,12 @@ class ResidualBuilder {
   std::mt19937 rng_;
 };
 
-// One ResNet basic block on a 1 x cin x 8 x 8 input; `projection`: 8 -> 16 channels at stride 2
-// (the shortcut a conv-bn), else 16 -> 16 (the shortcut the input).
-inline Graph basic_block_graph(bool projection) {
+// One ResNet basic block on a 1 x cin x size x size input; `projection`: 8 -> 16 channels at
+// stride 2 (the shortcut a conv-bn), else 16 -> 16 (the shortcut the input).
+inline Graph basic_block_graph(bool projection, int size = 8) {
   ResidualBuilder r(projection ? 2 : 1);
   const int cin = projection ? 8 : 16;
-  r.graph().input("x", {1, cin, 8, 8});
+  r.graph().input("x", {1, cin, size, size});
   r.graph().output(r.basic_block("b.", "x", cin, 16, projection ? 2 : 1));
   return r.graph().graph();
 }

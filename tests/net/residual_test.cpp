@@ -374,6 +374,35 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{Net::kSdpAlone, "nv_full", fn::NetPrecision::kInt4},
                       Case{Net::kSdpAlone, "nv_full", fn::NetPrecision::kFp16}));
 
+// A fused CONV whose input exceeds nv_small's CBUF (96x96x16: 147 KiB of 128) is split in
+// height (split.cpp): each band reads its rows of the residual operand.
+TEST(ResidualSplit, IdentityBlockInBandsNvSmallInt8) {
+  const HwConfig hw = load_hw_config("nv_small");
+  const Graph g = nettest::basic_block_graph(false, 96);
+  fn::CompiledNetwork probe = fn::prepare_network(g, hw);
+  const Tensor images = fn::random_images(probe.plan, 1, 11);
+  const fn::CompiledNetwork net = compile(g, hw, fn::NetPrecision::kInt8, images);
+  const fn::NetProgram& prog = net.program;
+  std::size_t bands = 0;
+  for (const fn::NetLayer& l : prog.layers) {
+    const firmware::SdpElementwise* e = operand_of(l);
+    if (e == nullptr) continue;
+    ++bands;
+    EXPECT_EQ(e->surface.height, std::get<firmware::ConvLayer>(l.hw).dst.height) << l.nodes;
+  }
+  EXPECT_GT(bands, 1U);  // the fused layer in more than one band
+  dla::FunctionalDevice device(hw);
+  trace::DeviceMmio mmio(device, 500'000'000);
+  fn::load_constants(prog, device.memory());
+  firmware::HostMemory golden;
+  fn::load_constants(prog, golden);
+  fn::GroupState groups;
+  const fn::ImageRun r = fn::run_image(prog, images, 0, device.memory(), mmio, groups, golden);
+  EXPECT_EQ(r.differing_output, prog.outputs.size());
+  std::vector<Tensor> out{fn::read_output(prog, 0, device.memory())};
+  check_against_fp32(net, images, out, 8);
+}
+
 // octav-device calibration: OCTAV and the SDP it programs follow each CONV, the fused one too;
 // the shortcut the fused layer reads is the snapped tensor.
 TEST(ResidualOctavDevice, IdentityBlockNvSmallInt4) {

@@ -28,6 +28,7 @@ struct SocRun {
   std::vector<models::graph::Tensor> outputs;    // output 0 dequantized per image
   std::size_t layers_run = 0;                    // operations the SoC's DLA recorded
   std::size_t differing_images = 0;              // images with any byte unlike the golden
+  std::uint64_t conv_weight_bytes = 0;           // weight bytes CDMA fetched (dla.CONV)
 };
 
 inline std::vector<std::uint8_t> memory_bytes(const models::ops::Memory& m, std::uint64_t addr,
@@ -82,6 +83,11 @@ inline SocRun run_on_soc(const firmware::net::NetProgram& prog, const HwConfig& 
     run.outputs.push_back(fn::read_output(prog, 0, device.memory()));
   }
   run.layers_run = soc.dla().layers().size();
+  for (const stats::Group* g : soc.dla().statistics()) {
+    for (std::size_t k = 0; k < g->size(); ++k) {
+      if (g->full_name(k) == "dla.CONV.cdma_wt_bytes") run.conv_weight_bytes = g->value(k);
+    }
+  }
   return run;
 }
 

@@ -26,11 +26,11 @@ namespace g = models::graph;
 
 const char* const kNodeDir = "/usr/include/onnx/backend/test/data/node";
 
-// The node tests octasim's compiler covers (the operators of issue 15).
+// The node tests octasim's compiler covers (the operators of issue 15, and Concat).
 const std::regex kCovered(
     "test_(conv|convinteger|qlinearconv|maxpool|averagepool|globalaveragepool|lrn|relu|"
     "batchnorm|gemm|matmul|matmulinteger|qlinearmatmul|add|softmax|flatten|quantizelinear|"
-    "dequantizelinear)(_.*)?");
+    "dequantizelinear|concat)(_.*)?");
 
 // Tests the importer or the reference executor refuses, with why (an error is expected).
 const std::map<std::string, std::string> kUnsupported = {

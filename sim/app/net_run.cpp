@@ -1,0 +1,210 @@
+#include "sim/app/net_run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <map>
+#include <variant>
+
+#include <fmt/core.h>
+#include <systemc>
+
+#include "firmware/net/schedule.hpp"
+#include "octasim/version.hpp"
+#include "sim/app/commands.hpp"
+#include "sim/ppu/ppu.hpp"
+#include "sim/report/report.hpp"
+#include "sim/soc/host_adapter.hpp"
+#include "sim/soc/soc.hpp"
+
+namespace octasim::app {
+
+namespace fn = firmware::net;
+using models::graph::Tensor;
+
+BatchRunner::BatchRunner(const fn::NetProgram& prog, const Tensor& images, trace::Device& device,
+                         std::uint64_t timeout, fn::Schedule schedule)
+    : prog_(prog), images_(images), device_(device), mmio_(device, timeout), schedule_(schedule) {
+  r_.saturations.assign(prog.layers.size(), 0);
+  r_.clip_sum.assign(prog.layers.size(), 0.0);
+  fn::load_constants(prog, device.memory());
+  fn::load_constants(prog, golden_);
+}
+
+void BatchRunner::run(std::size_t first, std::size_t count, bool progress) {
+  const auto started = std::chrono::steady_clock::now();
+  for (std::size_t i = first; i < first + count; ++i) {
+    const fn::ImageRun run =
+        fn::run_image(prog_, images_, i, device_.memory(), mmio_, groups_, golden_, schedule_);
+    for (std::size_t l = 0; l < run.layers.size(); ++l) {
+      r_.saturations[l] += run.layers[l].saturations;
+      r_.clip_sum[l] += static_cast<double>(run.layers[l].clip);
+    }
+    r_.bit_exact += run.differing_output == prog_.outputs.size() ? 1 : 0;
+    r_.outputs.push_back(fn::read_output(prog_, 0, device_.memory()));
+    if (progress && std::chrono::steady_clock::now() - started > std::chrono::seconds(2) &&
+        (i % 50 == 0 || i + 1 == first + count)) {
+      fmt::print(stderr, "\r\033[Koctasim: image {} of {}", i + 1, first + count);
+      std::fflush(stderr);
+    }
+  }
+  if (progress && std::chrono::steady_clock::now() - started > std::chrono::seconds(2)) {
+    std::fputs("\r\033[K", stderr);
+  }
+}
+
+std::vector<std::size_t> record_owners(const fn::NetProgram& prog,
+                                       const std::vector<soc::LayerTiming>& records) {
+  std::map<std::string, std::deque<std::size_t>> queues;
+  for (std::size_t i = 0; i < prog.layers.size(); ++i) {
+    for (const std::string& engine : fn::device_records(prog.layers[i])) {
+      queues[engine].push_back(i);
+    }
+  }
+  std::vector<std::size_t> owners;
+  for (const soc::LayerTiming& r : records) {
+    std::deque<std::size_t>& q = queues[r.engine];
+    owners.push_back(q.empty() ? prog.layers.size() : q.front());
+    if (!q.empty()) q.pop_front();
+  }
+  return owners;
+}
+
+namespace {
+
+std::uint64_t counter(const soc::Soc& soc, const soc::LayerTiming& r, const char* name) {
+  const stats::Group& group = soc.dla().engine(r.engine_index).statistics();
+  for (std::size_t i = 0; i < group.size() && i < r.counters.size(); ++i) {
+    if (group.info(i).name == name) return r.counters[i];
+  }
+  return 0;
+}
+
+// The bound of program layer `i` (LayerBound) from its device records and the bytes it moves.
+LayerBound layer_bound(const soc::Soc& soc, const fn::NetProgram& prog, std::size_t i,
+                       const std::vector<const soc::LayerTiming*>& records, std::uint64_t cycles) {
+  LayerBound b;
+  if (cycles == 0) return b;
+  const HwConfig& hw = soc.config();
+  std::uint64_t compute = 0, refill = 0, delivery = 0;
+  for (const soc::LayerTiming* r : records) {
+    compute = std::max(compute, counter(soc, *r, "busy_cycles"));
+    if (r->engine == "CONV") {
+      refill = counter(soc, *r, "read_stall_cycles");
+      delivery = counter(soc, *r, "write_stall_cycles");
+    }
+  }
+  const fn::LayerAccess a = fn::layer_access(prog, i);
+  std::uint64_t dram = 0, sram = 0;
+  for (const auto* v : {&a.reads, &a.writes, &a.weights}) {
+    for (const fn::ByteRange& r : *v)
+      (r.ram == firmware::Ram::kCv ? sram : dram) += r.end - r.begin;
+  }
+  const double t = static_cast<double>(cycles);
+  const unsigned sram_bw = hw.mem.cvsram_bytes_per_cycle != 0 ? hw.mem.cvsram_bytes_per_cycle
+                                                              : hw.dla.secondary_memif_width / 8;
+  const std::pair<const char*, double> candidates[] = {
+      {"compute", static_cast<double>(compute)},
+      {"DRAM", static_cast<double>(dram) / hw.dram_bandwidth()},
+      {"SRAM", sram_bw == 0 ? 0.0 : static_cast<double>(sram) / sram_bw},
+      {"CBUF refill", static_cast<double>(refill)},
+      {"delivery", static_cast<double>(delivery)}};
+  for (const auto& [name, value] : candidates) {
+    if (value / t > b.share) b = {name, value / t};
+  }
+  return b;
+}
+
+}  // namespace
+
+Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const HwConfig& hw,
+                       std::uint64_t timeout, fn::Schedule schedule, BatchResult* batch,
+                       std::size_t count, bool progress, const CycleOutputs& out) {
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  soc::Soc soc("dla", hw);
+  soc::HostAdapter device(soc);
+  std::unique_ptr<stats::Timeline> timeline;
+  if (!out.timeline.empty()) {
+    timeline = std::make_unique<stats::Timeline>(stats::Detail::kLayer);
+    soc.set_timeline(timeline.get());
+  }
+  BatchRunner runner(prog, images, device, timeout, schedule);
+  Timing t;
+  const std::uint64_t start = device.cycle();
+  runner.run(0, 1, false);
+  // Each DLA layer record's program layer, and the PPU's kernel records.
+  const auto& layers = soc.dla().layers();
+  const std::vector<std::size_t> owners = record_owners(prog, layers);
+  static const std::vector<ppu::KernelRecord> kNoKernels;
+  const auto& kernels = soc.ppu() != nullptr ? soc.ppu()->kernels() : kNoKernels;
+  std::vector<std::uint64_t> begin(prog.layers.size(), ~std::uint64_t{0});
+  std::vector<std::uint64_t> end(prog.layers.size(), 0);
+  std::vector<std::vector<const soc::LayerTiming*>> records(prog.layers.size());
+  for (std::size_t r = 0; r < layers.size(); ++r) {
+    if (owners[r] >= prog.layers.size()) continue;
+    begin[owners[r]] = std::min(begin[owners[r]], layers[r].start_cycle);
+    end[owners[r]] = std::max(end[owners[r]], layers[r].end_cycle);
+    records[owners[r]].push_back(&layers[r]);
+  }
+  std::size_t ppu_kernel = 0;
+  std::uint64_t last_end = device.cycle();
+  for (std::size_t i = 0; i < prog.layers.size(); ++i) {
+    if (std::holds_alternative<fn::PpuSoftmaxLayer>(prog.layers[i].hw) &&
+        ppu_kernel < kernels.size()) {
+      begin[i] = kernels[ppu_kernel].start_cycle;
+      end[i] = kernels[ppu_kernel++].end_cycle;
+    }
+    LayerTime lt;
+    lt.cycles = end[i] > begin[i] ? end[i] - begin[i] : 0;
+    lt.bound = layer_bound(soc, prog, i, records[i], lt.cycles);
+    t.layers.push_back(lt);
+    last_end = std::max(last_end, end[i]);
+  }
+  // As `octasim run` counts a compiled trace: from the start to the last layer's end.
+  t.cycles = last_end - start;
+  report::RunInfo info;
+  info.generator = fmt::format("octasim {}", kVersion);
+  info.trace = out.model;
+  info.checks_passed = runner.result().bit_exact;
+  info.checks_failed = 1 - runner.result().bit_exact;
+  info.trace_cycles = t.cycles;
+  info.compute_cycles = t.cycles;
+  t.report = report::build(soc, info);
+  std::vector<std::string> nodes;
+  for (const std::size_t owner : owners) {
+    nodes.push_back(owner < prog.layers.size() ? prog.layers[owner].nodes : std::string("-"));
+  }
+  report::annotate_onnx_nodes(t.report, nodes);
+  // The network's layers (a layer may leave several device records): what --compare reads.
+  nlohmann::json net_layers = nlohmann::json::array();
+  for (std::size_t i = 0; i < prog.layers.size(); ++i) {
+    net_layers.push_back({{"layer", i},
+                          {"engine", prog.layers[i].engine},
+                          {"onnx_nodes", prog.layers[i].nodes},
+                          {"cycles", t.layers[i].cycles},
+                          {"bound", t.layers[i].bound.name},
+                          {"bound_share", t.layers[i].bound.share}});
+  }
+  t.report["network"] = {{"layers", std::move(net_layers)},
+                         {"cycles", t.cycles},
+                         {"clock_mhz", hw.clock_mhz},
+                         {"macs", prog.network_macs()},
+                         {"device_macs", prog.macs()}};
+  try {
+    if (!out.report.empty()) report::write(t.report, out.report);
+    if (timeline) {
+      soc.set_timeline(nullptr);
+      report::write_timeline(*timeline, info.generator, out.timeline);
+    }
+  } catch (const std::exception& e) {
+    throw UsageError(e.what());
+  }
+  if (batch != nullptr) {
+    runner.run(1, count - 1, progress);
+    *batch = runner.result();
+  }
+  return t;
+}
+
+}  // namespace octasim::app
