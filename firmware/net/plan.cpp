@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include "firmware/net/planner.hpp"
+#include "models/graph/macs.hpp"
 #include "models/graph/passes.hpp"
 
 namespace octasim::firmware::net {
@@ -151,7 +152,7 @@ NetPlan Planner::run() {
                     data_inputs.size()));
   }
   plan_.input = data_inputs[0].name;
-  plan_.shapes = models::graph::infer_shapes(g_, 1);
+  plan_.shapes = models::graph::infer_shapes_fast(g_, 1);
   plan_.input_shape = plan_.shapes.at(plan_.input);
   set_cube(plan_.input, nullptr);
   for (const auto& o : g_.outputs) plan_.outputs.push_back(o.name);

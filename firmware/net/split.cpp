@@ -175,6 +175,7 @@ void Builder::push_layer(NetLayer out) {
   // Every band computes out_rows of the output's rows: the MACs split in that proportion, the
   // bands' sum exactly the layer's.
   const std::uint64_t out_height = conv->dst.height, macs = out.macs;
+  const std::uint64_t network_macs = out.network_macs;
   out.bands = static_cast<unsigned>(bands.size());
   out.whole_output = conv->dst;
   for (std::size_t k = 0; k < bands.size(); ++k) {
@@ -183,6 +184,8 @@ void Builder::push_layer(NetLayer out) {
     band.hw = b.layer;
     band.band = static_cast<unsigned>(k);
     band.macs = macs * (b.out_row + b.out_rows) / out_height - macs * b.out_row / out_height;
+    band.network_macs = network_macs * (b.out_row + b.out_rows) / out_height -
+                        network_macs * b.out_row / out_height;
     prog_.layers.push_back(std::move(band));
   }
 }

@@ -1,6 +1,5 @@
 #include "models/graph/macs.hpp"
 
-#include <cstring>
 #include <optional>
 #include <utility>
 
@@ -68,50 +67,6 @@ std::optional<Tensor> matmul_output(const Node& n, const Inputs& in) {
   return zeros(t, std::move(shape));
 }
 
-// Concat along `axis` (the reference executor has no Concat yet): values copied, so that a
-// shape computed from concatenated constants stays right.
-Tensor concat(const Node& n, const Inputs& in) {
-  const Tensor& first = ops::input(n, in, 0);
-  const auto rank = static_cast<std::int64_t>(first.shape.size());
-  if (!n.has("axis")) throw GraphError(n.label() + ": attribute 'axis' is required");
-  std::int64_t axis = n.get_int("axis", 0);
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) throw GraphError(n.label() + ": axis out of range");
-  const auto ax = static_cast<std::size_t>(axis);
-  Tensor y = zeros(first.dtype, first.shape);
-  y.shape[ax] = 0;
-  for (std::size_t k = 0; k < in.size(); ++k) {
-    const Tensor& t = ops::input(n, in, k);
-    bool fits = t.dtype == first.dtype && t.shape.size() == first.shape.size();
-    for (std::size_t d = 0; fits && d < t.shape.size(); ++d) {
-      fits = d == ax || t.shape[d] == first.shape[d];
-    }
-    if (!fits) {
-      throw GraphError(n.label() + ": input " + std::to_string(k) + " " + shape_string(t.shape) +
-                       " does not join " + shape_string(first.shape) + " on axis " +
-                       std::to_string(axis));
-    }
-    y.shape[ax] += t.shape[ax];
-  }
-  std::size_t outer = 1;
-  for (std::size_t d = 0; d < ax; ++d) outer *= static_cast<std::size_t>(first.shape[d]);
-  const bool fl = is_float(y.dtype);
-  (fl ? y.f.resize(y.elements()) : y.i.resize(y.elements()));
-  std::size_t at = 0;
-  for (std::size_t o = 0; o < outer; ++o) {
-    for (const Tensor* t : in) {
-      const std::size_t chunk = t->elements() / outer;
-      if (fl) {
-        std::memcpy(&y.f[at], &t->f[o * chunk], chunk * sizeof(float));
-      } else {
-        std::memcpy(&y.i[at], &t->i[o * chunk], chunk * sizeof(std::int64_t));
-      }
-      at += chunk;
-    }
-  }
-  return y;
-}
-
 std::vector<Tensor> shape_only(const Node& n, const Inputs& in, std::int64_t opset) {
   std::optional<Tensor> y;
   const std::string& op = n.op_type;
@@ -119,7 +74,6 @@ std::vector<Tensor> shape_only(const Node& n, const Inputs& in, std::int64_t ops
   if (op == "Gemm") y = gemm_output(n, in);
   if (op == "MatMul" || op == "MatMulInteger" || op == "QLinearMatMul") y = matmul_output(n, in);
   if (y) return {std::move(*y)};
-  if (op == "Concat" && !reference_supports(n)) return {concat(n, in)};
   return run_node(n, in, opset);
 }
 

@@ -19,9 +19,8 @@ using ShapeMap = std::map<std::string, std::vector<std::int64_t>>;
 // Every tensor's shape, as infer_shapes (passes.hpp) finds them, for graph inputs whose -1
 // dimensions become `batch`. Conv, ConvInteger, QLinearConv, Gemm, MatMul, MatMulInteger and
 // QLinearMatMul get their output shape from their operands' shapes (ops::window, numpy matmul)
-// and a zero output; every other node runs in the reference executor on those values, and
-// Concat (which the reference executor lacks) is done here. Throws GraphError like
-// run_reference.
+// and a zero output; every other node runs in the reference executor on those values. Throws
+// GraphError like run_reference.
 [[nodiscard]] ShapeMap infer_shapes_fast(const Graph& g, std::int64_t batch = 1);
 
 // Multiply-accumulates of one node for the tensor shapes `shapes`: Conv, ConvInteger and

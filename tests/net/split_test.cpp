@@ -262,6 +262,7 @@ TEST(SplitH, CompilerEmitsTheBandsOfOneNode) {
   ASSERT_EQ(p.layers.size(), 2U);
   EXPECT_EQ(p.macs(), std::uint64_t{48} * 48 * 16 * 3 * 3 * 16);
   EXPECT_EQ(p.layers[0].macs, std::uint64_t{24} * 48 * 16 * 3 * 3 * 16);
+  EXPECT_EQ(p.network_macs(), p.macs());  // no groups: the network's MACs are the device's
   for (std::size_t k = 0; k < 2; ++k) {
     const fn::NetLayer& l = p.layers[k];
     EXPECT_EQ(l.engine, "CONV");

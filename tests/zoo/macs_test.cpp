@@ -167,7 +167,8 @@ TEST(InferShapesFast, ConcatOfMismatchedShapesIsAGraphError) {
     (void)count_macs(g);
     FAIL() << "expected a GraphError";
   } catch (const GraphError& e) {
-    EXPECT_NE(std::string(e.what()).find("Concat 'Concat_PQ': input 1 1x3x4x3 does not join"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "Concat 'Concat_PQ': input 1 of shape 1x3x4x3 does not concatenate"),
               std::string::npos)
         << e.what();
   }
