@@ -209,10 +209,12 @@ void write_sdp_rdma_registers(Mmio& mmio, const SdpLayer& l, SdpInput input, uns
 
 // BRDMA, NRDMA and ERDMA for the layer's bias / scale tables and element-wise operand.
 void write_operand_rdma_registers(Mmio& mmio, const SdpLayer& l, std::uint32_t op_stride) {
-  mmio.write32(
-      RD::D_BRDMA_CFG::kAddr,
-      detail::sdp_rdma_cfg(brdma_used(l), l.bias_scale ? RD::D_BRDMA_CFG::BRDMA_DATA_USE_BOTH
-                                                       : RD::D_BRDMA_CFG::BRDMA_DATA_USE_ALU));
+  const Ram bs_ram = l.bias ? l.bias->ram : l.bias_scale ? l.bias_scale->ram : Ram::kMc;
+  mmio.write32(RD::D_BRDMA_CFG::kAddr,
+               detail::sdp_rdma_cfg(brdma_used(l),
+                                    l.bias_scale ? RD::D_BRDMA_CFG::BRDMA_DATA_USE_BOTH
+                                                 : RD::D_BRDMA_CFG::BRDMA_DATA_USE_ALU,
+                                    true, false, bs_ram));
   if (brdma_used(l)) {
     const std::uint64_t base = l.bias ? l.bias->address : l.bias_scale->address;
     const std::uint32_t stride = l.bias_scale ? 2 * op_stride : op_stride;

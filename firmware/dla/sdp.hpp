@@ -38,6 +38,7 @@ namespace octasim::firmware {
 struct SdpPerChannel {
   std::uint64_t address = 0;
   unsigned shift = 0;  // 0..63
+  Ram ram = Ram::kMc;  // the table's memory (BRDMA_RAM_TYPE / NRDMA_RAM_TYPE)
 };
 
 // Bias and multiplier per channel both in the BS stage, from one BRDMA stream with
@@ -49,6 +50,7 @@ struct SdpBiasScale {
   std::uint64_t address = 0;
   unsigned alu_shift = 0;  // 0..63
   unsigned mul_shift = 0;  // 0..63
+  Ram ram = Ram::kMc;      // the table's memory (BRDMA_RAM_TYPE)
 };
 
 // The output convertor: y = saturate(round_half_away(((x - offset) * scale) >> shift)).
@@ -93,7 +95,8 @@ struct SdpRegisterScale {
 };
 
 // An element-wise operand: a feature surface with the input's cube (width, height, channels;
-// elements of the layer's precision in the layout of surface.hpp), read per element. FP16: the
+// elements of the layer's precision in the layout of surface.hpp), read per element (the RDMA's
+// RAM_TYPE: the surface's ram). FP16: the
 // EW operand convertor is programmed as the FP16 identity (cvt and truncate must keep their
 // defaults), BN's operand takes no shift.
 struct SdpElementwise {
@@ -121,7 +124,8 @@ struct SdpStage {
   std::optional<SdpBiasScale> bias_scale;
   // Bias and multiplier per channel in BN, from one NRDMA stream (DATA_USE=BOTH, the table of
   // sdp_bias_scale_table): ((x + (alu[c] << alu_shift)) * mul[c]) >> mul_shift after BS, with the
-  // ReLU after it. Not with `scale`, `clamp_max` or an element-wise operand in BN.
+  // ReLU after it (NRDMA_RAM_TYPE: its ram). Not with `scale`, `clamp_max` or an element-wise
+  // operand in BN.
   std::optional<SdpBiasScale> bn_bias_scale;
   // max(x, 0) after the bias and the multiplier (the ReLU of the last X stage used: after an
   // element-wise operand in BN, before one in EW).

@@ -96,6 +96,8 @@ SdpStages sdp_stages(const SdpLayer& l) {
 std::uint32_t sdp_rdma_cfg(bool enabled, std::uint32_t data_use, bool two, bool per_element,
                            Ram ram) {
   using C = RD::D_BRDMA_CFG;  // NRDMA/ERDMA share the layout
+  static_assert(static_cast<std::uint32_t>(Ram::kCv) == C::BRDMA_RAM_TYPE_CV &&
+                static_cast<std::uint32_t>(Ram::kMc) == C::BRDMA_RAM_TYPE_MC);
   if (!enabled) return C::BRDMA_DISABLE.set(0, C::BRDMA_DISABLE_YES);
   std::uint32_t v = C::BRDMA_DISABLE.set(0, C::BRDMA_DISABLE_NO);
   v = C::BRDMA_DATA_USE.set(v, data_use);
@@ -160,8 +162,10 @@ void write_sdp_nrdma_erdma(Mmio& mmio, const SdpLayer& l, std::uint32_t op_strid
   } else {
     using C = RD::D_NRDMA_CFG;
     const bool both = l.bn_bias_scale.has_value();
+    const Ram ram = both ? l.bn_bias_scale->ram : l.scale ? l.scale->ram : Ram::kMc;
     mmio.write32(C::kAddr, sdp_rdma_cfg(l.scale.has_value() || both,
-                                        both ? C::NRDMA_DATA_USE_BOTH : C::NRDMA_DATA_USE_MUL));
+                                        both ? C::NRDMA_DATA_USE_BOTH : C::NRDMA_DATA_USE_MUL, true,
+                                        false, ram));
     if (l.scale || both) {
       const std::uint64_t base = both ? l.bn_bias_scale->address : l.scale->address;
       const std::uint32_t stride = both ? 2 * op_stride : op_stride;

@@ -38,6 +38,7 @@
 #include "sim/core/hw_config.hpp"
 #include "sim/dla/functional_device.hpp"
 #include "sim/trace/device_mmio.hpp"
+#include "sim/trace/player.hpp"
 #include "soc_run.hpp"
 
 namespace octasim {
@@ -114,25 +115,26 @@ std::vector<Tensor> run_functional(const fn::NetProgram& prog, const HwConfig& h
                                    const Tensor& images) {
   dla::FunctionalDevice device(hw);
   trace::DeviceMmio mmio(device, 50'000'000);
-  fn::load_constants(prog, device.memory());
+  DeviceMemory memory = trace::dma_memory(device);  // DRAM and the CV-SRAM
+  fn::load_constants(prog, memory);
   firmware::HostMemory golden;
   fn::load_constants(prog, golden);
   fn::GroupState groups;
   std::vector<Tensor> out;
   for (std::size_t i = 0; i < kImages; ++i) {
-    fn::write_input(prog, images, i, device.memory());
+    fn::write_input(prog, images, i, memory);
     fn::write_input(prog, images, i, golden);
     for (std::size_t l = 0; l < prog.layers.size(); ++l) {
       fn::await_layer(mmio, fn::program_layer(prog, l, mmio, groups));
       (void)fn::run_layer_model(prog, l, golden);
       const firmware::FeatureSurface& dst = *fn::layer_output(prog.layers[l]);
       const auto n = static_cast<std::size_t>(fn::tensor_bytes(prog, dst));
-      EXPECT_EQ(nettest::memory_bytes(device.memory(), dst.address, n),
+      EXPECT_EQ(nettest::memory_bytes(memory, dst.address, n),
                 nettest::memory_bytes(golden, dst.address, n))
           << "image " << i << ": layer " << l << " (" << prog.layers[l].nodes
           << ") differs from the quantized reference executor";
     }
-    out.push_back(fn::read_output(prog, 0, device.memory()));
+    out.push_back(fn::read_output(prog, 0, memory));
   }
   return out;
 }
@@ -393,13 +395,14 @@ TEST(ResidualSplit, IdentityBlockInBandsNvSmallInt8) {
   EXPECT_GT(bands, 1U);  // the fused layer in more than one band
   dla::FunctionalDevice device(hw);
   trace::DeviceMmio mmio(device, 500'000'000);
-  fn::load_constants(prog, device.memory());
+  DeviceMemory memory = trace::dma_memory(device);  // DRAM and the CV-SRAM
+  fn::load_constants(prog, memory);
   firmware::HostMemory golden;
   fn::load_constants(prog, golden);
   fn::GroupState groups;
-  const fn::ImageRun r = fn::run_image(prog, images, 0, device.memory(), mmio, groups, golden);
+  const fn::ImageRun r = fn::run_image(prog, images, 0, memory, mmio, groups, golden);
   EXPECT_EQ(r.differing_output, prog.outputs.size());
-  std::vector<Tensor> out{fn::read_output(prog, 0, device.memory())};
+  std::vector<Tensor> out{fn::read_output(prog, 0, memory)};
   check_against_fp32(net, images, out, 8);
 }
 
@@ -420,12 +423,13 @@ TEST(ResidualOctavDevice, IdentityBlockNvSmallInt4) {
   ASSERT_NE(operand_of(prog.layers[3]), nullptr);
   dla::FunctionalDevice device(hw);
   trace::DeviceMmio mmio(device, 50'000'000);
-  fn::load_constants(prog, device.memory());
+  DeviceMemory memory = trace::dma_memory(device);  // DRAM and the CV-SRAM
+  fn::load_constants(prog, memory);
   firmware::HostMemory golden;
   fn::load_constants(prog, golden);
   fn::GroupState groups;
   for (std::size_t i = 0; i < kImages; ++i) {
-    const fn::ImageRun r = fn::run_image(prog, images, i, device.memory(), mmio, groups, golden);
+    const fn::ImageRun r = fn::run_image(prog, images, i, memory, mmio, groups, golden);
     EXPECT_EQ(r.differing_output, prog.outputs.size()) << "image " << i;
   }
 }
@@ -441,21 +445,32 @@ void whole_network(const Graph& g, const char* config, std::size_t layers, std::
   const fn::NetProgram& prog = net.program;
   EXPECT_EQ(prog.layers.size(), layers);
   std::size_t fused = 0;
+  // Each operand is a surface an earlier layer wrote (same address and memory: after the CV-SRAM
+  // placement too), as bit-exactness alone cannot tell (models/ would read the same stale place).
+  std::vector<firmware::FeatureSurface> written{prog.input.surface};
   for (const fn::NetLayer& l : prog.layers) {
     EXPECT_NE(l.engine, "SDP") << l.nodes;
-    if (operand_of(l) == nullptr) continue;
-    ++fused;
-    EXPECT_EQ(l.engine, "CONV") << l.nodes;
-    EXPECT_NE(l.nodes.find(" + Add '"), std::string::npos) << l.nodes;
+    if (const firmware::SdpElementwise* e = operand_of(l)) {
+      ++fused;
+      EXPECT_EQ(l.engine, "CONV") << l.nodes;
+      EXPECT_NE(l.nodes.find(" + Add '"), std::string::npos) << l.nodes;
+      EXPECT_TRUE(std::any_of(written.begin(), written.end(),
+                              [&](const firmware::FeatureSurface& w) {
+                                return w.address == e->surface.address && w.ram == e->surface.ram;
+                              }))
+          << l.nodes << ": its operand is no earlier layer's output";
+    }
+    if (const firmware::FeatureSurface* out = fn::layer_output(l)) written.push_back(*out);
   }
   EXPECT_EQ(fused, adds);
   dla::FunctionalDevice device(hw);
   trace::DeviceMmio mmio(device, 500'000'000);
-  fn::load_constants(prog, device.memory());
+  DeviceMemory memory = trace::dma_memory(device);  // DRAM and the CV-SRAM
+  fn::load_constants(prog, memory);
   firmware::HostMemory golden;
   fn::load_constants(prog, golden);
   fn::GroupState groups;
-  const fn::ImageRun r = fn::run_image(prog, images, 0, device.memory(), mmio, groups, golden);
+  const fn::ImageRun r = fn::run_image(prog, images, 0, memory, mmio, groups, golden);
   EXPECT_EQ(r.differing_output, prog.outputs.size());
 }
 
@@ -533,13 +548,14 @@ TEST(ResidualOnSoc, ProjectionBlockOverlappedNvFullInt8) {
   soc::Soc soc("dla", hw);
   soc::HostAdapter device(soc);
   trace::DeviceMmio mmio(device, 50'000'000);
-  fn::load_constants(net.program, device.memory());
+  DeviceMemory memory = trace::dma_memory(device);  // DRAM and the CV-SRAM
+  fn::load_constants(net.program, memory);
   firmware::HostMemory golden;
   fn::load_constants(net.program, golden);
   fn::GroupState groups;
   for (std::size_t i = 0; i < kImages; ++i) {
-    const fn::ImageRun r = fn::run_image(net.program, images, i, device.memory(), mmio, groups,
-                                         golden, fn::Schedule::kOverlap);
+    const fn::ImageRun r =
+        fn::run_image(net.program, images, i, memory, mmio, groups, golden, fn::Schedule::kOverlap);
     EXPECT_EQ(r.differing_output, net.program.outputs.size()) << "image " << i;
   }
 }
