@@ -28,7 +28,8 @@
 //   input    the bytes CDMA reads — every band's input lines when the layer is split in height
 //            (split.hpp), overlap included, and the weight fetches — divided by what CDMA's data
 //            client sustains: min(DRAM bandwidth, one request per cycle, its latency buffer over
-//            the memory latency). The host writes the same surface once: more bytes to write
+//            the memory latency) — DRAM's, even where placement (placement.hpp) later moves the
+//            input to the CV-SRAM. The host writes the same surface once: more bytes to write
 //            too. The CSC starts once a band's input is in CBUF, so the two add.
 // Ties go to the fewer bytes, then to the unfolded, then columns.
 #pragma once

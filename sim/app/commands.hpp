@@ -103,6 +103,7 @@ struct NetCommonOptions {
   std::string calibration_table;
   std::string save_calibration;
   bool fold = true;  // --no-fold: the first convolution reads the input unfolded
+  bool no_cvsram = false;  // --no-cvsram: keep everything in DRAM
 };
 
 // `octasim net MODEL.onnx [--input X] [--labels L] [--output Y.npy] [--functional] ...`.

@@ -99,7 +99,8 @@ Prepared prepare(const NetCommonOptions& o, const std::string& input, std::size_
     fn::CalibrationTable table;
     if (!o.calibration_table.empty()) table = fn::read_calibration_table(o.calibration_table);
     fn::quantize_network(p.net, p.hw, calib, quant_options(o),
-                         o.calibration_table.empty() ? nullptr : &table);
+                         o.calibration_table.empty() ? nullptr : &table,
+                         fn::PlacementOptions{!o.no_cvsram});
     if (!o.save_calibration.empty()) {
       fn::write_calibration_table(o.save_calibration, p.net.program.table);
     }
@@ -307,6 +308,9 @@ void add_net_common_options(CLI::App& cmd, NetCommonOptions& o) {
   cmd.add_flag("!--no-fold", o.fold,
                "the first convolution reads the graph input as it is, its few channels not "
                "folded with the kernel's columns (or rows) by the host");
+  cmd.add_flag("--no-cvsram", o.no_cvsram,
+               "keep activations and weights in DRAM even when the configuration has a CV-SRAM "
+               "(secondary_memif): the what-if without it");
 }
 
 void add_net_command(CLI::App& app, NetOptions& o) {
@@ -441,7 +445,7 @@ int run_net(const NetOptions& o) {
   // MAC utilization over the whole inference against the array's peak (atomic-C x atomic-K per
   // cycle): network, the ONNX graph's MACs; HW, the MACs the device performs (grouped
   // convolutions run dense).
-  fmt::print("macs: {}\n", prog.network_macs());
+  fmt::print("{}\nmacs: {}\n", fn::placement_summary(prog.placement), prog.network_macs());
   if (prog.macs() != prog.network_macs()) fmt::print("device macs: {}\n", prog.macs());
   const auto utilization = [&](std::uint64_t macs) {
     return timing.cycles == 0 ? 0.0

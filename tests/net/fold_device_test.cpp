@@ -28,6 +28,7 @@
 #include "sim/soc/host_adapter.hpp"
 #include "sim/soc/soc.hpp"
 #include "sim/trace/device_mmio.hpp"
+#include "sim/trace/player.hpp"
 #include "sim/trace/trace.hpp"
 #include "tests/firmware/e2e_util.hpp"
 
@@ -127,15 +128,16 @@ std::vector<std::vector<std::int32_t>> run_functional(const fn::NetProgram& p, c
                                                       const Tensor& images, std::size_t count) {
   dla::FunctionalDevice device(hw);
   trace::DeviceMmio mmio(device, 50'000'000);
-  fn::load_constants(p, device.memory());
+  DeviceMemory memory = trace::dma_memory(device);  // DRAM and, where placed, the CV-SRAM
+  fn::load_constants(p, memory);
   firmware::HostMemory reference;
   fn::load_constants(p, reference);
   fn::GroupState groups;
   std::vector<std::vector<std::int32_t>> codes;
   for (std::size_t i = 0; i < count; ++i) {
-    const fn::ImageRun run = fn::run_image(p, images, i, device.memory(), mmio, groups, reference);
+    const fn::ImageRun run = fn::run_image(p, images, i, memory, mmio, groups, reference);
     EXPECT_EQ(run.differing_output, p.outputs.size()) << "image " << i << ": device vs reference";
-    codes.push_back(fn::read_output_codes(p, 0, device.memory()));
+    codes.push_back(fn::read_output_codes(p, 0, memory));
   }
   std::size_t records = 0;  // a convolution with its pooling on the fly leaves CONV's and PDP's
   for (const fn::NetLayer& l : p.layers) records += fn::device_records(l).size();
@@ -264,18 +266,18 @@ TEST(FoldOnSoc, NvFullAlexNetConv1TakesFewerCycles) {
   soc::Soc soc("dla", r.hw);
   soc::HostAdapter device(soc);
   trace::DeviceMmio mmio(device, 50'000'000);
+  DeviceMemory memory = trace::dma_memory(device);  // DRAM and, where placed, the CV-SRAM
   fn::GroupState groups;
   std::vector<std::vector<std::int32_t>> codes;
   std::vector<std::uint64_t> cycles;
   for (const fn::NetProgram* p : {&r.folded.program, &r.unfolded.program}) {
     const std::size_t first = soc.dla().layers().size();
-    fn::load_constants(*p, device.memory());
+    fn::load_constants(*p, memory);
     firmware::HostMemory reference;
     fn::load_constants(*p, reference);
-    const fn::ImageRun run =
-        fn::run_image(*p, r.images, 0, device.memory(), mmio, groups, reference);
+    const fn::ImageRun run = fn::run_image(*p, r.images, 0, memory, mmio, groups, reference);
     EXPECT_EQ(run.differing_output, p->outputs.size());
-    codes.push_back(fn::read_output_codes(*p, 0, device.memory()));
+    codes.push_back(fn::read_output_codes(*p, 0, memory));
     const auto& t = soc.dla().layers();
     EXPECT_EQ(t.size() - first, p->layers.size());
     std::uint64_t n = 0;

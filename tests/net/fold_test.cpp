@@ -15,8 +15,8 @@
 #include "firmware/driver/host_memory.hpp"
 #include "firmware/net/compiler.hpp"
 #include "firmware/net/fold.hpp"
+#include "firmware/net/memory_layout.hpp"
 #include "firmware/net/runtime.hpp"
-#include "models/numerics/float_format.hpp"
 #include "net_test_graph.hpp"
 #include "sim/core/hw_config.hpp"
 
@@ -119,18 +119,21 @@ CompiledNetwork compile_tiny(FoldMode fold) {
 models::ops::ConvCube written_input(const NetProgram& p, const Tensor& image) {
   HostMemory mem;
   write_input(p, image, 0, mem);
+  // Where placement put it: the CV-SRAM (nv_full) or DRAM.
+  const PlacedMemory placed(mem, p.placement);
   return models::ops::read_feature_cube(conv_model_surface(p.input.surface, p.hw.atom_bytes),
-                                        models::ops::ConvPrecision::kInt8, mem);
+                                        models::ops::ConvPrecision::kInt8, placed);
 }
 
 models::ops::ConvWeights written_weights(const NetProgram& p, const ConvLayer& conv) {
   HostMemory mem;
   load_constants(p, mem);
+  const PlacedMemory placed(mem, p.placement);
   return models::ops::read_weights(
       conv.weight_address, conv.kernels, conv.kernel_height, conv.kernel_width, conv.src.channels,
       models::ops::ConvWeightLayout{p.hw.mac_atomic_c, p.hw.mac_atomic_k,
                                     models::ops::ConvPrecision::kInt8},
-      mem);
+      placed);
 }
 
 // Columns: pixel (j, y) holds x(c, y, 2j + dx - 1) at channel 2 dx + c: a 3 x 5 x 6 input, a 1x3
@@ -251,15 +254,22 @@ TEST(InputFold, CostModelAlexNetConv1NvFull) {
     EXPECT_TRUE(k.feasible);
     EXPECT_GE(k.read_bytes, k.input_bytes);  // weights, and the bands' overlap
   }
-  // nv_full's CDMA keeps 128 atoms of 32 bytes in flight over a 1200-cycle latency: 3.41 bytes
-  // per cycle. Columns: 99825 + ~252000 cycles; full: 54450 + ~351000.
-  EXPECT_NEAR(cdma_read_bytes_per_cycle(hw), 128.0 * 32 / 1200, 1e-9);
-  EXPECT_EQ(c.chosen, FoldKind::kColumns);
+  // nv_full's CDMA issues one 32-byte atom per cycle (max burst 1) and keeps 1200 in flight over
+  // a 1200-cycle latency: 32 bytes per cycle. Columns: 99825 + ~27000 cycles; full: 54450 +
+  // ~37000: the fewer packages win.
+  EXPECT_EQ(cdma_read_bytes_per_cycle(hw), 32.0);
+  EXPECT_EQ(c.chosen, FoldKind::kFull);
+  // With the latency buffer nv_full had before (128 atoms: 3.41 bytes per cycle) the bytes weigh
+  // more: columns 99825 + ~252000, full 54450 + ~351000.
+  const FoldChoice slow = choose_input_fold({227, 227, 3}, a, {55, 55, 96}, 96, Precision::kInt8,
+                                            FoldMode::kAuto, conv_hardware(hw), 128.0 * 32 / 1200);
+  EXPECT_EQ(slow.chosen, FoldKind::kColumns);
 }
 
 // ResNet-50's conv1 (224x224x3, 64 kernels 7x7/2 pad 3 -> 112x112). nv_full: 49 / 7 / 3 packages;
 // columns 112 wide, 224 high, 21 channels in one surface: 112*224*32 = 802816 bytes; full 147
-// channels in 5 surfaces: 112*112*5*32 = 2007040. nv_small (atomic-C 8, 8-byte atoms of 8
+// channels in 5 surfaces: 112*112*5*32 = 2007040; at 32 bytes per cycle full (2 groups x 12544 x 3
+// + ~63000 cycles) beats columns (x 7 + ~26000). nv_small (atomic-C 8, 8-byte atoms of 8
 // channels): 49 / 7*ceil(21/8) = 21 / ceil(147/8) = 19 packages; 224*224*8 = 401408, columns
 // 112*224*3*8 = 602112, full 112*112*19*8 = 1906688 bytes at 4 bytes per cycle: columns
 // (8 groups x 12544 x 21 + ~150000) beat full (x 19 + ~477000).
@@ -277,7 +287,8 @@ TEST(InputFold, CostModelResNetConv1) {
   EXPECT_EQ(f.cost[2].packages, 3U);
   EXPECT_EQ(f.cost[1].input_bytes, 802816U);
   EXPECT_EQ(f.cost[2].input_bytes, 2007040U);
-  EXPECT_EQ(f.chosen, FoldKind::kColumns);
+  EXPECT_EQ(f.cost[2].csc_cycles, 2U * 12544 * 3);
+  EXPECT_EQ(f.chosen, FoldKind::kFull);
   const HwConfig small = load_hw_config("nv_small");
   const FoldChoice s = choose_input_fold(in, a, out, 64, Precision::kInt8, FoldMode::kAuto,
                                          conv_hardware(small), cdma_read_bytes_per_cycle(small));
