@@ -204,18 +204,7 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
   const bool weight_reuse = regs::CDMA::D_MISC_CFG::WEIGHT_REUSE.get(misc) != 0;
   if (weight_reuse) std::fill(group_bytes_.begin(), group_bytes_.end(), 0);
   if (weight_reuse) layer_.wgs_bytes = 0;
-  // Kernel groups CDMA fetched ahead while the previous layer ran (prefetch): not fetched again.
-  prefetched_ready_.assign(group_bytes_.size(), sc_core::SC_ZERO_TIME);
-  std::uint64_t prefetched = 0;
-  if (!weight_reuse && !prefetch_.ready.empty() && prefetch_.weight_base == l.weight_base &&
-      prefetch_.group_bytes == group_bytes_) {
-    for (std::size_t g = 0; g < prefetch_.ready.size(); ++g) {
-      prefetched_ready_[g] = prefetch_.ready[g];
-      prefetched += group_bytes_[g];
-      group_bytes_[g] = 0;
-    }
-  }
-  prefetch_ = Prefetch{};
+  weight_reuse_ = weight_reuse;
   packages_ = l.winograd
                   ? wino.packages
                   : l.kernel_width * l.kernel_height *
@@ -249,7 +238,9 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
   started_at_ = sc_core::sc_time_stamp();
   ++counters_.operations;
   counters_.elements += op.macs;
-  counters_.bytes_read += data_bytes_ + (weight_reuse ? 0 : l.weight_bytes - prefetched);
+  // The layer's own bytes, its weights included where CDMA fetched them ahead (cdma_wt_bytes
+  // counts what the weight client moved while each layer ran).
+  counters_.bytes_read += data_bytes_ + (weight_reuse ? 0 : l.weight_bytes);
   counters_.bytes_written += op.bytes_written;
   start_ev_.notify(cycles(hw_.dla.op_start_latency));
 }
@@ -368,7 +359,6 @@ void ConvCore::fetch_ahead() {
       addr += bytes;
       off += bytes;
     }
-    counters_.bytes_read += bytes_g;
     used += bytes_g;
     prefetch_.ready.push_back(last);
   }
@@ -386,6 +376,19 @@ void ConvCore::weight_dma_thread() {
     }
     weights_start_ = false;
     wait_until(start_at_);
+    // Kernel groups fetched ahead while the previous layer ran (all done by now: fetch_ahead
+    // finishes the group it started): not fetched again.
+    prefetched_ready_.assign(group_bytes_.size(), sc_core::SC_ZERO_TIME);
+    if (!weight_reuse_ && !prefetch_.ready.empty() && prefetch_.weight_base == layer_.weight_base &&
+        prefetch_.group_bytes == group_bytes_) {
+      for (std::size_t g = 0; g < prefetch_.ready.size(); ++g) {
+        prefetched_ready_[g] = prefetch_.ready[g];
+        group_bytes_[g] = 0;
+      }
+      prefetch_ = Prefetch{};
+    } else if (!prefetch_.requested) {
+      prefetch_ = Prefetch{};  // fetched for another layer: gone from CBUF
+    }
     const unsigned atom = hw_.dla.memory_atomic_size;
     std::uint64_t addr = layer_.weight_base;
     if (layer_.weight_compressed && layer_.wgs_bytes > 0) {

@@ -163,6 +163,7 @@ class ConvCore final : public sc_core::sc_module, public EngineModel, private Cl
   std::uint64_t weight_resident_ = 0;  // bytes requested and not yet released
   sc_core::sc_event release_ev_;
   bool weights_start_ = false;  // start() was called: the weight client fetches the layer
+  bool weight_reuse_ = false;   // the layer's WEIGHT_REUSE
   sc_core::sc_time start_at_;   // ... from this time
   // The next layer's weights fetched ahead: its weight address and kernel-group sizes, the CBUF
   // bytes free beside the running layer, and when each fetched group (a prefix) arrived.
