@@ -220,8 +220,11 @@ std::optional<InputFold> Builder::plan_input_fold() const {
   // The graph input must be read by one convolution, and by nothing else.
   const PlannedLayer* reader = nullptr;
   for (const PlannedLayer& l : plan_.layers) {
-    if (l.input != x && (l.sdp.operand.empty() || plan_.resolve(l.sdp.operand) != x)) continue;
-    if (reader != nullptr) return std::nullopt;
+    // Its input, a fused residual's addend, an SDP operand (layer_reads).
+    std::size_t reads = 0;
+    for (const std::string& t : layer_reads(g_, l)) reads += plan_.resolve(t) == x ? 1 : 0;
+    if (reads == 0) continue;
+    if (reader != nullptr || reads > 1) return std::nullopt;
     reader = &l;
   }
   if (reader == nullptr || reader->kind != LayerKind::kConv || reader->input != x) {
