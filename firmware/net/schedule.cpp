@@ -24,7 +24,7 @@ ByteRange range(const FeatureSurface& s, Precision p, unsigned atom, std::uint32
 
 ByteRange weights(const ConvLayer& l, const ConvHardware& hw) {
   const ConvPlan plan = plan_conv(l, hw);
-  return {l.weight_address, l.weight_address + plan.weight_bytes + plan.wmb_bytes, Ram::kMc};
+  return {l.weight_address, l.weight_address + plan.weight_bytes + plan.wmb_bytes, l.weight_ram};
 }
 
 }  // namespace
