@@ -69,6 +69,9 @@ struct NetTensor {
   // channel_map[c]; the channels no entry names hold zeros. Empty: the identity
   // (surface.channels logical channels).
   std::vector<std::uint32_t> channel_map;
+  // A program of several images (NetProgram::images, batch.hpp): image b's surface is at
+  // surface.address + b * batch_stride (the input and the outputs).
+  std::uint64_t batch_stride = 0;
 
   [[nodiscard]] std::uint32_t channels() const {
     return channel_map.empty() ? surface.channels : static_cast<std::uint32_t>(channel_map.size());
@@ -148,6 +151,9 @@ struct NetProgram {
   // DRAM the program uses: constants in [memory_begin, constants_end), feature surfaces from
   // 0xC000_0000 to memory_end (a dead tensor's buffer is reused by later layers).
   std::uint64_t memory_begin = 0, constants_end = 0, memory_end = 0;
+  // The images one run of the program computes (QuantOptions::fc_batch, batch.hpp); the layers'
+  // MACs are those of all of them.
+  unsigned images = 1;
 
   [[nodiscard]] std::uint64_t macs() const;
   [[nodiscard]] std::uint64_t network_macs() const;

@@ -39,6 +39,8 @@ struct QuantOptions {
   ClipCalibration calibration = ClipCalibration::kMax;
   WeightQuantizer weights = WeightQuantizer::kMax;
   double percentile = 99.99;  // kPercentile
+  // Images per run with the fully-connected layers in multi-batch mode (batch.hpp); 1: one image.
+  unsigned fc_batch = 1;
 };
 
 // The code bits tensors and weights get at a precision where the datapath allows it (8 at
