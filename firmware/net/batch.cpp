@@ -124,6 +124,12 @@ struct Placed {
   std::uint64_t stride = 0;
 };
 
+FeatureSurface in_slot(const Placed& v, std::size_t image) {
+  FeatureSurface s = v.slot0;
+  s.address += image * v.stride;
+  return s;
+}
+
 class Batcher {
  public:
   Batcher(const NetProgram& one, unsigned images)
@@ -146,7 +152,11 @@ class Batcher {
   void add_prefix(std::size_t first_fc);
   // Slot 0 and stride of every surface of tail layer `l`, registering the buffers it writes.
   std::vector<Placed> place_tail_layer(const NetLayer& l);
-  void add_tail_layer(const NetLayer& l);
+  // A fully-connected layer of the tail: its batches, in multi-batch mode.
+  void add_batched_layer(const NetLayer& l);
+  // Tail layers [begin, end) (none fully connected) image after image, in order within each
+  // image: an OCTAV layer stays just before the SDP it programs.
+  void add_per_image(std::size_t begin, std::size_t end);
   void place_outputs();
 
   const NetProgram& one_;
@@ -270,16 +280,21 @@ std::vector<Placed> Batcher::place_tail_layer(const NetLayer& l) {
     if (a == Access::kWrite) {
       FeatureSurface at = s;
       at.ram = Ram::kMc;
-      if (batched) {  // the programming guide: 64-byte aligned strides in multi-batch mode
+      // What its readers take: a multi-batch layer's output is 1x1, which SDP writes as packed
+      // atoms whatever the strides say (models/ops/sdp.cpp); the strides it is programmed with
+      // are 64-byte aligned, as the programming guide requires in multi-batch mode.
+      FeatureSurface read = at;
+      if (batched) {
+        read.line_stride = read.surface_stride = atom();
         at.line_stride = static_cast<std::uint32_t>(round_up(at.line_stride, 64));
         at.surface_stride = static_cast<std::uint32_t>(round_up(
             std::max<std::uint64_t>(at.surface_stride, std::uint64_t{at.height} * at.line_stride),
             64));
       }
-      v.stride = aligned(bytes(at, p));
-      at.address = allocate(v.stride * images_);
+      v.stride = aligned(std::max(bytes(at, p), bytes(read, p)));
+      at.address = read.address = allocate(v.stride * images_);
       v.slot0 = at;
-      written_.push_back({s, at, v.stride});
+      written_.push_back({s, read, v.stride});
     } else {
       const auto w = std::find_if(written_.rbegin(), written_.rend(),
                                   [&s](const TailBuffer& t) { return same_surface(t.was, s); });
@@ -300,50 +315,51 @@ std::vector<Placed> Batcher::place_tail_layer(const NetLayer& l) {
   return placed;
 }
 
-void Batcher::add_tail_layer(const NetLayer& l) {
-  const std::vector<Placed> placed = place_tail_layer(l);
-  const auto* conv = std::get_if<ConvLayer>(&l.hw);
-  const auto at = [&placed](std::size_t k, std::size_t image) {
-    FeatureSurface s = placed[k].slot0;
-    s.address += image * placed[k].stride;
-    return s;
-  };
-  if (conv != nullptr && fully_connected(*conv)) {
-    std::vector<std::uint32_t> batches;
+void Batcher::add_batched_layer(const NetLayer& l) {
+  const std::vector<Placed> placed = place_tail_layer(l);  // src, dst
+  const ConvLayer& conv = std::get<ConvLayer>(l.hw);
+  std::vector<std::uint32_t> batches;
+  try {
+    batches = fc_batches(conv, images_, one_.hw);
+  } catch (const FirmwareError& e) {
+    throw GraphError(fmt::format("{}: --batch {}: {}", l.nodes, images_, e.what()));
+  }
+  if (placed[0].stride > 0xffffffffu || placed[1].stride > 0xffffffffu) {
+    throw GraphError(fmt::format("{}: --batch {}: a batch stride above 4 GiB", l.nodes, images_));
+  }
+  std::size_t first = 0;
+  for (const std::uint32_t n : batches) {
+    NetLayer b = l;
+    auto& c = std::get<ConvLayer>(b.hw);
+    c.src = in_slot(placed[0], first);
+    c.dst = in_slot(placed[1], first);
+    c.batches = n;
+    c.src_batch_stride = static_cast<std::uint32_t>(placed[0].stride);
+    c.dst_batch_stride = static_cast<std::uint32_t>(placed[1].stride);
     try {
-      batches = fc_batches(*conv, images_, one_.hw);
+      (void)plan_conv(c, one_.hw);
     } catch (const FirmwareError& e) {
       throw GraphError(fmt::format("{}: --batch {}: {}", l.nodes, images_, e.what()));
     }
-    std::size_t first = 0;
-    for (const std::uint32_t n : batches) {
-      NetLayer b = l;
-      auto& c = std::get<ConvLayer>(b.hw);
-      c.src = at(0, first);
-      c.dst = at(1, first);
-      c.batches = n;
-      c.src_batch_stride = static_cast<std::uint32_t>(placed[0].stride);
-      c.dst_batch_stride = static_cast<std::uint32_t>(placed[1].stride);
-      if (n > 1 && (placed[0].stride > 0xffffffffu || placed[1].stride > 0xffffffffu)) {
-        throw GraphError(fmt::format("{}: --batch: a batch stride above 4 GiB", l.nodes));
-      }
-      try {
-        (void)plan_conv(c, one_.hw);
-      } catch (const FirmwareError& e) {
-        throw GraphError(fmt::format("{}: --batch {}: {}", l.nodes, images_, e.what()));
-      }
-      b.macs = l.macs * n;
-      b.network_macs = l.network_macs * n;
-      p_.layers.push_back(std::move(b));
-      first += n;
-    }
-    return;
+    b.macs = l.macs * n;
+    b.network_macs = l.network_macs * n;
+    p_.layers.push_back(std::move(b));
+    first += n;
   }
+}
+
+void Batcher::add_per_image(std::size_t begin, std::size_t end) {
+  std::vector<std::vector<Placed>> placed;
+  for (std::size_t i = begin; i < end; ++i) placed.push_back(place_tail_layer(one_.layers[i]));
   for (std::size_t image = 0; image < images_; ++image) {
-    NetLayer copy = l;
-    std::size_t k = 0;
-    visit_surfaces(copy.hw, [&](FeatureSurface& s, Precision, Access) { s = at(k++, image); });
-    p_.layers.push_back(std::move(copy));
+    for (std::size_t i = begin; i < end; ++i) {
+      NetLayer copy = one_.layers[i];
+      std::size_t k = 0;
+      visit_surfaces(copy.hw, [&](FeatureSurface& s, Precision, Access) {
+        s = in_slot(placed[i - begin][k++], image);
+      });
+      p_.layers.push_back(std::move(copy));
+    }
   }
 }
 
@@ -380,7 +396,20 @@ NetProgram Batcher::run() {
   p_.input.batch_stride = input_.stride;
   locate_tail_input(first_fc);
   add_prefix(first_fc);
-  for (std::size_t i = first_fc; i < one_.layers.size(); ++i) add_tail_layer(one_.layers[i]);
+  const auto batched = [this](std::size_t i) {
+    const auto* conv = std::get_if<ConvLayer>(&one_.layers[i].hw);
+    return conv != nullptr && fully_connected(*conv);
+  };
+  for (std::size_t i = first_fc; i < one_.layers.size();) {
+    if (batched(i)) {
+      add_batched_layer(one_.layers[i++]);
+      continue;
+    }
+    std::size_t end = i;
+    while (end < one_.layers.size() && !batched(end)) ++end;
+    add_per_image(i, end);
+    i = end;
+  }
   place_outputs();
   p_.memory_end = next_;
   return std::move(p_);
