@@ -334,8 +334,9 @@ void add_net_command(CLI::App& app, NetOptions& o) {
                   "also compile the network for this configuration, time one inference on it "
                   "and print both configurations' per-layer cycles side by side");
   cmd->add_flag("--timing-only", o.timing_only,
-                "time image 0 on the cycle-level device and stop (the other images only "
-                "calibrate); what --compare runs for its second configuration");
+                "time image 0 (with --batch N, the first batch) on the cycle-level device and "
+                "stop (the other images only calibrate); what --compare runs for its second "
+                "configuration");
   cmd->add_option("--schedule", o.schedule,
                   "overlap (default): a layer is programmed as soon as the layers it depends on "
                   "are done, so independent layers run on different engines at once; serial: "
