@@ -71,6 +71,7 @@ struct ConvLayer {
   // Weights as conv_weight_image() lays them out (NVDLA's direct-convolution format), 32-byte
   // aligned.
   std::uint64_t weight_address = 0;
+  Ram weight_ram = Ram::kMc;  // D_WEIGHT_RAM_TYPE: the weights' memory (and the WMB's and WGS's)
   std::optional<ConvCompressedWeights> compressed;    // weights stored compressed
   std::uint32_t kernels = 1;                          // K: output channels, 1..8192
   std::uint32_t kernel_width = 1, kernel_height = 1;  // S x R, 1..32

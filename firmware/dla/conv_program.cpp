@@ -175,8 +175,11 @@ void program_cdma(Mmio& mmio, const ConvLayer& l, const ConvPlan& plan, unsigned
                CD::D_WEIGHT_SIZE_0::BYTE_PER_KERNEL.set(0, plan.bytes_per_kernel - 1));
   mmio.write32(CD::D_WEIGHT_SIZE_1::kAddr,
                CD::D_WEIGHT_SIZE_1::WEIGHT_KERNEL.set(0, l.kernels - 1));
+  static_assert(
+      static_cast<std::uint32_t>(Ram::kCv) == CD::D_WEIGHT_RAM_TYPE::WEIGHT_RAM_TYPE_CVIF &&
+      static_cast<std::uint32_t>(Ram::kMc) == CD::D_WEIGHT_RAM_TYPE::WEIGHT_RAM_TYPE_MCIF);
   mmio.write32(CD::D_WEIGHT_RAM_TYPE::kAddr, CD::D_WEIGHT_RAM_TYPE::WEIGHT_RAM_TYPE.set(
-                                                 0, CD::D_WEIGHT_RAM_TYPE::WEIGHT_RAM_TYPE_MCIF));
+                                                 0, static_cast<std::uint32_t>(l.weight_ram)));
   mmio.write32(CD::D_WEIGHT_ADDR_HIGH::kAddr, high32(l.weight_address));
   mmio.write32(CD::D_WEIGHT_ADDR_LOW::kAddr, low32(l.weight_address));
   mmio.write32(CD::D_WEIGHT_BYTES::kAddr, plan.weight_bytes);

@@ -70,7 +70,7 @@ std::uint32_t operand_surface_bytes(const SdpLayer& l, unsigned atom_bytes) {
   return channels_per_atom(l.precision, atom_bytes) * 2u;
 }
 
-std::uint32_t rdma_cfg(bool enabled, std::uint32_t data_use, bool per_element = false) {
+std::uint32_t rdma_cfg(bool enabled, std::uint32_t data_use, Ram ram, bool per_element = false) {
   using C = RD::D_BRDMA_CFG;  // NRDMA/ERDMA share the layout
   if (!enabled) return C::BRDMA_DISABLE.set(0, C::BRDMA_DISABLE_YES);
   std::uint32_t v = C::BRDMA_DISABLE.set(0, C::BRDMA_DISABLE_NO);
@@ -78,7 +78,9 @@ std::uint32_t rdma_cfg(bool enabled, std::uint32_t data_use, bool per_element = 
   v = C::BRDMA_DATA_SIZE.set(v, C::BRDMA_DATA_SIZE_TWO_BYTE);
   v = C::BRDMA_DATA_MODE.set(
       v, per_element ? C::BRDMA_DATA_MODE_PER_ELEMENT : C::BRDMA_DATA_MODE_PER_KERNEL);
-  return C::BRDMA_RAM_TYPE.set(v, C::BRDMA_RAM_TYPE_MC);
+  static_assert(static_cast<std::uint32_t>(Ram::kCv) == C::BRDMA_RAM_TYPE_CV &&
+                static_cast<std::uint32_t>(Ram::kMc) == C::BRDMA_RAM_TYPE_MC);
+  return C::BRDMA_RAM_TYPE.set(v, static_cast<std::uint32_t>(ram));
 }
 
 // One X stage (BS or BN) as NVDLA's D_DP_{BS,BN}_CFG encodes it; both share the bit layout.
@@ -257,9 +259,11 @@ void write_sdp_rdma_registers(Mmio& mmio, const SdpLayer& l, SdpInput input, uns
 
 // BRDMA, NRDMA and ERDMA for the layer's bias / scale tables and element-wise operand.
 void write_operand_rdma_registers(Mmio& mmio, const SdpLayer& l, std::uint32_t op_stride) {
-  mmio.write32(RD::D_BRDMA_CFG::kAddr,
-               rdma_cfg(brdma_used(l), l.bias_scale ? RD::D_BRDMA_CFG::BRDMA_DATA_USE_BOTH
-                                                    : RD::D_BRDMA_CFG::BRDMA_DATA_USE_ALU));
+  const Ram bs_ram = l.bias ? l.bias->ram : l.bias_scale ? l.bias_scale->ram : Ram::kMc;
+  mmio.write32(RD::D_BRDMA_CFG::kAddr, rdma_cfg(brdma_used(l),
+                                                l.bias_scale ? RD::D_BRDMA_CFG::BRDMA_DATA_USE_BOTH
+                                                             : RD::D_BRDMA_CFG::BRDMA_DATA_USE_ALU,
+                                                bs_ram));
   if (brdma_used(l)) {
     const std::uint64_t base = l.bias ? l.bias->address : l.bias_scale->address;
     const std::uint32_t stride = l.bias_scale ? 2 * op_stride : op_stride;
@@ -269,7 +273,8 @@ void write_operand_rdma_registers(Mmio& mmio, const SdpLayer& l, std::uint32_t o
     mmio.write32(RD::D_BS_SURFACE_STRIDE::kAddr, stride);
   }
   mmio.write32(RD::D_NRDMA_CFG::kAddr,
-               rdma_cfg(l.scale.has_value(), RD::D_NRDMA_CFG::NRDMA_DATA_USE_MUL));
+               rdma_cfg(l.scale.has_value(), RD::D_NRDMA_CFG::NRDMA_DATA_USE_MUL,
+                        l.scale ? l.scale->ram : Ram::kMc));
   if (l.scale) {
     mmio.write32(RD::D_BN_BASE_ADDR_LOW::kAddr, low32(l.scale->address));
     mmio.write32(RD::D_BN_BASE_ADDR_HIGH::kAddr, high32(l.scale->address));
@@ -280,7 +285,7 @@ void write_operand_rdma_registers(Mmio& mmio, const SdpLayer& l, std::uint32_t o
                rdma_cfg(l.ew.has_value(),
                         l.ew && l.ew->op != SdpEwOp::kAdd ? RD::D_ERDMA_CFG::ERDMA_DATA_USE_MUL
                                                           : RD::D_ERDMA_CFG::ERDMA_DATA_USE_ALU,
-                        true));
+                        l.ew ? l.ew->surface.ram : Ram::kMc, true));
   if (l.ew) {
     const FeatureSurface& e = l.ew->surface;
     mmio.write32(RD::D_EW_BASE_ADDR_LOW::kAddr, low32(e.address));

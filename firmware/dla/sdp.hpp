@@ -36,6 +36,7 @@ namespace octasim::firmware {
 struct SdpPerChannel {
   std::uint64_t address = 0;
   unsigned shift = 0;  // 0..63
+  Ram ram = Ram::kMc;  // the table's memory (BRDMA_RAM_TYPE / NRDMA_RAM_TYPE)
 };
 
 // Bias and multiplier per channel both in the BS stage, from one BRDMA stream with
@@ -47,6 +48,7 @@ struct SdpBiasScale {
   std::uint64_t address = 0;
   unsigned alu_shift = 0;  // 0..63
   unsigned mul_shift = 0;  // 0..63
+  Ram ram = Ram::kMc;      // the table's memory (BRDMA_RAM_TYPE)
 };
 
 // The output convertor: y = saturate(round_half_away(((x - offset) * scale) >> shift)).
@@ -86,7 +88,7 @@ enum class SdpEwOp : std::uint8_t { kAdd, kMul, kPrelu };
 
 // An element-wise operand (FP16 memory-to-memory layers only): a feature surface with the
 // input's cube (width, height, channels; FP16 elements in the layout of surface.hpp), read by
-// ERDMA in per-element mode.
+// ERDMA in per-element mode (ERDMA_RAM_TYPE: the surface's ram).
 struct SdpElementwise {
   FeatureSurface surface;
   SdpEwOp op = SdpEwOp::kAdd;

@@ -121,14 +121,15 @@ void TraceWriter::ppu_submit(unsigned channel, std::uint64_t addr, const std::st
 }
 
 void TraceWriter::check_file(std::uint64_t addr, const std::string& name,
-                             std::vector<std::uint8_t> golden, const std::string& rule) {
+                             std::vector<std::uint8_t> golden, const std::string& rule,
+                             TraceMemory memory) {
   if (last_sync_id_.empty()) {
     throw FirmwareError("check_file needs an earlier wait_interrupt to name its sync point");
   }
   const std::size_t size = golden.size();
   add_file(name, std::move(golden));
-  line(fmt::format("check_file({}, pri_mem, 0x{:x}, 0x{:x}, \"{}\"{}{});", last_sync_id_, addr,
-                   size, name, rule.empty() ? "" : ", ", rule));
+  line(fmt::format("check_file({}, {}, 0x{:x}, 0x{:x}, \"{}\"{}{});", last_sync_id_,
+                   trace_memory_name(memory), addr, size, name, rule.empty() ? "" : ", ", rule));
 }
 
 void TraceWriter::check_crc(std::uint64_t addr, std::uint64_t size, std::uint32_t crc,

@@ -75,7 +75,7 @@ class TraceWriter final : public Mmio {
   // `name`), with the sync id of the latest wait_interrupt; `rule` as the trace takes it after
   // the file name ("FP32_TOL, 0, 1e-6"), empty for byte-exact.
   void check_file(std::uint64_t addr, const std::string& name, std::vector<std::uint8_t> golden,
-                  const std::string& rule = "");
+                  const std::string& rule = "", TraceMemory memory = TraceMemory::kPrimary);
   // reg_read_check(NVDLA_UNIT.REG_0, expected);
   void check_register(std::uint32_t addr, std::uint32_t expected);
 

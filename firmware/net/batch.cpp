@@ -45,7 +45,8 @@ void write_batch_input(const NetProgram& p, const models::graph::Tensor& batch, 
                        models::ops::Memory& mem) {
   for (std::size_t b = 0; b < p.images; ++b) {
     const std::vector<std::uint8_t> bytes = input_image(p, batch, first + b);
-    mem.write(p.input.surface.address + b * p.input.batch_stride, bytes.data(), bytes.size());
+    mem.write(dma_address_of(p.input.surface) + b * p.input.batch_stride, bytes.data(),
+              bytes.size());
   }
 }
 

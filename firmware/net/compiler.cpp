@@ -31,7 +31,8 @@ CompiledNetwork prepare_network(models::graph::Graph g, const HwConfig& hw) {
 }
 
 void quantize_network(CompiledNetwork& net, const HwConfig& hw, const Tensor& calibration_images,
-                      const QuantOptions& options, const CalibrationTable* table) {
+                      const QuantOptions& options, const CalibrationTable* table,
+                      const PlacementOptions& placement) {
   // FP16 and integer networks hold the values themselves: nothing to calibrate.
   const CalibrationTable t =
       options.precision == NetPrecision::kFp16 || integer_network(net.graph)
@@ -39,13 +40,14 @@ void quantize_network(CompiledNetwork& net, const HwConfig& hw, const Tensor& ca
           : calibrate(net.graph, net.plan, as_input_batch(net.plan, calibration_images), options,
                       table);
   net.program = build_program(net.graph, net.plan, t, options, hw);
+  place_in_cvsram(net.program, hw, placement);
 }
 
 CompiledNetwork compile_network(models::graph::Graph g, const HwConfig& hw,
                                 const Tensor& calibration_images, const QuantOptions& options,
-                                const CalibrationTable* table) {
+                                const CalibrationTable* table, const PlacementOptions& placement) {
   CompiledNetwork net = prepare_network(std::move(g), hw);
-  quantize_network(net, hw, calibration_images, options, table);
+  quantize_network(net, hw, calibration_images, options, table, placement);
   return net;
 }
 
@@ -112,6 +114,16 @@ Tensor slice_batch(const Tensor& batch, std::size_t first, std::size_t count) {
 
 namespace {
 
+TraceMemory trace_memory(Ram ram) {
+  return ram == Ram::kCv ? TraceMemory::kSecondary : TraceMemory::kPrimary;
+}
+
+// A surface's bytes in the golden image (which holds DMA addresses, as the device does).
+std::vector<std::uint8_t> surface_golden(const NetProgram& p, const HostMemory& golden,
+                                         const FeatureSurface& s) {
+  return golden.bytes(dma_address_of(s), static_cast<std::size_t>(tensor_bytes(p, s)));
+}
+
 nlohmann::json layer_map(const NetProgram& p) {
   nlohmann::json layers = nlohmann::json::array();
   for (std::size_t i = 0; i < p.layers.size(); ++i) {
@@ -136,6 +148,11 @@ nlohmann::json layer_map(const NetProgram& p) {
           {"precision", precision_name(p.options.precision)},
           {"calibration", calibration_name(p.options.calibration)},
           {"weights", weight_quantizer_name(p.options.weights)},
+          {"memory",
+           {{"activation_cvsram_bytes", p.placement.activation_cvsram_bytes},
+            {"activation_dram_bytes", p.placement.activation_dram_bytes},
+            {"constant_cvsram_bytes", p.placement.constant_cvsram_bytes},
+            {"constant_dram_bytes", p.placement.constant_dram_bytes}}},
           {"layers", layers}};
 }
 
@@ -163,12 +180,13 @@ NetTraceFiles write_network_trace(const CompiledNetwork& net, const Tensor& imag
       fmt::format("input image {} of the batch; goldens: the quantized reference "
                   "executor (models/ ops, layer by layer)",
                   index));
+  trace.comment(placement_summary(p.placement));
   for (std::size_t i = 0; i < p.constants.size(); ++i) {
-    trace.mem_load(p.constants[i].address, fmt::format("const_{}.dat", i), p.constants[i].bytes);
+    const ConstantBlob& c = p.constants[i];
+    trace.mem_load(c.address, fmt::format("const_{}.dat", i), c.bytes, trace_memory(c.ram));
   }
-  trace.mem_load(p.input.surface.address, "input.dat",
-                 golden.bytes(p.input.surface.address,
-                              static_cast<std::size_t>(tensor_bytes(p, p.input.surface))));
+  trace.mem_load(p.input.surface.address, "input.dat", surface_golden(p, golden, p.input.surface),
+                 trace_memory(p.input.surface.ram));
   GroupState groups;
   LayerGolden previous;
   for (std::size_t i = 0; i < p.layers.size(); ++i) {
@@ -180,8 +198,8 @@ NetTraceFiles write_network_trace(const CompiledNetwork& net, const Tensor& imag
       // each band's CRC covers the same bytes) before the first.
       const FeatureSurface& s = l.bands > 1 ? l.whole_output : *out;
       const std::vector<std::uint8_t> zeros(static_cast<std::size_t>(tensor_bytes(p, s)));
-      trace.mem_init_zero(s.address, zeros.size());
-      if (l.bands > 1) golden.write(s.address, zeros.data(), zeros.size());
+      trace.mem_init_zero(s.address, zeros.size(), trace_memory(s.ram));
+      if (l.bands > 1) golden.write(dma_address_of(s), zeros.data(), zeros.size());
     }
     previous = run_layer_model(p, i, golden, i == 0 ? nullptr : &previous);
     await_layer(trace, program_layer(p, i, trace, groups));
@@ -191,14 +209,14 @@ NetTraceFiles write_network_trace(const CompiledNetwork& net, const Tensor& imag
                            models::bit_cast<std::uint32_t>(previous.clip));
       continue;
     }
-    const std::vector<std::uint8_t> bytes =
-        golden.bytes(out->address, static_cast<std::size_t>(tensor_bytes(p, *out)));
-    trace.check_crc(out->address, bytes.size(), models::crc32(bytes.data(), bytes.size()));
+    const std::vector<std::uint8_t> bytes = surface_golden(p, golden, *out);
+    trace.check_crc(out->address, bytes.size(), models::crc32(bytes.data(), bytes.size()),
+                    trace_memory(out->ram));
   }
   for (std::size_t k = 0; k < p.outputs.size(); ++k) {
     const FeatureSurface& s = p.outputs[k].surface;
-    trace.check_file(s.address, fmt::format("output_{}.dat", k),
-                     golden.bytes(s.address, static_cast<std::size_t>(tensor_bytes(p, s))));
+    trace.check_file(s.address, fmt::format("output_{}.dat", k), surface_golden(p, golden, s), "",
+                     trace_memory(s.ram));
   }
   NetTraceFiles files;
   files.trace = trace.save(dir, "net.cfg");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "firmware/net/calibrate.hpp"
+#include "firmware/net/placement.hpp"
 #include "firmware/net/plan.hpp"
 #include "firmware/net/program.hpp"
 #include "firmware/net/quant.hpp"
@@ -28,10 +29,12 @@ struct CompiledNetwork {
 
 // The passes and the plan for `hw` (program still empty).
 [[nodiscard]] CompiledNetwork prepare_network(models::graph::Graph g, const HwConfig& hw);
-// Calibrates (or takes `table`) and lowers a prepared network into net.program.
+// Calibrates (or takes `table`) and lowers a prepared network into net.program, then places its
+// data in the CV-SRAM as `placement` allows (placement.hpp).
 void quantize_network(CompiledNetwork& net, const HwConfig& hw,
                       const models::graph::Tensor& calibration_images, const QuantOptions& options,
-                      const CalibrationTable* table = nullptr);
+                      const CalibrationTable* table = nullptr,
+                      const PlacementOptions& placement = {});
 
 // Both: applies the passes to `g` and compiles it for `hw`. `calibration_images`: a batch of the
 // graph's input (first axis: images). `table`: clips to use instead of calibrating (may be
@@ -39,7 +42,8 @@ void quantize_network(CompiledNetwork& net, const HwConfig& hw,
 [[nodiscard]] CompiledNetwork compile_network(models::graph::Graph g, const HwConfig& hw,
                                               const models::graph::Tensor& calibration_images,
                                               const QuantOptions& options,
-                                              const CalibrationTable* table = nullptr);
+                                              const CalibrationTable* table = nullptr,
+                                              const PlacementOptions& placement = {});
 
 // `count` deterministic pseudo-random images (uniform in [0, 1), std::mt19937 seeded with
 // `seed`) of the graph input's shape with the batch axis set to `count`.

@@ -43,6 +43,7 @@
 #include "firmware/dla/octav.hpp"
 #include "firmware/dla/pdp.hpp"
 #include "firmware/dla/sdp.hpp"
+#include "firmware/net/memory_layout.hpp"
 #include "firmware/net/plan.hpp"
 #include "firmware/net/quant.hpp"
 #include "models/graph/graph.hpp"
@@ -137,6 +138,7 @@ struct ConstantBlob {
   std::uint64_t address = 0;
   std::string what;  // "conv1 weights"
   std::vector<std::uint8_t> bytes;
+  Ram ram = Ram::kMc;  // the CV-SRAM when placement moved it there (placement.hpp)
 };
 
 struct NetProgram {
@@ -151,6 +153,7 @@ struct NetProgram {
   // DRAM the program uses: constants in [memory_begin, constants_end), feature surfaces from
   // 0xC000_0000 to memory_end (a dead tensor's buffer is reused by later layers).
   std::uint64_t memory_begin = 0, constants_end = 0, memory_end = 0;
+  MemoryPlacement placement;  // what place_in_cvsram (placement.hpp) moved to the CV-SRAM
   // The images one run of the program computes (QuantOptions::fc_batch, batch.hpp); the layers'
   // MACs are those of all of them.
   unsigned images = 1;

@@ -21,7 +21,9 @@ namespace octasim::firmware::net {
 using models::graph::Tensor;
 
 void load_constants(const NetProgram& p, models::ops::Memory& mem) {
-  for (const ConstantBlob& c : p.constants) mem.write(c.address, c.bytes.data(), c.bytes.size());
+  for (const ConstantBlob& c : p.constants) {
+    mem.write(dma_address_of(c.address, c.ram), c.bytes.data(), c.bytes.size());
+  }
 }
 
 const FeatureSurface* layer_output(const NetLayer& l) {
@@ -85,16 +87,16 @@ std::vector<std::uint8_t> input_image(const NetProgram& p, const Tensor& batch, 
 void write_input(const NetProgram& p, const Tensor& batch, std::size_t index,
                  models::ops::Memory& mem) {
   const std::vector<std::uint8_t> bytes = input_image(p, batch, index);
-  mem.write(p.input.surface.address, bytes.data(), bytes.size());
+  mem.write(dma_address_of(p.input.surface), bytes.data(), bytes.size());
 }
 
 std::vector<std::int32_t> read_output_codes(const NetProgram& p, std::size_t k,
                                             const models::ops::Memory& mem, std::size_t slot) {
   const NetTensor& t = p.outputs.at(k);
-  FeatureSurface s = t.surface;
-  s.address += slot * t.batch_stride;
-  const models::ops::ConvCube cube = models::ops::read_feature_cube(
-      conv_model_surface(s, p.hw.atom_bytes), cube_precision(t.precision), mem);
+  models::ops::ConvFeatureSurface s = conv_model_surface(t.surface, p.hw.atom_bytes);
+  s.base = dma_address_of(t.surface) + slot * t.batch_stride;
+  const models::ops::ConvCube cube =
+      models::ops::read_feature_cube(s, cube_precision(t.precision), mem);
   std::vector<std::int32_t> out(tensor_elements(t));  // a padded layout's holes left out
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = cube.data[tensor_cube_index(t, cube, i)];
   return out;
@@ -186,8 +188,10 @@ float device_clip(const OctavLayer& o, const NetProgram& p, const models::ops::M
 
 }  // namespace
 
-LayerGolden run_layer_model(const NetProgram& p, std::size_t i, models::ops::Memory& mem,
+LayerGolden run_layer_model(const NetProgram& p, std::size_t i, models::ops::Memory& dma_mem,
                             const LayerGolden* previous) {
+  // models/ ops address surfaces as the program lays them out.
+  PlacedMemory mem(dma_mem, p.placement);
   const NetLayer& l = p.layers.at(i);
   const unsigned atom = p.hw.atom_bytes;
   LayerGolden out;

@@ -17,6 +17,8 @@
 
 namespace octasim::firmware::net {
 
+// Every Memory here takes DMA addresses (memory_layout.hpp): the device's memory, or a host image
+// holding both memories as the device does (a CV-SRAM address with bit 63 set).
 void load_constants(const NetProgram& p, models::ops::Memory& mem);
 
 // The codes of image `index` of `batch` (first axis: images; the rest the input's shape) as the

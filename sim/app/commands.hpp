@@ -102,6 +102,7 @@ struct NetCommonOptions {
   std::size_t calib_images = 100;
   std::string calibration_table;
   std::string save_calibration;
+  bool no_cvsram = false;  // --no-cvsram: keep everything in DRAM
 };
 
 // `octasim net MODEL.onnx [--input X] [--labels L] [--output Y.npy] [--functional] ...`.

@@ -101,7 +101,8 @@ Prepared prepare(const NetCommonOptions& o, const std::string& input, std::size_
     if (!o.calibration_table.empty()) table = fn::read_calibration_table(o.calibration_table);
     fn::QuantOptions q = quant_options(o);
     q.fc_batch = batch;
-    fn::quantize_network(p.net, p.hw, calib, q, o.calibration_table.empty() ? nullptr : &table);
+    fn::quantize_network(p.net, p.hw, calib, q, o.calibration_table.empty() ? nullptr : &table,
+                         fn::PlacementOptions{!o.no_cvsram});
     if (!o.save_calibration.empty()) {
       fn::write_calibration_table(o.save_calibration, p.net.program.table);
     }
@@ -305,6 +306,9 @@ void add_net_common_options(CLI::App& cmd, NetCommonOptions& o) {
                  "calibrating");
   cmd.add_option("--save-calibration", o.save_calibration,
                  "write the calibration table used to FILE.json");
+  cmd.add_flag("--no-cvsram", o.no_cvsram,
+               "keep activations and weights in DRAM even when the configuration has a CV-SRAM "
+               "(secondary_memif): the what-if without it");
 }
 
 void add_net_command(CLI::App& app, NetOptions& o) {
@@ -459,7 +463,8 @@ int run_net(const NetOptions& o) {
   // MAC utilization over the whole inference against the array's peak (atomic-C x atomic-K per
   // cycle): network, the ONNX graph's MACs; HW, the MACs the device performs (grouped
   // convolutions run dense).
-  fmt::print("macs: {}\n", prog.network_macs() / prog.images);  // per image
+  fmt::print("{}\nmacs: {}\n", fn::placement_summary(prog.placement),
+             prog.network_macs() / prog.images);  // per image
   if (prog.macs() != prog.network_macs())
     fmt::print("device macs: {}\n", prog.macs() / prog.images);
   const auto utilization = [&](std::uint64_t macs) {

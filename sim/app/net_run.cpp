@@ -25,10 +25,14 @@ using models::graph::Tensor;
 
 BatchRunner::BatchRunner(const fn::NetProgram& prog, const Tensor& images, trace::Device& device,
                          std::uint64_t timeout, fn::Schedule schedule)
-    : prog_(prog), images_(images), device_(device), mmio_(device, timeout), schedule_(schedule) {
+    : prog_(prog),
+      images_(images),
+      memory_(trace::dma_memory(device)),
+      mmio_(device, timeout),
+      schedule_(schedule) {
   r_.saturations.assign(prog.layers.size(), 0);
   r_.clip_sum.assign(prog.layers.size(), 0.0);
-  fn::load_constants(prog, device.memory());
+  fn::load_constants(prog, memory_);
   fn::load_constants(prog, golden_);
 }
 
@@ -37,14 +41,14 @@ void BatchRunner::run(std::size_t first, std::size_t count, bool progress) {
   const std::size_t step = prog_.images;  // a batched program runs that many images
   for (std::size_t i = first; i < first + count; i += step) {
     const fn::ImageRun run =
-        fn::run_image(prog_, images_, i, device_.memory(), mmio_, groups_, golden_, schedule_);
+        fn::run_image(prog_, images_, i, memory_, mmio_, groups_, golden_, schedule_);
     for (std::size_t l = 0; l < run.layers.size(); ++l) {
       r_.saturations[l] += run.layers[l].saturations;
       r_.clip_sum[l] += static_cast<double>(run.layers[l].clip);
     }
     r_.bit_exact += run.exact_images;
     for (std::size_t b = 0; b < step; ++b) {
-      r_.outputs.push_back(fn::read_output(prog_, 0, device_.memory(), b));
+      r_.outputs.push_back(fn::read_output(prog_, 0, memory_, b));
     }
     if (progress && std::chrono::steady_clock::now() - started > std::chrono::seconds(2) &&
         (i % 50 < step || i + step == first + count)) {
@@ -99,18 +103,29 @@ LayerBound layer_bound(const soc::Soc& soc, const fn::NetProgram& prog, std::siz
     }
   }
   const fn::LayerAccess a = fn::layer_access(prog, i);
-  std::uint64_t dram = 0, sram = 0;
+  std::uint64_t dram = 0, sram_read = 0, sram_written = 0;
   for (const auto* v : {&a.reads, &a.writes, &a.weights}) {
-    for (const fn::ByteRange& r : *v)
-      (r.ram == firmware::Ram::kCv ? sram : dram) += r.end - r.begin;
+    for (const fn::ByteRange& r : *v) {
+      if (r.ram != firmware::Ram::kCv) {
+        dram += r.end - r.begin;
+      } else {
+        (v == &a.writes ? sram_written : sram_read) += r.end - r.begin;
+      }
+    }
   }
   const double t = static_cast<double>(cycles);
-  const unsigned sram_bw = hw.mem.cvsram_bytes_per_cycle != 0 ? hw.mem.cvsram_bytes_per_cycle
-                                                              : hw.dla.secondary_memif_width / 8;
+  // The CV-SRAM's time: one shared path, or separate read and write paths in parallel.
+  const auto over = [](std::uint64_t bytes, unsigned bw) {
+    return bw == 0 ? 0.0 : static_cast<double>(bytes) / bw;
+  };
+  const double sram = hw.mem.cvsram_split_paths()
+                          ? std::max(over(sram_read, hw.cvsram_read_bandwidth()),
+                                     over(sram_written, hw.cvsram_write_bandwidth()))
+                          : over(sram_read + sram_written, hw.cvsram_read_bandwidth());
   const std::pair<const char*, double> candidates[] = {
       {"compute", static_cast<double>(compute)},
       {"DRAM", static_cast<double>(dram) / hw.dram_bandwidth()},
-      {"SRAM", sram_bw == 0 ? 0.0 : static_cast<double>(sram) / sram_bw},
+      {"SRAM", sram},
       {"CBUF refill", static_cast<double>(refill)},
       {"delivery", static_cast<double>(delivery)}};
   for (const auto& [name, value] : candidates) {

@@ -45,7 +45,7 @@ class BatchRunner {
  private:
   const firmware::net::NetProgram& prog_;
   const models::graph::Tensor& images_;
-  trace::Device& device_;
+  DeviceMemory memory_;  // the device's DRAM and CV-SRAM, by DMA address
   firmware::HostMemory golden_;
   trace::DeviceMmio mmio_;
   firmware::net::Schedule schedule_;

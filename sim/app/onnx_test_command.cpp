@@ -71,19 +71,20 @@ class TestDevice {
 Outcome run_images(const fn::NetProgram& prog, const fn::BoundTest& bound, TestDevice& dev,
                    std::vector<std::vector<float>>& outputs) {
   firmware::HostMemory golden;
-  fn::load_constants(prog, dev.device().memory());
+  DeviceMemory memory = trace::dma_memory(dev.device());  // DRAM and CV-SRAM
+  fn::load_constants(prog, memory);
   fn::load_constants(prog, golden);
   outputs.assign(prog.outputs.size(), {});
   for (std::size_t i = 0; i < bound.image_count; ++i) {
-    const fn::ImageRun run = fn::run_image(prog, bound.images, i, dev.device().memory(), dev.mmio(),
-                                           dev.groups(), golden);
+    const fn::ImageRun run =
+        fn::run_image(prog, bound.images, i, memory, dev.mmio(), dev.groups(), golden);
     if (run.differing_output < prog.outputs.size()) {
       return {Verdict::kFail, fmt::format("image {}: output '{}' differs from the models/ "
                                           "executor's",
                                           i, prog.outputs[run.differing_output].name)};
     }
     for (std::size_t k = 0; k < prog.outputs.size(); ++k) {
-      const Tensor t = fn::read_output(prog, k, dev.device().memory());
+      const Tensor t = fn::read_output(prog, k, memory);
       outputs[k].insert(outputs[k].end(), t.f.begin(), t.f.end());
     }
   }

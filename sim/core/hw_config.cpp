@@ -120,7 +120,8 @@ const Param kParams[] = {
     {"dma_latency_buffer_atoms", "memory atoms an RDMA may have requested but not consumed",
      &dla_field<&DlaConfig::dma_latency_buffer_atoms>},
     {"dram_bytes_per_cycle",
-     "sustained DRAM bytes per cycle shared by all DMA clients (0: primary_memif_width / 8)",
+     "sustained DRAM bytes per cycle shared by all DMA clients, reads and writes together "
+     "(0: primary_memif_width / 8)",
      &mem_field<&MemoryConfig::dram_bytes_per_cycle>},
     {"conv_pipeline_latency",
      "cycles from a CSC package issue to its CACC delivery (CBUF read, CMAC, CACC assembly)",
@@ -146,8 +147,17 @@ const Param kParams[] = {
     {"cvsram_bytes", "CV-SRAM size in bytes (used with secondary_memif)",
      &mem_field<&MemoryConfig::cvsram_bytes>},
     {"cvsram_bytes_per_cycle",
-     "CV-SRAM bytes per cycle through the secondary interface (0: secondary_memif_width / 8)",
+     "CV-SRAM bytes per cycle of one data path shared by reads and writes (0: "
+     "secondary_memif_width / 8); not with cvsram_read/write_bytes_per_cycle",
      &mem_field<&MemoryConfig::cvsram_bytes_per_cycle>},
+    {"cvsram_read_bytes_per_cycle",
+     "CV-SRAM read bytes per cycle on a read path of its own, in parallel with writes (0: "
+     "secondary_memif_width / 8); setting it or cvsram_write_bytes_per_cycle separates the paths",
+     &mem_field<&MemoryConfig::cvsram_read_bytes_per_cycle>},
+    {"cvsram_write_bytes_per_cycle",
+     "CV-SRAM write bytes per cycle on a write path of its own, in parallel with reads (0: "
+     "secondary_memif_width / 8); setting it or cvsram_read_bytes_per_cycle separates the paths",
+     &mem_field<&MemoryConfig::cvsram_write_bytes_per_cycle>},
     {"mem_partitions", "memory partitions, one DRAM channel each",
      &mem_field<&MemoryConfig::partitions>},
     {"mem_interleave_bytes", "address interleave granule across L2 slices (bytes)",
@@ -213,7 +223,15 @@ const char* find_builtin(const std::string& name) {
 }
 
 void validate_secondary_memif(const HwConfig& c, const std::string& source) {
-  if (!c.dla.secondary_memif) return;  // the cvsram_* keys are unused
+  if (c.mem.cvsram_bytes_per_cycle != 0 && c.mem.cvsram_split_paths()) {
+    fail(source, fmt::format("cvsram_bytes_per_cycle {} (one path shared by reads and writes) "
+                             "contradicts cvsram_read_bytes_per_cycle {} / "
+                             "cvsram_write_bytes_per_cycle {} (separate paths): give one or the "
+                             "other (set cvsram_bytes_per_cycle to 0 to use separate paths)",
+                             c.mem.cvsram_bytes_per_cycle, c.mem.cvsram_read_bytes_per_cycle,
+                             c.mem.cvsram_write_bytes_per_cycle));
+  }
+  if (!c.dla.secondary_memif) return;  // the other cvsram_* keys are unused
   if (c.dla.secondary_memif_width % 8 != 0 || c.dla.secondary_memif_width == 0) {
     fail(source, "secondary_memif needs secondary_memif_width, a positive multiple of 8 bits");
   }

@@ -91,9 +91,19 @@ struct MemoryConfig {
   unsigned dram_tras = 0;            // activate to precharge, minimum
   // The CV-SRAM behind the DLA's secondary memory interface (hw.dla.secondary_memif): its own
   // address space [cvsram_base, cvsram_base + cvsram_bytes), separate from DRAM's.
-  unsigned cvsram_base = 0x50000000;    // where NVDLA's test bench maps it
-  unsigned cvsram_bytes = 0x2000000;    // 32 MiB, to 0x52000000 (NVDLA leaves the size to the SoC)
-  unsigned cvsram_bytes_per_cycle = 0;  // 0: secondary_memif_width / 8
+  unsigned cvsram_base = 0x50000000;  // where NVDLA's test bench maps it
+  unsigned cvsram_bytes = 0x2000000;  // 32 MiB, to 0x52000000 (NVDLA leaves the size to the SoC)
+  // Bandwidth, one of two ways (hw_config.cpp refuses both at once): a data path shared by reads
+  // and writes (cvsram_bytes_per_cycle), or separate read and write paths that run in parallel
+  // (cvsram_read_/write_bytes_per_cycle; either one set selects them). 0: secondary_memif_width/8.
+  unsigned cvsram_bytes_per_cycle = 0;
+  unsigned cvsram_read_bytes_per_cycle = 0;
+  unsigned cvsram_write_bytes_per_cycle = 0;
+
+  // Whether reads and writes of the CV-SRAM have separate data paths.
+  [[nodiscard]] bool cvsram_split_paths() const {
+    return cvsram_read_bytes_per_cycle != 0 || cvsram_write_bytes_per_cycle != 0;
+  }
 };
 
 // The PPU (sim/ppu): GPCs of SMs with tensor cores; 0 GPCs: no PPU (the DLA-only configs).
@@ -138,9 +148,21 @@ struct HwConfig {
   // this says.
   unsigned clock_mhz = 1000;
 
-  // Sustained DRAM bytes per cycle the memory system delivers.
+  // Sustained DRAM bytes per cycle the memory system delivers, reads and writes together.
   [[nodiscard]] unsigned dram_bandwidth() const {
     return mem.dram_bytes_per_cycle != 0 ? mem.dram_bytes_per_cycle : dla.primary_memif_width / 8;
+  }
+  // CV-SRAM bytes per cycle of reads and of writes (sim/mem/cvsram_port.hpp); with a shared path
+  // (mem.cvsram_split_paths() false) both are that path's; 0 stands for secondary_memif_width / 8.
+  [[nodiscard]] unsigned cvsram_read_bandwidth() const {
+    const unsigned v =
+        mem.cvsram_split_paths() ? mem.cvsram_read_bytes_per_cycle : mem.cvsram_bytes_per_cycle;
+    return v != 0 ? v : dla.secondary_memif_width / 8;
+  }
+  [[nodiscard]] unsigned cvsram_write_bandwidth() const {
+    const unsigned v =
+        mem.cvsram_split_paths() ? mem.cvsram_write_bytes_per_cycle : mem.cvsram_bytes_per_cycle;
+    return v != 0 ? v : dla.secondary_memif_width / 8;
   }
 };
 

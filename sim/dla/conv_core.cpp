@@ -28,7 +28,24 @@ static_assert(kEngines[0].name == "CONV" && kEngines[0].interrupts[0].status_bit
               kEngines[0].interrupts[2].status_bit0 == 20);
 namespace {
 constexpr std::uint32_t kRequestAtoms = 16;  // memory atoms per DMA read transaction we issue
+
+// The bytes and kernels of each kernel group CDMA fetches for direct convolution (uncompressed):
+// the last group carries the 128-byte alignment tail.
+void direct_weight_groups(const ConvLayer& l, const HwConfig& hw, std::uint64_t per_kernel,
+                          std::vector<std::uint64_t>& bytes, std::vector<std::uint32_t>& kernels) {
+  const models::ops::ConvWeightLayout layout{hw.dla.mac_atomic_c, hw.dla.mac_atomic_k, l.precision};
+  const std::uint32_t group = layout.group_kernels();
+  bytes.clear();
+  kernels.clear();
+  for (std::uint32_t k = 0; k < l.kernels; k += group) {
+    kernels.push_back(std::min(group, l.kernels - k));
+    bytes.push_back(kernels.back() * per_kernel);
+  }
+  if (!l.weight_compressed && !bytes.empty())
+    bytes.back() += l.weight_bytes - per_kernel * l.kernels;
 }
+
+}  // namespace
 
 ConvCore::ConvCore(const sc_core::sc_module_name& name, const HwConfig& hw,
                    const sc_core::sc_time& clock_period)
@@ -142,14 +159,8 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
   const std::uint64_t per_kernel =
       l.winograd ? wino.kernel_bytes
                  : std::uint64_t{l.kernel_width} * l.kernel_height * l.input.channels * bpe;
-  group_bytes_.clear();
-  group_kernels_.clear();
-  for (std::uint32_t k = 0; k < l.kernels; k += group) {
-    group_kernels_.push_back(std::min(group, l.kernels - k));
-    group_bytes_.push_back(group_kernels_.back() * per_kernel);
-  }
   // 128-byte alignment tail. Compressed weights: weight_dma_thread sizes the groups from the WGS.
-  if (!l.weight_compressed) group_bytes_.back() += l.weight_bytes - per_kernel * l.kernels;
+  direct_weight_groups(l, hw_, per_kernel, group_bytes_, group_kernels_);
   weight_space_ = std::uint64_t{l.weight_banks} * hw_.dla.cbuf_bank_depth * hw_.dla.cbuf_bank_width;
 
   // CSC stripes: 2*lower output points while at least 4*lower remain; the last 2*lower or fewer
@@ -193,6 +204,7 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
   const bool weight_reuse = regs::CDMA::D_MISC_CFG::WEIGHT_REUSE.get(misc) != 0;
   if (weight_reuse) std::fill(group_bytes_.begin(), group_bytes_.end(), 0);
   if (weight_reuse) layer_.wgs_bytes = 0;
+  weight_reuse_ = weight_reuse;
   packages_ = l.winograd
                   ? wino.packages
                   : l.kernel_width * l.kernel_height *
@@ -220,10 +232,14 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
 
   stats_.begin_layer();  // NVDLA clears the D_PERF counters when a layer starts
   on_done_ = std::move(on_done);
+  weights_start_ = true;
+  start_at_ = sc_core::sc_time_stamp() + cycles(hw_.dla.op_start_latency);
   busy_ = true;
   started_at_ = sc_core::sc_time_stamp();
   ++counters_.operations;
   counters_.elements += op.macs;
+  // The layer's own bytes, its weights included where CDMA fetched them ahead (cdma_wt_bytes
+  // counts what the weight client moved while each layer ran).
   counters_.bytes_read += data_bytes_ + (weight_reuse ? 0 : l.weight_bytes);
   counters_.bytes_written += op.bytes_written;
   start_ev_.notify(cycles(hw_.dla.op_start_latency));
@@ -294,9 +310,85 @@ void ConvCore::data_dma_thread() {
   }
 }
 
+void ConvCore::prefetch(const RegRead& next_regs) {
+  ConvLayer next;
+  try {
+    next = decode_conv(hw_, next_regs);
+  } catch (const std::exception&) {
+    return;  // the layer reports its error when it starts
+  }
+  const std::uint32_t misc = next_regs(regs::CDMA::D_MISC_CFG::kAddr);
+  if (next.weight_compressed || next.winograd || next.batches != 1 ||
+      regs::CDMA::D_MISC_CFG::WEIGHT_REUSE.get(misc) != 0) {
+    return;
+  }
+  // Only into banks the running layer leaves free (neither its data nor its weight banks).
+  const unsigned used = layer_.data_banks + layer_.weight_banks;
+  if (used >= hw_.dla.cbuf_bank_number) return;
+  const unsigned bpe = models::ops::conv_element_bytes(next.precision);
+  std::vector<std::uint32_t> kernels;
+  Prefetch p;
+  p.weight_base = next.weight_base;
+  direct_weight_groups(
+      next, hw_, std::uint64_t{next.kernel_width} * next.kernel_height * next.input.channels * bpe,
+      p.group_bytes, kernels);
+  p.budget = std::uint64_t{hw_.dla.cbuf_bank_number - used} * hw_.dla.cbuf_bank_depth *
+             hw_.dla.cbuf_bank_width;
+  p.requested = true;
+  prefetch_ = std::move(p);
+  prefetch_ev_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void ConvCore::fetch_ahead() {
+  prefetch_.requested = false;
+  const unsigned atom = hw_.dla.memory_atomic_size;
+  std::uint64_t addr = prefetch_.weight_base, used = 0;
+  for (const std::uint64_t bytes_g : prefetch_.group_bytes) {
+    if (weights_start_ || used + bytes_g > prefetch_.budget) break;
+    sc_core::sc_time last = sc_core::sc_time_stamp();
+    for (std::uint64_t off = 0; off < bytes_g;) {
+      const auto bytes =
+          static_cast<std::uint32_t>(std::min<std::uint64_t>(kRequestAtoms * atom, bytes_g - off));
+      const Read r = cdma_read(weight_dma_, nullptr, addr, bytes, perf_.wt_stall, perf_.wt_latency,
+                               perf_.wt_busy, perf_.wt_bytes);
+      if (timeline_ != nullptr) {
+        timeline_->slice(wt_track_, stats::Detail::kDma, to_cycles(r.issued), now(),
+                         "prefetch next layer", bytes);
+      }
+      last = std::max(last, r.arrival);
+      addr += bytes;
+      off += bytes;
+    }
+    used += bytes_g;
+    prefetch_.ready.push_back(last);
+  }
+}
+
 void ConvCore::weight_dma_thread() {
   for (;;) {
-    sc_core::wait(start_ev_);
+    // Between layers CDMA's weight client fetches the next layer's weights when offered.
+    while (!weights_start_) {
+      if (prefetch_.requested) {
+        fetch_ahead();
+      } else {
+        sc_core::wait(start_ev_ | prefetch_ev_);
+      }
+    }
+    weights_start_ = false;
+    wait_until(start_at_);
+    // Kernel groups fetched ahead while the previous layer ran (all done by now: fetch_ahead
+    // finishes the group it started): not fetched again.
+    prefetched_ready_.assign(group_bytes_.size(), sc_core::SC_ZERO_TIME);
+    if (!weight_reuse_ && !prefetch_.ready.empty() && prefetch_.weight_base == layer_.weight_base &&
+        prefetch_.group_bytes == group_bytes_) {
+      for (std::size_t g = 0; g < prefetch_.ready.size(); ++g) {
+        prefetched_ready_[g] = prefetch_.ready[g];
+        group_bytes_[g] = 0;
+      }
+      prefetch_ = Prefetch{};
+    } else if (!prefetch_.requested) {
+      prefetch_ = Prefetch{};  // fetched for another layer: gone from CBUF
+    }
     const unsigned atom = hw_.dla.memory_atomic_size;
     std::uint64_t addr = layer_.weight_base;
     if (layer_.weight_compressed && layer_.wgs_bytes > 0) {
@@ -332,7 +424,7 @@ void ConvCore::weight_dma_thread() {
         addr += bytes;
         off += bytes;
       }
-      group_ready_[g] = last;
+      group_ready_[g] = std::max(last, prefetched_ready_[g]);
       groups_fetched_ = g + 1;
       group_ev_.notify(sc_core::SC_ZERO_TIME);
     }

@@ -61,6 +61,10 @@ class ConvCore final : public sc_core::sc_module, public EngineModel, private Cl
   [[nodiscard]] const stats::Group& statistics() const override { return stats_; }
   // SDP's output to a flying PDP: handed to `link` stripe by stripe instead of written.
   void set_flying_link(FlyingLink* link) override { next_link_ = link; }
+  // CDMA's weight client fetches the next layer's kernel groups, once the running layer's are
+  // fetched, into the CBUF banks the running layer does not use (direct convolution,
+  // uncompressed, one batch, no weight reuse); the next layer then skips those groups.
+  void prefetch(const RegRead& next_regs) override;
   [[nodiscard]] const std::vector<UnitCounters>& units() const override { return units_; }
   void set_timeline(stats::Timeline* timeline) override;
   // CONV.cacc_credits: the CSC's CACC delivery credits.
@@ -94,6 +98,8 @@ class ConvCore final : public sc_core::sc_module, public EngineModel, private Cl
 
   void data_dma_thread();
   void weight_dma_thread();
+  // The next layer's kernel groups that fit the free banks, until the next layer starts.
+  void fetch_ahead();
   void csc_thread();
   void delivery_thread();
   void sdp_wdma_thread();
@@ -156,6 +162,20 @@ class ConvCore final : public sc_core::sc_module, public EngineModel, private Cl
   sc_core::sc_event group_ev_;
   std::uint64_t weight_resident_ = 0;  // bytes requested and not yet released
   sc_core::sc_event release_ev_;
+  bool weights_start_ = false;  // start() was called: the weight client fetches the layer
+  bool weight_reuse_ = false;   // the layer's WEIGHT_REUSE
+  sc_core::sc_time start_at_;   // ... from this time
+  // The next layer's weights fetched ahead: its weight address and kernel-group sizes, the CBUF
+  // bytes free beside the running layer, and when each fetched group (a prefix) arrived.
+  struct Prefetch {
+    std::uint64_t weight_base = 0;
+    std::vector<std::uint64_t> group_bytes;
+    std::uint64_t budget = 0;
+    std::vector<sc_core::sc_time> ready;
+    bool requested = false;
+  } prefetch_;
+  sc_core::sc_event prefetch_ev_;
+  std::vector<sc_core::sc_time> prefetched_ready_;  // per group of the layer: fetched ahead
 
   // CSC -> CACC delivery.
   std::uint32_t credits_ = 0;

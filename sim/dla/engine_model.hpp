@@ -61,6 +61,10 @@ class EngineModel {
   virtual void set_flying_link(FlyingLink* link) {
     if (link != nullptr) throw std::logic_error("this engine has no SDP -> PDP flying path");
   }
+  // While busy, the engine's other register group holds an enabled operation (`next_regs` reads
+  // it): an engine whose DMA works ahead (the convolution's CDMA fetching the next layer's
+  // weights into free CBUF banks) may start on it. No effect by default.
+  virtual void prefetch(const RegRead& next_regs) { (void)next_regs; }
   // The engine's statistics counters (group named after the module: dla.CONV), the one source of
   // its totals, of a layer's counts and of the perf registers.
   [[nodiscard]] virtual const stats::Group& statistics() const = 0;

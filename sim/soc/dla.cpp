@@ -81,7 +81,10 @@ bool Dla::units_free(const dla::UnitList& units) const {
 
 void Dla::start_ready_engines() {
   for (std::size_t i = 0; i < engines().size(); ++i) {
-    if (models_[i]->busy()) continue;
+    if (models_[i]->busy()) {
+      offer_prefetch(i);
+      continue;
+    }
     RegisterFile::Groups groups = regs_.consumers();
     if (!dla::ready_to_start(engines()[i], regs_, groups)) continue;
     const dla::UnitList units = engines()[i].units(dla::group_reader(regs_, groups));
@@ -118,6 +121,15 @@ void Dla::start(std::size_t engine_index, RegisterFile::Groups groups, const dla
   launch(p, groups, pdp_units, std::move(pooled), &flying_link_);
 }
 
+void Dla::offer_prefetch(std::size_t i) {
+  Running& r = running_[i];
+  if (r.prefetch_offered || engines()[i].name != "CONV") return;
+  const unsigned next = regs_.consumer("CDMA") ^ 1U;
+  if (!regs_.op_enabled("CDMA", next) || !regs_.op_enabled("CSC", next)) return;
+  r.prefetch_offered = true;
+  models_[i]->prefetch([this, next](std::uint32_t addr) { return regs_.value(addr, next); });
+}
+
 void Dla::launch(std::size_t i, const RegisterFile::Groups& groups, const dla::UnitList& units,
                  dla::OpResult r, dla::FlyingLink* link) {
   const Engine& e = engines()[i];
@@ -135,6 +147,7 @@ void Dla::launch(std::size_t i, const RegisterFile::Groups& groups, const dla::U
   models_[i]->set_flying_link(link);
   models_[i]->start(e, layers_.back().result, read, [this, i, layer] { finish(i, layer); });
   running_[i] = {groups, units};
+  offer_prefetch(i);  // the next group may be enabled already
 }
 
 void Dla::stage_done(std::size_t engine_index, std::size_t index) {

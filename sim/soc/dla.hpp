@@ -85,7 +85,11 @@ class Dla {
     RegisterFile::Groups groups;
     dla::UnitList units;
     std::uint32_t raised_early = 0;  // interrupts its stages raised (by index)
+    bool prefetch_offered = false;   // the next group's operation was offered to prefetch()
   };
+  // Offers a busy CONV engine the operation waiting in its other register group (CDMA and CSC
+  // enabled there): CDMA may fetch its weights ahead.
+  void offer_prefetch(std::size_t engine_index);
 
   [[nodiscard]] bool units_free(const dla::UnitList& units) const;
   [[nodiscard]] std::uint64_t cycle() const;

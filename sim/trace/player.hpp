@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,17 @@ class Device {
   virtual void wait_cycles(std::uint64_t cycles) = 0;
   [[nodiscard]] virtual std::uint64_t cycle() const = 0;
 };
+
+// DRAM and, when `device` has one, the CV-SRAM behind DMA addresses (sim/core/device_memory.hpp):
+// the memory a host reaches a compiled network's data through (firmware/net/runtime.hpp).
+[[nodiscard]] inline DeviceMemory dma_memory(Device& device) {
+  MemoryImage* cvsram = nullptr;
+  try {
+    cvsram = &device.memory_of(MemorySpace::kCvSram);
+  } catch (const std::out_of_range&) {  // no secondary memory interface
+  }
+  return DeviceMemory(device.memory(), cvsram);
+}
 
 struct PlayerOptions {
   std::uint64_t timeout_cycles = 50'000'000;  // an interrupt or poll that takes longer fails

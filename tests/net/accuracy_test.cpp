@@ -26,6 +26,7 @@
 #include "sim/core/hw_config.hpp"
 #include "sim/dla/functional_device.hpp"
 #include "sim/trace/device_mmio.hpp"
+#include "sim/trace/player.hpp"
 
 namespace octasim {
 namespace {
@@ -87,14 +88,15 @@ Result evaluate(Bench& b, fn::NetPrecision precision, fn::ClipCalibration calibr
   const fn::NetProgram& prog = b.net.program;
   dla::FunctionalDevice device(b.hw);
   trace::DeviceMmio mmio(device, 50'000'000);
-  fn::load_constants(prog, device.memory());
+  DeviceMemory memory = trace::dma_memory(device);  // DRAM and, when placed there, the CV-SRAM
+  fn::load_constants(prog, memory);
   fn::GroupState groups;
   std::size_t ok = 0, agree = 0;
   double sq = 0.0;
   for (std::size_t i = 0; i < kTestImages; ++i) {
-    fn::write_input(prog, b.images, i, device.memory());
+    fn::write_input(prog, b.images, i, memory);
     fn::program_network(prog, mmio, groups);
-    const Tensor out = fn::read_output(prog, 0, device.memory());
+    const Tensor out = fn::read_output(prog, 0, memory);
     EXPECT_EQ(out.f.size(), kClasses);
     const float* ref = &b.fp32[i * kClasses];
     const std::size_t top = argmax(out.f.data());

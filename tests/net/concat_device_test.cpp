@@ -345,7 +345,9 @@ void run_module(const char* config, fn::NetPrecision precision, const Module& m,
   const Tensor images = fn::random_images(net.plan, 6, 7);  // calibration: these 6; tested: 2
   fn::QuantOptions options;
   options.precision = precision;
-  fn::quantize_network(net, hw, images, options);
+  // Everything in DRAM: this test reads surfaces and weights at their program addresses through
+  // the device's DRAM image (placement in the CV-SRAM: cvsram_net_test.cpp).
+  fn::quantize_network(net, hw, images, options, nullptr, fn::PlacementOptions{false});
   const fn::NetProgram& prog = net.program;
   const bool fp16 = precision == fn::NetPrecision::kFp16;
   // 6 convolutions and the pool of the module, the head, the pool and the tail.

@@ -27,6 +27,7 @@
 #include "sim/soc/host_adapter.hpp"
 #include "sim/soc/soc.hpp"
 #include "sim/trace/device_mmio.hpp"
+#include "sim/trace/player.hpp"
 
 namespace octasim {
 namespace {
@@ -212,18 +213,18 @@ void expect_functional(const Shape& s, unsigned batch, fn::ClipCalibration calib
   const fn::NetProgram& p = r.batched.program;
   dla::FunctionalDevice device(r.hw);
   trace::DeviceMmio mmio(device, 50'000'000);
-  fn::load_constants(p, device.memory());
+  DeviceMemory memory = trace::dma_memory(device);  // DRAM and, with placement, the CV-SRAM
+  fn::load_constants(p, memory);
   firmware::HostMemory reference;
   fn::load_constants(p, reference);
   fn::GroupState groups;
   std::vector<std::vector<std::int32_t>> seen;
   for (std::size_t first = 0; first < 2 * batch; first += batch) {
-    const fn::ImageRun run =
-        fn::run_image(p, r.images, first, device.memory(), mmio, groups, reference);
+    const fn::ImageRun run = fn::run_image(p, r.images, first, memory, mmio, groups, reference);
     EXPECT_EQ(run.exact_images, batch) << "device vs the batched reference executor";
     EXPECT_EQ(run.differing_output, p.outputs.size());
     for (std::size_t b = 0; b < batch; ++b) {
-      const std::vector<std::int32_t> codes = fn::read_output_codes(p, 0, device.memory(), b);
+      const std::vector<std::int32_t> codes = fn::read_output_codes(p, 0, memory, b);
       EXPECT_EQ(codes, fn::read_output_codes(p, 0, reference, b)) << "image " << first + b;
       EXPECT_EQ(codes, one_image_codes(r.one.program, r.images, first + b))
           << "image " << first + b << ": batch " << batch << " vs one image per program";
@@ -307,32 +308,33 @@ void expect_soc(const Shape& s, std::uint64_t fc1_bytes, std::uint64_t fc2_bytes
   soc::Soc soc("dla", r.hw);
   soc::HostAdapter device(soc);
   trace::DeviceMmio mmio(device, 50'000'000);
+  DeviceMemory memory = trace::dma_memory(device);
   fn::GroupState groups;
 
-  fn::load_constants(one, device.memory());
+  fn::load_constants(one, memory);
   LayerCost fc1_one, fc2_one;
   std::vector<std::vector<std::int32_t>> one_codes;
   for (std::size_t i = 0; i < kBatch; ++i) {
-    fn::write_input(one, r.images, i, device.memory());
+    fn::write_input(one, r.images, i, memory);
     const std::vector<LayerCost> costs = run_serial(soc, mmio, groups, one);
     const LayerCost a = cost_of(one, costs, "Gemm 'fc1'"), b = cost_of(one, costs, "Gemm 'fc2'");
     EXPECT_EQ(a.weight_bytes, fc1_bytes) << "image " << i;
     EXPECT_EQ(b.weight_bytes, fc2_bytes) << "image " << i;
     fc1_one.cycles += a.cycles;
     fc2_one.cycles += b.cycles;
-    one_codes.push_back(fn::read_output_codes(one, 0, device.memory()));
+    one_codes.push_back(fn::read_output_codes(one, 0, memory));
     EXPECT_EQ(one_codes.back(), one_image_codes(one, r.images, i)) << "image " << i;
   }
 
-  fn::load_constants(p, device.memory());
-  fn::write_batch_input(p, r.images, 0, device.memory());
+  fn::load_constants(p, memory);
+  fn::write_batch_input(p, r.images, 0, memory);
   const std::vector<LayerCost> costs = run_serial(soc, mmio, groups, p);
   firmware::HostMemory reference;
   fn::load_constants(p, reference);
   fn::write_batch_input(p, r.images, 0, reference);
   (void)fn::run_network_model(p, reference);
   for (std::size_t b = 0; b < kBatch; ++b) {
-    const std::vector<std::int32_t> codes = fn::read_output_codes(p, 0, device.memory(), b);
+    const std::vector<std::int32_t> codes = fn::read_output_codes(p, 0, memory, b);
     EXPECT_EQ(codes, one_codes[b]) << "image " << b << ": batched SoC vs one image per program";
     EXPECT_EQ(codes, fn::read_output_codes(p, 0, reference, b)) << "image " << b;
   }

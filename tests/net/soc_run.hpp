@@ -17,9 +17,12 @@
 #include "firmware/driver/host_memory.hpp"
 #include "firmware/net/runtime.hpp"
 #include "sim/core/hw_config.hpp"
+#include "sim/mem/cvsram_port.hpp"
+#include "sim/mem/memory_system.hpp"
 #include "sim/soc/host_adapter.hpp"
 #include "sim/soc/soc.hpp"
 #include "sim/trace/device_mmio.hpp"
+#include "sim/trace/player.hpp"
 
 namespace octasim::nettest {
 
@@ -28,6 +31,8 @@ struct SocRun {
   std::vector<models::graph::Tensor> outputs;    // output 0 dequantized per image
   std::size_t layers_run = 0;                    // operations the SoC's DLA recorded
   std::size_t differing_images = 0;              // images with any byte unlike the golden
+  std::uint64_t dram_bytes = 0;                  // read and written in DRAM, over the run
+  std::uint64_t cvsram_bytes = 0;                // read and written in the CV-SRAM, over the run
   std::uint64_t conv_weight_bytes = 0;           // weight bytes CDMA fetched (dla.CONV)
 };
 
@@ -53,13 +58,14 @@ inline SocRun run_on_soc(const firmware::net::NetProgram& prog, const HwConfig& 
   soc::Soc soc("dla", hw);
   soc::HostAdapter device(soc);
   trace::DeviceMmio mmio(device, 50'000'000);
-  fn::load_constants(prog, device.memory());
+  DeviceMemory memory = trace::dma_memory(device);  // DRAM and, with placement, the CV-SRAM
+  fn::load_constants(prog, memory);
   firmware::HostMemory golden;
   fn::load_constants(prog, golden);
   fn::GroupState groups;
   SocRun run;
   for (std::size_t i = 0; i < count; ++i) {
-    fn::write_input(prog, images, i, device.memory());
+    fn::write_input(prog, images, i, memory);
     fn::write_input(prog, images, i, golden);
     bool same = true;
     for (std::size_t l = 0; l < prog.layers.size(); ++l) {
@@ -70,19 +76,23 @@ inline SocRun run_on_soc(const firmware::net::NetProgram& prog, const HwConfig& 
       if (out == nullptr) continue;  // OCTAV: registers only, checked through the SDP it programs
       const firmware::FeatureSurface& dst = *out;
       const auto n = static_cast<std::size_t>(fn::tensor_bytes(prog, dst));
-      const bool equal =
-          memory_bytes(device.memory(), dst.address, n) == memory_bytes(golden, dst.address, n);
+      const std::uint64_t at = fn::dma_address_of(dst);
+      const bool equal = memory_bytes(memory, at, n) == memory_bytes(golden, at, n);
       EXPECT_TRUE(equal) << "image " << i << ": layer " << l << " (" << layer.engine << " "
                          << layer.nodes << ") differs from the quantized reference executor";
       same = same && equal;
     }
-    const std::vector<std::int32_t> dev = fn::read_output_codes(prog, 0, device.memory());
+    const std::vector<std::int32_t> dev = fn::read_output_codes(prog, 0, memory);
     EXPECT_EQ(dev, fn::read_output_codes(prog, 0, golden)) << "image " << i;
     run.differing_images += same ? 0 : 1;
     run.codes.push_back(dev);
-    run.outputs.push_back(fn::read_output(prog, 0, device.memory()));
+    run.outputs.push_back(fn::read_output(prog, 0, memory));
   }
   run.layers_run = soc.dla().layers().size();
+  const MemorySystem& ms = soc.memory_system();
+  run.dram_bytes = ms.bytes_read() + ms.bytes_written();
+  if (const mem::CvSramPort* cv = ms.cvsram())
+    run.cvsram_bytes = cv->bytes_read() + cv->bytes_written();
   for (const stats::Group* g : soc.dla().statistics()) {
     for (std::size_t k = 0; k < g->size(); ++k) {
       if (g->full_name(k) == "dla.CONV.cdma_wt_bytes") run.conv_weight_bytes = g->value(k);

@@ -27,6 +27,7 @@
 #include "sim/core/hw_config.hpp"
 #include "sim/dla/functional_device.hpp"
 #include "sim/trace/device_mmio.hpp"
+#include "sim/trace/player.hpp"
 #include "soc_run.hpp"
 #include "tests/firmware/e2e_util.hpp"
 
@@ -169,18 +170,18 @@ void run_functional(const Case& c) {
   const fn::NetProgram& p = r.net.program;
   dla::FunctionalDevice device(r.hw);
   trace::DeviceMmio mmio(device, 50'000'000);
-  fn::load_constants(p, device.memory());
+  DeviceMemory memory = trace::dma_memory(device);  // DRAM and, where placed, the CV-SRAM
+  fn::load_constants(p, memory);
   firmware::HostMemory reference;
   fn::load_constants(p, reference);
   fn::GroupState groups;
   for (std::size_t i = 0; i < kImages; ++i) {
-    const fn::ImageRun run =
-        fn::run_image(p, r.images, i, device.memory(), mmio, groups, reference);
+    const fn::ImageRun run = fn::run_image(p, r.images, i, memory, mmio, groups, reference);
     EXPECT_EQ(run.differing_output, p.outputs.size()) << "image " << i << ": device vs bands";
-    EXPECT_EQ(fn::read_output_codes(p, 0, device.memory()), r.golden[i])
+    EXPECT_EQ(fn::read_output_codes(p, 0, memory), r.golden[i])
         << "image " << i << ": split device vs the unsplit convolution";
     if (c.precision == fn::NetPrecision::kInt8) {
-      expect_near_fp32(r, fn::read_output(p, 0, device.memory()), i);
+      expect_near_fp32(r, fn::read_output(p, 0, memory), i);
     }
   }
   EXPECT_EQ(device.layers().size(), p.layers.size() * kImages);
@@ -215,14 +216,15 @@ void run_soc_overlapped(const Case& c, bool independent) {
   soc::Soc soc("dla", r.hw);
   soc::HostAdapter device(soc);
   trace::DeviceMmio mmio(device, 50'000'000);
-  fn::load_constants(p, device.memory());
+  DeviceMemory memory = trace::dma_memory(device);  // DRAM and, where placed, the CV-SRAM
+  fn::load_constants(p, memory);
   firmware::HostMemory reference;
   fn::load_constants(p, reference);
   fn::GroupState groups;
-  const fn::ImageRun run = fn::run_image(p, r.images, 0, device.memory(), mmio, groups, reference,
-                                         fn::Schedule::kOverlap);
+  const fn::ImageRun run =
+      fn::run_image(p, r.images, 0, memory, mmio, groups, reference, fn::Schedule::kOverlap);
   EXPECT_EQ(run.differing_output, p.outputs.size()) << "device vs bands";
-  EXPECT_EQ(fn::read_output_codes(p, 0, device.memory()), r.golden[0]);
+  EXPECT_EQ(fn::read_output_codes(p, 0, memory), r.golden[0]);
   EXPECT_EQ(soc.dla().layers().size(), p.layers.size());
   const auto& first = std::get<firmware::ConvLayer>(p.layers[0].hw);
   std::uint64_t fetched = 0;

@@ -74,6 +74,65 @@ TEST(CvSramConfig, RefusesAnInconsistentSecondaryInterface) {
             std::string::npos);
 }
 
+// Bandwidth: one shared path (cvsram_bytes_per_cycle) or separate read and write paths
+// (cvsram_read_/write_bytes_per_cycle), 0 meaning the interface width / 8 (nv_full: 512 bits, 64).
+TEST(CvSramConfig, SharedOrSeparateReadAndWriteRates) {
+  const HwConfig full = load_hw_config("nv_full");
+  EXPECT_FALSE(full.mem.cvsram_split_paths());
+  EXPECT_EQ(full.cvsram_read_bandwidth(), 64u);
+  EXPECT_EQ(full.cvsram_write_bandwidth(), 64u);
+
+  const HwConfig shared =
+      parse_hw_config(R"({"base": "nv_full", "cvsram_bytes_per_cycle": 16})", "shared.json");
+  EXPECT_FALSE(shared.mem.cvsram_split_paths());
+  EXPECT_EQ(shared.cvsram_read_bandwidth(), 16u);
+  EXPECT_EQ(shared.cvsram_write_bandwidth(), 16u);
+
+  // NVIDIA's performance sheet: 25 GB/s of reads and 25 GB/s of writes at 1 GHz.
+  const HwConfig sheet = parse_hw_config(
+      R"({"base": "nv_full", "cvsram_read_bytes_per_cycle": 25,
+          "cvsram_write_bytes_per_cycle": 25})",
+      "sheet.json");
+  EXPECT_TRUE(sheet.mem.cvsram_split_paths());
+  EXPECT_EQ(sheet.cvsram_read_bandwidth(), 25u);
+  EXPECT_EQ(sheet.cvsram_write_bandwidth(), 25u);
+
+  // One of them set: the paths are separate, the other at the interface's width.
+  const HwConfig reads =
+      parse_hw_config(R"({"base": "nv_full", "cvsram_read_bytes_per_cycle": 10})", "reads.json");
+  EXPECT_TRUE(reads.mem.cvsram_split_paths());
+  EXPECT_EQ(reads.cvsram_read_bandwidth(), 10u);
+  EXPECT_EQ(reads.cvsram_write_bandwidth(), 64u);
+}
+
+// A shared rate and a separate one at once is a contradiction: one error naming the file, both
+// kinds of key and the way out.
+TEST(CvSramConfig, SharedAndSeparateRatesTogetherAreOneClearError) {
+  for (const char* json :
+       {R"({"base": "nv_full", "cvsram_bytes_per_cycle": 32, "cvsram_read_bytes_per_cycle": 25})",
+        R"({"base": "nv_full", "cvsram_bytes_per_cycle": 32, "cvsram_write_bytes_per_cycle": 8})",
+        // Also where the configuration has no secondary interface: the keys still contradict.
+        R"({"cvsram_bytes_per_cycle": 4, "cvsram_read_bytes_per_cycle": 4,
+            "cvsram_write_bytes_per_cycle": 4})"}) {
+    try {
+      (void)parse_hw_config(json, "both.json");
+      ADD_FAILURE() << "accepted: " << json;
+    } catch (const std::runtime_error& e) {
+      const std::string msg = e.what();
+      EXPECT_EQ(msg.rfind("both.json: ", 0), 0u) << msg;
+      EXPECT_NE(msg.find("cvsram_bytes_per_cycle"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("cvsram_read_bytes_per_cycle"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("cvsram_write_bytes_per_cycle"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("give one or the other"), std::string::npos) << msg;
+      EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;  // one line
+    }
+  }
+  // A base with a shared rate of 0 (nv_full's "cvsram_bytes_per_cycle": 0) is no contradiction.
+  EXPECT_NO_THROW((void)parse_hw_config(
+      R"({"base": "nv_full", "cvsram_bytes_per_cycle": 0, "cvsram_read_bytes_per_cycle": 25})",
+      "ok.json"));
+}
+
 TEST(CvSramMemory, SameAddressHoldsSeparateDataInDramAndCvSram) {
   dla::FunctionalDevice dev(load_hw_config("nv_large"));
   const std::uint64_t addr = dev.memory_of(MemorySpace::kCvSram).base() + 0x100;

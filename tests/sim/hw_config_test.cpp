@@ -5,8 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <stdexcept>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "sim_test_util.hpp"
 
@@ -146,6 +151,27 @@ TEST(HwConfig, NvSmall256NvLargeNvFullMatchNvdlaSpec) {
   EXPECT_TRUE(f.dla.rubik);
   EXPECT_EQ(f.dla.primary_memif_latency, 1200u);
   EXPECT_EQ(f.dla.primary_memif_width, 512u);
+}
+
+// NVDLA's performance figures assume a 1 GHz clock: every built-in configuration file states
+// its clock (directly, or through the configuration it starts from), read from the JSON files
+// themselves, not from the loaded values (whose default is also 1000).
+TEST(HwConfig, EveryBuiltinConfigurationFileGivesItsClock) {
+  const std::filesystem::path dir = std::filesystem::path(OCTASIM_SOURCE_DIR) / "sim" / "configs";
+  std::map<std::string, nlohmann::json> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".json") continue;
+    std::ifstream in(entry.path());
+    files[entry.path().stem().string()] = nlohmann::json::parse(in);
+  }
+  ASSERT_EQ(files.size(), builtin_hw_configs().size());
+  for (const auto& [name, j] : files) {
+    const nlohmann::json* f = &j;
+    while (!f->contains("clock_mhz") && f->contains("base")) f = &files.at((*f)["base"]);
+    ASSERT_TRUE(f->contains("clock_mhz")) << name << ".json states no clock_mhz";
+    EXPECT_EQ((*f)["clock_mhz"], 1000) << name;
+    EXPECT_EQ(load_hw_config(name).clock_mhz, 1000u) << name;
+  }
 }
 
 TEST(HwConfig, UserFileStartsFromBaseAndOverrides) {

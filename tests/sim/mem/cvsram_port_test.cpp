@@ -117,6 +117,75 @@ TEST(CvSramPort, BurstsSplitAtBurstBoundaries) {
   EXPECT_EQ(rig.mem().cvsram()->requests(), 3u);
 }
 
+// Separate read and write paths (NVIDIA's performance sheet: 25 GB/s each at 1 GHz, 25 bytes a
+// cycle) on nv_full's interface (bursts of 4 x 32 = 128 bytes, latency 128). A path is a sustained
+// rate: N bytes take N / 25 cycles whatever the bursts (128 is no multiple of 25), and reads and
+// writes do not wait for each other.
+TEST(CvSramPort, SeparateReadAndWritePathsRunInParallelAtTheirRates) {
+  const HwConfig hw = parse_hw_config(
+      R"({"base": "nv_full", "cvsram_read_bytes_per_cycle": 25,
+          "cvsram_write_bytes_per_cycle": 10})",
+      "sheet.json");
+  Rig rig(hw);
+  const std::uint64_t lat = hw.dla.secondary_memif_latency;
+  ASSERT_EQ(lat, 128u);
+  const std::uint64_t cv = dma_address(MemorySpace::kCvSram, hw.mem.cvsram_base);
+  // 1000 bytes read at cycle 0: 1000 / 25 = 40 cycles on the read path, then the latency.
+  EXPECT_EQ(rig.access(true, cv, 1000, 0), static_cast<std::int64_t>(40 + lat));
+  // 500 bytes written at cycle 0 do not wait for the read: 500 / 10 = 50 cycles.
+  EXPECT_EQ(rig.access(false, cv + 4096, 500, 0), 50);
+  // 50 more bytes read at cycle 0 queue behind the first read: (1000 + 50) / 25 = 42.
+  EXPECT_EQ(rig.access(true, cv + 1024, 50, 0), static_cast<std::int64_t>(42 + lat));
+  // A write of 5 bytes at cycle 10 waits for the write path (free at 50): 50 + 5 / 10, up to 51.
+  EXPECT_EQ(rig.access(false, cv + 8192, 5, 10), 51);
+  // ... and the next 5 bytes, at cycle 10 too, end exactly at 50 + 10 / 10 = 51.
+  EXPECT_EQ(rig.access(false, cv + 8197, 5, 10), 51);
+
+  const mem::CvSramPort* port = rig.mem().cvsram();
+  ASSERT_NE(port, nullptr);
+  EXPECT_TRUE(port->split_paths());
+  EXPECT_EQ(port->read_bytes_per_cycle(), 25u);
+  EXPECT_EQ(port->write_bytes_per_cycle(), 10u);
+  EXPECT_EQ(port->bytes_read(), 1050u);
+  EXPECT_EQ(port->bytes_written(), 510u);
+  // Busy: 42 cycles of reading and 51 of writing.
+  EXPECT_EQ(port->busy_cycles(), 42u + 51u);
+}
+
+// Many small requests (32-byte atoms, as the DMA issues them) stream at the full rate: 25 of
+// them, 800 bytes, all issued at cycle 0, end at 800 / 25 = 32 cycles; request k ends at the
+// cycle boundary at or after 32 k / 25.
+TEST(CvSramPort, SmallRequestsStreamAtTheSustainedRate) {
+  const HwConfig hw = parse_hw_config(
+      R"({"base": "nv_full", "cvsram_read_bytes_per_cycle": 25,
+          "cvsram_write_bytes_per_cycle": 25})",
+      "sheet.json");
+  Rig rig(hw);
+  const std::uint64_t lat = hw.dla.secondary_memif_latency;
+  const std::uint64_t cv = dma_address(MemorySpace::kCvSram, hw.mem.cvsram_base);
+  for (std::uint64_t k = 1; k <= 25; ++k) {
+    EXPECT_EQ(rig.access(true, cv + 32 * (k - 1), 32, 0),
+              static_cast<std::int64_t>(ceil_div(32 * k, 25) + lat))
+        << "request " << k;
+  }
+}
+
+// The same traffic on one shared path of 25 bytes a cycle: the write waits for the read, and each
+// 128-byte burst holds the path for whole cycles (ceil(128 / 25) = 6): 1000 bytes from 0 are 7
+// bursts of 128 (42 cycles) and one of 104 (5), 47 cycles; 500 bytes written from 4096 are three
+// bursts of 128 and one of 116, 6 + 6 + 6 + 5 = 23 more.
+TEST(CvSramPort, OneSharedPathSerializesReadsAndWrites) {
+  const HwConfig hw =
+      parse_hw_config(R"({"base": "nv_full", "cvsram_bytes_per_cycle": 25})", "shared.json");
+  Rig rig(hw);
+  const std::uint64_t lat = hw.dla.secondary_memif_latency;
+  const std::uint64_t cv = dma_address(MemorySpace::kCvSram, hw.mem.cvsram_base);
+  EXPECT_EQ(rig.access(true, cv, 1000, 0), static_cast<std::int64_t>(47 + lat));
+  EXPECT_EQ(rig.access(false, cv + 4096, 500, 0), 47 + 23);
+  EXPECT_FALSE(rig.mem().cvsram()->split_paths());
+  EXPECT_EQ(rig.mem().cvsram()->bytes_per_cycle(), 25u);
+}
+
 TEST(CvSramPort, ReadsReturnTheCvSramImageAndOutOfRangeIsAnAddressError) {
   const HwConfig hw = load_hw_config("nv_large");
   Rig rig(hw);
