@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
 #include <string>
 #include <type_traits>
 #include <variant>
@@ -247,7 +248,7 @@ void Batcher::locate_tail_input(std::size_t first_fc) {
 std::uint64_t Batcher::into_slot(FeatureSurface& s, Precision p, std::size_t image) const {
   const std::uint64_t b = s.address, e = b + bytes(s, p);
   for (const Slots* t : {&input_, &tail_input_}) {
-    if (t == &tail_input_ && tail_input_is_input_) continue;
+    if (t->stride == 0 || (t == &tail_input_ && tail_input_is_input_)) continue;  // no slots yet
     if (!t->was.contains(b, e, s.ram)) continue;
     s.address = t->address + (b - t->was.begin) + image * t->stride;
     s.ram = Ram::kMc;
@@ -391,12 +392,18 @@ NetProgram Batcher::run() {
   p_ = one_;
   p_.layers.clear();
   p_.images = images_;
-  input_ = slots(one_.input.surface, one_.input.precision);
-  p_.input.surface.address = input_.address;
-  p_.input.surface.ram = Ram::kMc;
-  p_.input.batch_stride = input_.stride;
+  const FeatureSurface& in = one_.input.surface;
+  input_.was = {in.address, in.address + bytes(in, one_.input.precision), in.ram};
+  const auto place_input = [this] {
+    input_ = slots(one_.input.surface, one_.input.precision);
+    p_.input.surface.address = input_.address;
+    p_.input.surface.ram = Ram::kMc;
+    p_.input.batch_stride = input_.stride;
+  };
+  // The input's slots are allocated last unless the tail reads them: read once per image, they
+  // are what placement (placement.hpp) should leave in DRAM when the CV-SRAM runs short.
   locate_tail_input(first_fc);
-  add_prefix(first_fc);
+  if (tail_input_is_input_) place_input();
   const auto batched = [this](std::size_t i) {
     const auto* conv = std::get_if<ConvLayer>(&one_.layers[i].hw);
     return conv != nullptr && fully_connected(*conv);
@@ -411,6 +418,12 @@ NetProgram Batcher::run() {
     add_per_image(i, end);
     i = end;
   }
+  if (!tail_input_is_input_) place_input();
+  std::vector<NetLayer> tail = std::move(p_.layers);
+  p_.layers.clear();
+  add_prefix(first_fc);
+  p_.layers.insert(p_.layers.end(), std::make_move_iterator(tail.begin()),
+                   std::make_move_iterator(tail.end()));
   place_outputs();
   p_.memory_end = next_;
   return std::move(p_);
