@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include "firmware/dla/sdp_ew.hpp"
 #include "firmware/dla/sdp_quantize.hpp"
 
 #include "models/numerics/float_format.hpp"
@@ -12,25 +13,6 @@ namespace {
 
 namespace S = regs::SDP;
 namespace RD = regs::SDP_RDMA;
-
-// FP16 1.0: the scale of the EW operand convertor, which FP16 does not bypass.
-constexpr std::uint16_t kFp16One = 0x3c00;
-
-// The element-wise operand: FP16 only, a surface with the input's cube.
-void check_ew(const SdpLayer& l, unsigned atom_bytes) {
-  if (!l.ew) return;
-  if (l.precision != Precision::kFp16) {
-    throw FirmwareError(fmt::format("SDP: an element-wise operand is encoded at FP16 only, not {}",
-                                    precision_name(l.precision)));
-  }
-  const FeatureSurface& e = l.ew->surface;
-  check_surface(e, l.precision, atom_bytes, "SDP element-wise operand");
-  if (e.width != l.src.width || e.height != l.src.height || e.channels != l.src.channels) {
-    throw FirmwareError(
-        fmt::format("SDP: element-wise operand cube {}x{}x{} differs from the input cube {}x{}x{}",
-                    e.width, e.height, e.channels, l.src.width, l.src.height, l.src.channels));
-  }
-}
 
 // Precision conversion: INT16 -> FP16 or FP16 -> INT16 (NVDLA's SDP converts nothing else
 // between the pipelines), memory to memory.
@@ -62,57 +44,11 @@ void check_layer(const SdpLayer& l, unsigned group, unsigned atom_bytes) {
         l.dst.width, l.dst.height, l.dst.channels, l.src.width, l.src.height, l.src.channels));
   }
   check_sdp_stage(l, atom_bytes, "SDP:");
-  check_ew(l, atom_bytes);
 }
 
 // Bytes of per-channel operands per C' surface (packed 1x1xC cube of INT16).
 std::uint32_t operand_surface_bytes(const SdpLayer& l, unsigned atom_bytes) {
   return channels_per_atom(l.precision, atom_bytes) * 2u;
-}
-
-std::uint32_t rdma_cfg(bool enabled, std::uint32_t data_use, Ram ram, bool per_element = false) {
-  using C = RD::D_BRDMA_CFG;  // NRDMA/ERDMA share the layout
-  if (!enabled) return C::BRDMA_DISABLE.set(0, C::BRDMA_DISABLE_YES);
-  std::uint32_t v = C::BRDMA_DISABLE.set(0, C::BRDMA_DISABLE_NO);
-  v = C::BRDMA_DATA_USE.set(v, data_use);
-  v = C::BRDMA_DATA_SIZE.set(v, C::BRDMA_DATA_SIZE_TWO_BYTE);
-  v = C::BRDMA_DATA_MODE.set(
-      v, per_element ? C::BRDMA_DATA_MODE_PER_ELEMENT : C::BRDMA_DATA_MODE_PER_KERNEL);
-  static_assert(static_cast<std::uint32_t>(Ram::kCv) == C::BRDMA_RAM_TYPE_CV &&
-                static_cast<std::uint32_t>(Ram::kMc) == C::BRDMA_RAM_TYPE_MC);
-  return C::BRDMA_RAM_TYPE.set(v, static_cast<std::uint32_t>(ram));
-}
-
-// One X stage (BS or BN) as NVDLA's D_DP_{BS,BN}_CFG encodes it; both share the bit layout.
-std::uint32_t x_cfg(bool used, bool alu_sum, bool mul, bool relu) {
-  using C = S::D_DP_BS_CFG;
-  if (!used) {
-    return C::BS_BYPASS.set(0, 1) | C::BS_ALU_BYPASS.set(0, 1) | C::BS_MUL_BYPASS.set(0, 1) |
-           C::BS_RELU_BYPASS.set(0, 1);
-  }
-  std::uint32_t v = C::BS_BYPASS.set(0, C::BS_BYPASS_NO);
-  v = C::BS_ALU_BYPASS.set(v, alu_sum ? C::BS_ALU_BYPASS_NO : C::BS_ALU_BYPASS_YES);
-  v = C::BS_ALU_ALGO.set(v, alu_sum ? C::BS_ALU_ALGO_SUM : C::BS_ALU_ALGO_MAX);
-  v = C::BS_MUL_BYPASS.set(v, mul ? C::BS_MUL_BYPASS_NO : C::BS_MUL_BYPASS_YES);
-  v = C::BS_MUL_PRELU.set(v, C::BS_MUL_PRELU_NO);
-  return C::BS_RELU_BYPASS.set(v, relu ? C::BS_RELU_BYPASS_NO : C::BS_RELU_BYPASS_YES);
-}
-
-// Which stage does what: bias (and with bias_scale the multiplier) in BS, the multiplier or the
-// clamp in BN, ReLU in the last stage with a multiplier (BS when BN only clamps, BS alone when
-// the layer has neither bias nor multiplier).
-struct Stages {
-  bool bs_used, bs_alu, bs_mul, bs_relu, bn_used, bn_relu;
-};
-Stages stages(const SdpLayer& l) {
-  Stages s{};
-  s.bn_used = l.scale.has_value() || l.clamp_max.has_value();
-  s.bn_relu = l.scale.has_value() && l.relu;
-  s.bs_alu = l.bias.has_value() || l.bias_scale.has_value();
-  s.bs_mul = l.bias_scale.has_value();
-  s.bs_relu = l.relu && !l.scale.has_value();
-  s.bs_used = s.bs_alu || s.bs_relu;
-  return s;
 }
 
 // BRDMA's stream: the bias alone (ALU) or bias and multiplier (BOTH).
@@ -125,7 +61,8 @@ bool brdma_used(const SdpLayer& l) {
 void check_fp16_stage(const SdpLayer& l, const char* who) {
   const bool shifted =
       (l.bias && l.bias->shift != 0) || (l.scale && l.scale->shift != 0) ||
-      (l.bias_scale && (l.bias_scale->alu_shift != 0 || l.bias_scale->mul_shift != 0));
+      (l.bias_scale && (l.bias_scale->alu_shift != 0 || l.bias_scale->mul_shift != 0)) ||
+      (l.bn_bias_scale && (l.bn_bias_scale->alu_shift != 0 || l.bn_bias_scale->mul_shift != 0));
   if (shifted) throw FirmwareError(fmt::format("{} FP16 operands take no shift (0 expected)", who));
   if (l.cvt.offset != 0 || l.cvt.scale != 1 || l.cvt.shift != 0) {
     throw FirmwareError(fmt::format(
@@ -214,15 +151,28 @@ void check_sdp_stage(const SdpLayer& l, unsigned atom_bytes, const char* who) {
   if (l.clamp_max && l.scale) {
     throw FirmwareError(fmt::format("{} clamp_max and scale both need the BN stage", who));
   }
+  if (l.bn_bias_scale) {
+    if (l.scale || l.clamp_max) {
+      throw FirmwareError(fmt::format("{} bn_bias_scale and {} both need the BN stage", who,
+                                      l.scale ? "scale" : "clamp_max"));
+    }
+    operand(SdpPerChannel{l.bn_bias_scale->address, l.bn_bias_scale->alu_shift}, "BN bias/scale");
+    if (l.bn_bias_scale->mul_shift > 63) {
+      throw FirmwareError(fmt::format("{} BN bias/scale multiplier shift {} is outside 0..63", who,
+                                      l.bn_bias_scale->mul_shift));
+    }
+  }
   if (l.cvt.shift > 63) {
     throw FirmwareError(
         fmt::format("{} output convertor shift {} is outside 0..63", who, l.cvt.shift));
   }
   if (l.precision == Precision::kFp16) check_fp16_stage(l, who);
+  detail::check_sdp_ew(l, atom_bytes, who);
 }
 
 bool sdp_rdma_used(const SdpLayer& l, SdpInput input) {
-  return input == SdpInput::kMemory || brdma_used(l) || l.scale.has_value();
+  return input == SdpInput::kMemory || brdma_used(l) || l.scale.has_value() ||
+         l.bn_bias_scale.has_value() || l.ew.has_value();
 }
 
 namespace {
@@ -260,10 +210,11 @@ void write_sdp_rdma_registers(Mmio& mmio, const SdpLayer& l, SdpInput input, uns
 // BRDMA, NRDMA and ERDMA for the layer's bias / scale tables and element-wise operand.
 void write_operand_rdma_registers(Mmio& mmio, const SdpLayer& l, std::uint32_t op_stride) {
   const Ram bs_ram = l.bias ? l.bias->ram : l.bias_scale ? l.bias_scale->ram : Ram::kMc;
-  mmio.write32(RD::D_BRDMA_CFG::kAddr, rdma_cfg(brdma_used(l),
-                                                l.bias_scale ? RD::D_BRDMA_CFG::BRDMA_DATA_USE_BOTH
-                                                             : RD::D_BRDMA_CFG::BRDMA_DATA_USE_ALU,
-                                                bs_ram));
+  mmio.write32(RD::D_BRDMA_CFG::kAddr,
+               detail::sdp_rdma_cfg(brdma_used(l),
+                                    l.bias_scale ? RD::D_BRDMA_CFG::BRDMA_DATA_USE_BOTH
+                                                 : RD::D_BRDMA_CFG::BRDMA_DATA_USE_ALU,
+                                    true, false, bs_ram));
   if (brdma_used(l)) {
     const std::uint64_t base = l.bias ? l.bias->address : l.bias_scale->address;
     const std::uint32_t stride = l.bias_scale ? 2 * op_stride : op_stride;
@@ -272,84 +223,14 @@ void write_operand_rdma_registers(Mmio& mmio, const SdpLayer& l, std::uint32_t o
     mmio.write32(RD::D_BS_LINE_STRIDE::kAddr, stride);
     mmio.write32(RD::D_BS_SURFACE_STRIDE::kAddr, stride);
   }
-  mmio.write32(RD::D_NRDMA_CFG::kAddr,
-               rdma_cfg(l.scale.has_value(), RD::D_NRDMA_CFG::NRDMA_DATA_USE_MUL,
-                        l.scale ? l.scale->ram : Ram::kMc));
-  if (l.scale) {
-    mmio.write32(RD::D_BN_BASE_ADDR_LOW::kAddr, low32(l.scale->address));
-    mmio.write32(RD::D_BN_BASE_ADDR_HIGH::kAddr, high32(l.scale->address));
-    mmio.write32(RD::D_BN_LINE_STRIDE::kAddr, op_stride);
-    mmio.write32(RD::D_BN_SURFACE_STRIDE::kAddr, op_stride);
-  }
-  mmio.write32(RD::D_ERDMA_CFG::kAddr,
-               rdma_cfg(l.ew.has_value(),
-                        l.ew && l.ew->op != SdpEwOp::kAdd ? RD::D_ERDMA_CFG::ERDMA_DATA_USE_MUL
-                                                          : RD::D_ERDMA_CFG::ERDMA_DATA_USE_ALU,
-                        l.ew ? l.ew->surface.ram : Ram::kMc, true));
-  if (l.ew) {
-    const FeatureSurface& e = l.ew->surface;
-    mmio.write32(RD::D_EW_BASE_ADDR_LOW::kAddr, low32(e.address));
-    mmio.write32(RD::D_EW_BASE_ADDR_HIGH::kAddr, high32(e.address));
-    mmio.write32(RD::D_EW_LINE_STRIDE::kAddr, e.line_stride);
-    mmio.write32(RD::D_EW_SURFACE_STRIDE::kAddr, e.surface_stride);
-  }
-}
-
-// BN: the multiplier (with the ReLU after it), or the clamp (ALU MIN, register operand).
-std::uint32_t bn_cfg(const SdpLayer& l, const Stages& st) {
-  std::uint32_t v = x_cfg(st.bn_used, false, l.scale.has_value(), st.bn_relu);
-  if (l.clamp_max) {
-    using C = S::D_DP_BN_CFG;
-    v = C::BN_ALU_BYPASS.set(v, C::BN_ALU_BYPASS_NO);
-    v = C::BN_ALU_ALGO.set(v, C::BN_ALU_ALGO_MIN);
-  }
-  return v;
-}
-
-// The EW stage: bypassed, or the element-wise operand from ERDMA into the ALU (SUM) or the
-// multiplier, its convertor the FP16 identity (FP16 needs it not bypassed for a memory operand).
-void write_ew_registers(Mmio& mmio, const SdpLayer& l) {
-  using E = S::D_DP_EW_CFG;
-  if (!l.ew) {
-    mmio.write32(E::kAddr, E::EW_BYPASS.set(0, E::EW_BYPASS_YES) |
-                               E::EW_ALU_BYPASS.set(0, E::EW_ALU_BYPASS_YES) |
-                               E::EW_MUL_BYPASS.set(0, E::EW_MUL_BYPASS_YES) |
-                               E::EW_LUT_BYPASS.set(0, E::EW_LUT_BYPASS_YES));
-    return;
-  }
-  const bool add = l.ew->op == SdpEwOp::kAdd;
-  mmio.write32(E::kAddr,
-               E::EW_BYPASS.set(0, E::EW_BYPASS_NO) |
-                   E::EW_ALU_BYPASS.set(0, add ? E::EW_ALU_BYPASS_NO : E::EW_ALU_BYPASS_YES) |
-                   E::EW_ALU_ALGO.set(0, E::EW_ALU_ALGO_SUM) |
-                   E::EW_MUL_BYPASS.set(0, add ? E::EW_MUL_BYPASS_YES : E::EW_MUL_BYPASS_NO) |
-                   E::EW_MUL_PRELU.set(
-                       0, l.ew->op == SdpEwOp::kPrelu ? E::EW_MUL_PRELU_YES : E::EW_MUL_PRELU_NO) |
-                   E::EW_LUT_BYPASS.set(0, E::EW_LUT_BYPASS_YES));
-  if (add) {
-    using A = S::D_DP_EW_ALU_CFG;
-    mmio.write32(A::kAddr, A::EW_ALU_SRC.set(0, A::EW_ALU_SRC_MEM) |
-                               A::EW_ALU_CVT_BYPASS.set(0, A::EW_ALU_CVT_BYPASS_NO));
-    mmio.write32(S::D_DP_EW_ALU_SRC_VALUE::kAddr, 0);
-    mmio.write32(S::D_DP_EW_ALU_CVT_OFFSET_VALUE::kAddr, 0);  // FP32 0.0
-    mmio.write32(S::D_DP_EW_ALU_CVT_SCALE_VALUE::kAddr, kFp16One);
-    mmio.write32(S::D_DP_EW_ALU_CVT_TRUNCATE_VALUE::kAddr, 0);
-  } else {
-    using M = S::D_DP_EW_MUL_CFG;
-    mmio.write32(M::kAddr, M::EW_MUL_SRC.set(0, M::EW_MUL_SRC_MEM) |
-                               M::EW_MUL_CVT_BYPASS.set(0, M::EW_MUL_CVT_BYPASS_NO));
-    mmio.write32(S::D_DP_EW_MUL_SRC_VALUE::kAddr, 0);
-    mmio.write32(S::D_DP_EW_MUL_CVT_OFFSET_VALUE::kAddr, 0);
-    mmio.write32(S::D_DP_EW_MUL_CVT_SCALE_VALUE::kAddr, kFp16One);
-    mmio.write32(S::D_DP_EW_MUL_CVT_TRUNCATE_VALUE::kAddr, 0);
-  }
-  mmio.write32(S::D_DP_EW_TRUNCATE_VALUE::kAddr, 0);
+  detail::write_sdp_nrdma_erdma(mmio, l, op_stride);
 }
 
 // BS, BN and EW for the layer's bias, scale, clamp, ReLU and element-wise operand.
-void write_stage_registers(Mmio& mmio, const SdpLayer& l, const Stages& st) {
+void write_stage_registers(Mmio& mmio, const SdpLayer& l, const detail::SdpStages& st) {
   const unsigned alu_shift = l.bias ? l.bias->shift : l.bias_scale ? l.bias_scale->alu_shift : 0;
-  mmio.write32(S::D_DP_BS_CFG::kAddr, x_cfg(st.bs_used, st.bs_alu, st.bs_mul, st.bs_relu));
+  mmio.write32(S::D_DP_BS_CFG::kAddr,
+               detail::sdp_x_cfg(st.bs_used, st.bs_alu, st.bs_mul, st.bs_relu));
   mmio.write32(S::D_DP_BS_ALU_CFG::kAddr,
                st.bs_alu
                    ? S::D_DP_BS_ALU_CFG::BS_ALU_SRC.set(0, S::D_DP_BS_ALU_CFG::BS_ALU_SRC_MEM) |
@@ -363,23 +244,13 @@ void write_stage_registers(Mmio& mmio, const SdpLayer& l, const Stages& st) {
                    : 0u);
   mmio.write32(S::D_DP_BS_MUL_SRC_VALUE::kAddr, 0);
 
-  mmio.write32(S::D_DP_BN_CFG::kAddr, bn_cfg(l, st));
-  mmio.write32(S::D_DP_BN_ALU_CFG::kAddr, 0);  // register operand, no shift
-  mmio.write32(S::D_DP_BN_ALU_SRC_VALUE::kAddr,
-               l.clamp_max ? static_cast<std::uint16_t>(*l.clamp_max) : 0u);
-  mmio.write32(S::D_DP_BN_MUL_CFG::kAddr,
-               l.scale ? S::D_DP_BN_MUL_CFG::BN_MUL_SRC.set(0, S::D_DP_BN_MUL_CFG::BN_MUL_SRC_MEM) |
-                             S::D_DP_BN_MUL_CFG::BN_MUL_SHIFT_VALUE.set(0, l.scale->shift)
-                       : 0u);
-  mmio.write32(S::D_DP_BN_MUL_SRC_VALUE::kAddr, 0);
-
-  write_ew_registers(mmio, l);
+  detail::write_sdp_bn_ew(mmio, l, st);
 }
 
-// SDP's D_ registers: the cube, the output surface, the BS and BN stages (EW bypassed), the
-// mode and the output convertor.
+// SDP's D_ registers: the cube, the output surface, the BS, BN and EW stages, the mode and the
+// output convertor.
 void write_sdp_core_registers(Mmio& mmio, const SdpLayer& l, SdpInput input) {
-  const Stages st = stages(l);
+  const detail::SdpStages st = detail::sdp_stages(l);
   const auto p = static_cast<std::uint32_t>(l.precision);
   mmio.write32(S::D_DATA_CUBE_WIDTH::kAddr, l.src.width - 1);
   mmio.write32(S::D_DATA_CUBE_HEIGHT::kAddr, l.src.height - 1);
@@ -436,44 +307,13 @@ unsigned program_sdp(Mmio& mmio, const SdpLayer& l, unsigned group, unsigned ato
   return regs::GLB::S_INTR_STATUS::SDP_DONE_STATUS0.lsb + group;
 }
 
-namespace {
-
-// The EW stage with its ERDMA operand, as write_ew_registers programs it.
-void set_model_ew(const SdpElementwise& e, models::ops::SdpConfig& c) {
-  using models::ops::SdpOperandSource;
-  const bool add = e.op == SdpEwOp::kAdd;
-  c.erdma.enabled = true;
-  c.erdma.use = add ? models::ops::SdpDataUse::kAlu : models::ops::SdpDataUse::kMul;
-  c.erdma.bytes_per_component = 2;
-  c.erdma.mode = models::ops::SdpDataMode::kPerElement;
-  c.erdma.base = e.surface.address;
-  c.erdma.line_stride = e.surface.line_stride;
-  c.erdma.surface_stride = e.surface.surface_stride;
-  c.ew.bypass = false;
-  c.ew.lut_bypass = true;
-  const models::ops::SdpEwConvertor identity{false, 0, static_cast<std::int16_t>(kFp16One), 0};
-  if (add) {
-    c.ew.alu_bypass = false;
-    c.ew.alu_algo = models::SdpAluAlgo::kSum;
-    c.ew.alu_src = SdpOperandSource::kMemory;
-    c.ew.alu_cvt = identity;
-  } else {
-    c.ew.mul_bypass = false;
-    c.ew.mul_prelu = e.op == SdpEwOp::kPrelu;
-    c.ew.mul_src = SdpOperandSource::kMemory;
-    c.ew.mul_cvt = identity;
-  }
-}
-
-}  // namespace
-
 models::ops::SdpConfig sdp_model_config(const SdpLayer& l, unsigned atom_bytes) {
   check_layer(l, 0, atom_bytes);
   using models::ops::SdpDataMode;
   using models::ops::SdpDataUse;
   using models::ops::SdpOperandSource;
   using models::ops::SdpPrecision;
-  const Stages st = stages(l);
+  const detail::SdpStages st = detail::sdp_stages(l);
   const auto prec = static_cast<SdpPrecision>(l.precision);
   const std::uint32_t op_stride = operand_surface_bytes(l, atom_bytes);
 
@@ -527,6 +367,15 @@ models::ops::SdpConfig sdp_model_config(const SdpLayer& l, unsigned atom_bytes) 
   }
   c.bn.bypass = !st.bn_used;
   c.bn.relu_bypass = !st.bn_relu;
+  if (l.bn_bias_scale) {
+    c.nrdma = operand(SdpPerChannel{l.bn_bias_scale->address, 0}, SdpDataUse::kBoth);
+    c.nrdma.line_stride = c.nrdma.surface_stride = 2 * op_stride;
+    c.bn.alu_bypass = c.bn.mul_bypass = false;
+    c.bn.alu_algo = models::SdpAluAlgo::kSum;
+    c.bn.alu_src = c.bn.mul_src = SdpOperandSource::kMemory;
+    c.bn.alu_shift = static_cast<std::uint8_t>(l.bn_bias_scale->alu_shift);
+    c.bn.mul_shift = static_cast<std::uint8_t>(l.bn_bias_scale->mul_shift);
+  }
   if (l.clamp_max) {
     c.bn.alu_bypass = false;
     c.bn.alu_algo = models::SdpAluAlgo::kMin;
@@ -539,7 +388,7 @@ models::ops::SdpConfig sdp_model_config(const SdpLayer& l, unsigned atom_bytes) 
     c.bn.mul_src = SdpOperandSource::kMemory;
     c.bn.mul_shift = static_cast<std::uint8_t>(l.scale->shift);
   }
-  if (l.ew) set_model_ew(*l.ew, c);
+  detail::set_model_sdp_ew(l, c);
   if (l.quantize) detail::set_model_quantize(*l.quantize, op_stride, c);
   c.cvt.offset = l.cvt.offset;
   c.cvt.scale = l.cvt.scale;

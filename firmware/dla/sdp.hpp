@@ -1,24 +1,26 @@
 // SDP layer programming: a memory-to-memory SDP layer described in user terms (input and output
-// surfaces, per-channel bias, per-channel multiply with shift, ReLU, output convertor) and the
-// function that programs it through Mmio, as NVDLA's programming guide describes ("SDP
-// programming": bias addition in the BS stage, batch-norm-style multiply in the BN stage).
+// surfaces, per-channel bias, per-channel multiply with shift, ReLU, an element-wise operand,
+// output convertor) and the function that programs it through Mmio, as NVDLA's programming
+// guide describes ("SDP programming": bias addition in the BS stage, batch-norm-style multiply
+// in the BN stage, element-wise in BN or EW).
 //
 // Encoded: the INT8/INT16 pipelines (input, processing and output precision equal), memory
-// input and output, per-channel INT16 operands from memory; the same registers for the flying
-// SDP stage of a convolution (firmware/dla/conv.hpp). Not encoded (refused or simply not
-// expressible here): batches, Winograd, per-element BS/BN operands, the LUT, INT <-> FP16
-// conversion. Output to PDP (SdpStage::output_to_pdp) is programmed for a convolution's SDP
-// stage by firmware/dla/conv_pool.hpp.
+// input and output, per-channel INT16 operands from memory, an element-wise operand surface
+// (SdpStage::ew: per element through NRDMA into BN, or through ERDMA and its operand convertor
+// into EW); the same registers for the flying SDP stage of a convolution (firmware/dla/conv.hpp;
+// with `ew`, NVDLA's online element-wise mode). Not encoded (refused or simply not expressible
+// here): batches with an element-wise operand, Winograd, per-element BS operands, the LUT,
+// INT <-> FP16 conversion with an element-wise operand. Output to PDP (SdpStage::output_to_pdp)
+// is programmed for a convolution's SDP stage by firmware/dla/conv_pool.hpp.
 //
 // FP16 (Precision::kFp16: FP16 in memory and out; in flying mode CACC's FP32 in): the same
 // stages with FP16 operands — per-channel tables of FP16 bit patterns (sdp_fp16_table,
 // sdp_fp16_bias_scale_table), clamp_max the FP16 bit pattern of the bound — computed in FP32 by
 // the X stages and rounded once to FP16 at the output (models/precision/sdp_fp16_stages.hpp).
 // FP16 has no operand shifts and no output convertor: every shift must be 0 and `cvt` the
-// identity (offset 0, scale 1, shift 0). A memory-to-memory FP16 layer may add or multiply an
-// element-wise FP16 operand surface in the EW stage (SdpLayer::ew, ERDMA per element; the
+// identity (offset 0, scale 1, shift 0). An element-wise FP16 operand in EW is read with the
 // operand convertor not bypassed but the identity, as the programming guide requires for FP16:
-// offset FP32 0, scale FP16 1.0 = 0x3c00, truncate 0).
+// offset FP32 0, scale FP16 1.0 = 0x3c00, truncate 0.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +60,59 @@ struct SdpConvertor {
   unsigned shift = 0;  // 0..63
 };
 
+// The operation with an element-wise operand e (after BS, and BN where e enters later): y = x + e
+// (an ALU, SUM), y = x * e (a multiplier), or PReLU, y = x where x's sign bit is clear, else
+// x * e (the multiplier in PReLU mode: ONNX's PRelu and LeakyRelu).
+enum class SdpEwOp : std::uint8_t { kAdd, kMul, kPrelu };
+
+// The SDP unit an element-wise operand enters (NVDLA's precision guide: element-wise runs in X or
+// Y; nv_small has no Y).
+enum class SdpEwUnit : std::uint8_t {
+  // Y (EW), read by ERDMA. In the INT8/INT16 pipelines its operand convertor first brings e to
+  // the datapath's scale, ((e - offset) * scale) >> truncate (SdpElementwise::cvt); add: EW's ALU
+  // sums; mul/PReLU: EW's multiplier, then >> SdpElementwise::truncate. EW has no ReLU: a ReLU of
+  // the stage comes before EW.
+  kEw,
+  // X2 (BN), read by NRDMA. Add: BN's ALU sums x + (e << shift), then BN's multiplier takes a
+  // register operand (SdpElementwise::rescale, or is bypassed); mul/PReLU: BN's multiplier takes
+  // e, then >> shift. BN's ReLU follows (the stage's `relu`). Not with `scale` or `clamp_max`
+  // (they need BN too).
+  kBn,
+};
+
+// An EW operand convertor (D_DP_EW_{ALU,MUL}_CVT_OFFSET/SCALE/TRUNCATE_VALUE):
+// ((e - offset) * scale) >> truncate, rounded, into INT32.
+struct SdpOperandConvertor {
+  std::int32_t offset = 0;
+  std::int16_t scale = 1;
+  unsigned truncate = 0;  // 0..63
+};
+
+// A multiplier with a register operand and its truncation: round((x * value) >> shift).
+struct SdpRegisterScale {
+  std::int16_t value = 1;  // FP16: the FP16 bit pattern
+  unsigned shift = 0;      // 0..63; FP16: 0
+};
+
+// An element-wise operand: a feature surface with the input's cube (width, height, channels;
+// elements of the layer's precision in the layout of surface.hpp), read per element (the RDMA's
+// RAM_TYPE: the surface's ram). FP16: the
+// EW operand convertor is programmed as the FP16 identity (cvt and truncate must keep their
+// defaults), BN's operand takes no shift.
+struct SdpElementwise {
+  SdpElementwise() = default;
+  SdpElementwise(const FeatureSurface& s, SdpEwOp o, SdpEwUnit u = SdpEwUnit::kEw)
+      : surface(s), op(o), unit(u) {}
+
+  FeatureSurface surface;
+  SdpEwOp op = SdpEwOp::kAdd;
+  SdpEwUnit unit = SdpEwUnit::kEw;
+  SdpOperandConvertor cvt;                  // kEw, INT8/INT16
+  unsigned truncate = 0;                    // kEw mul/PReLU, INT8/INT16: D_DP_EW_TRUNCATE_VALUE
+  unsigned shift = 0;                       // kBn: BN_ALU_SHIFT_VALUE (add), BN_MUL_SHIFT_VALUE
+  std::optional<SdpRegisterScale> rescale;  // kBn add: BN's multiplier after the sum
+};
+
 // What SDP does to each element, shared by an SDP layer and a convolution's flying SDP stage
 // (ConvLayer::sdp).
 struct SdpStage {
@@ -67,7 +122,13 @@ struct SdpStage {
   std::optional<SdpPerChannel> scale;
   // Bias and multiplier in BS (instead of `bias` and `scale`).
   std::optional<SdpBiasScale> bias_scale;
-  // max(x, 0) after the bias and the multiplier (the ReLU of the last stage used).
+  // Bias and multiplier per channel in BN, from one NRDMA stream (DATA_USE=BOTH, the table of
+  // sdp_bias_scale_table): ((x + (alu[c] << alu_shift)) * mul[c]) >> mul_shift after BS, with the
+  // ReLU after it (NRDMA_RAM_TYPE: its ram). Not with `scale`, `clamp_max` or an element-wise
+  // operand in BN.
+  std::optional<SdpBiasScale> bn_bias_scale;
+  // max(x, 0) after the bias and the multiplier (the ReLU of the last X stage used: after an
+  // element-wise operand in BN, before one in EW).
   bool relu = false;
   // min(x, clamp_max) in the BN stage's ALU (register operand) after BS and its ReLU: the upper
   // bound of codes narrower than the output precision (4-bit codes in INT8). Not with `scale`.
@@ -79,19 +140,8 @@ struct SdpStage {
   // D_FEATURE_MODE_CFG.OUTPUT_DST=PDP: the output streams into a flying PDP (firmware/dla/
   // conv_pool.hpp) instead of SDP's WDMA writing `dst`.
   bool output_to_pdp = false;
-};
-
-// The EW stage's operation with an element-wise operand e (after BS and BN): y = x + e (the EW
-// ALU, SUM), y = x * e (the EW multiplier), or PReLU, y = x where x's sign bit is clear, else
-// x * e (the multiplier in PReLU mode: ONNX's PRelu and LeakyRelu).
-enum class SdpEwOp : std::uint8_t { kAdd, kMul, kPrelu };
-
-// An element-wise operand (FP16 memory-to-memory layers only): a feature surface with the
-// input's cube (width, height, channels; FP16 elements in the layout of surface.hpp), read by
-// ERDMA in per-element mode (ERDMA_RAM_TYPE: the surface's ram).
-struct SdpElementwise {
-  FeatureSurface surface;
-  SdpEwOp op = SdpEwOp::kAdd;
+  // An element-wise operand (a convolution's flying stage: NVDLA's online element-wise mode).
+  std::optional<SdpElementwise> ew;
 };
 
 // QuantizeLinear on the FP16 pipeline (SdpLayer with precision kFp16 and out_precision kInt16):
@@ -122,8 +172,6 @@ struct SdpLayer : SdpStage {
   std::optional<SdpQuantize> quantize;
   FeatureSurface src;  // read by SDP_RDMA (MRDMA)
   FeatureSurface dst;  // written by SDP's WDMA; same width, height and channels as src
-  // y = stage(x) + e or stage(x) * e in the EW stage (FP16 only; memory input only).
-  std::optional<SdpElementwise> ew;
   // A multi-batch convolution's SDP stage (flying only): batch b's output at dst.address +
   // b * dst_batch_stride.
   std::uint32_t batches = 1;

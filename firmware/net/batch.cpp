@@ -62,8 +62,13 @@ void visit_surfaces(HwLayer& hw, const SurfaceFn& f) {
   std::visit(
       [&f](auto& l) {
         using T = std::decay_t<decltype(l)>;
-        if constexpr (std::is_same_v<T, ConvPoolLayer>) {
+        if constexpr (std::is_same_v<T, ConvLayer>) {
+          f(l.src, l.precision, Access::kRead);
+          if (l.sdp.ew) f(l.sdp.ew->surface, l.precision, Access::kRead);  // a residual Add
+          f(l.dst, l.precision, Access::kWrite);
+        } else if constexpr (std::is_same_v<T, ConvPoolLayer>) {
           f(l.conv.src, l.conv.precision, Access::kRead);
+          if (l.conv.sdp.ew) f(l.conv.sdp.ew->surface, l.conv.precision, Access::kRead);
           f(l.conv.dst, l.conv.precision, Access::kWrite);
           f(l.pool.src, l.pool.precision, Access::kRead);
           f(l.pool.dst, l.pool.precision, Access::kWrite);
@@ -76,7 +81,7 @@ void visit_surfaces(HwLayer& hw, const SurfaceFn& f) {
         } else if constexpr (std::is_same_v<T, PpuSoftmaxLayer>) {
           f(l.src, Precision::kFp16, Access::kRead);
           f(l.dst, Precision::kFp16, Access::kWrite);
-        } else {  // CONV, PDP, CDP, the fake-quantizing SDP: src and dst at one precision
+        } else {  // PDP, CDP, the fake-quantizing SDP: src and dst at one precision
           f(l.src, l.precision, Access::kRead);
           f(l.dst, l.precision, Access::kWrite);
         }
@@ -318,8 +323,14 @@ std::vector<Placed> Batcher::place_tail_layer(const NetLayer& l) {
 }
 
 void Batcher::add_batched_layer(const NetLayer& l) {
-  const std::vector<Placed> placed = place_tail_layer(l);  // src, dst
   const ConvLayer& conv = std::get<ConvLayer>(l.hw);
+  if (conv.sdp.ew) {
+    throw GraphError(fmt::format(
+        "{}: --batch {}: a fully-connected layer with an element-wise operand is not batched "
+        "(multi-batch mode reads no per-element operand)",
+        l.nodes, images_));
+  }
+  const std::vector<Placed> placed = place_tail_layer(l);  // src, dst
   std::vector<std::uint32_t> batches;
   try {
     batches = fc_batches(conv, images_, one_.hw);

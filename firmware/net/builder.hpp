@@ -3,7 +3,8 @@
 // Private to firmware/net: program.cpp holds the walk and the CONV/PDP/CDP lowering,
 // program_concat.cpp the channel layouts of Concat, program_sdp.cpp the SDP and PPU layers (ReLU,
 // BatchNormalization, Add/Mul, Quantize/ DequantizeLinear, a layer followed by an element-wise
-// constant, Softmax).
+// constant, Softmax), program_ew.cpp the element-wise Add at INT8/INT4 (fused into a convolution
+// or on SDP alone) and the affine map.
 #pragma once
 
 #include <cstdint>
@@ -94,10 +95,20 @@ class Builder {
   // FP16: SDP adds the bias (BS ALU, an FP16 table), then ReLU and the Clip bound.
   SdpStage fp16_stage(const std::vector<double>& bias, const ConvAttrs& a, const std::string& who);
 
-  // A memory-to-memory SDP layer: ReLU (INT8 codes keep their step), or at FP16 also the
-  // per-channel multiply-add of BatchNormalization and an element-wise Add/Mul operand.
+  // A memory-to-memory SDP layer: ReLU (INT8 codes keep their step), the per-channel
+  // multiply-add of BatchNormalization, an element-wise Add (at FP16 also Mul, PRelu, constants).
   SdpLayer lower_sdp(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
                      const std::string& who);
+
+  // program_ew.cpp: the unit an element-wise operand enters (EW when the configuration has it and
+  // no ReLU follows, EW having none after its ALU; else BN), a convolution's flying stage with a
+  // fused residual Add, and INT8/INT4 memory-to-memory SDP layers (affine map, Add of a tensor),
+  // each with the fixed point of ew_fixed_point.hpp.
+  SdpEwUnit ew_unit(bool relu, const std::string& who) const;
+  SdpStage residual_stage(const QuantizedWeights& w, const PlannedLayer& l, const NetTensor& in,
+                          const NetTensor& dst, const std::string& who);
+  SdpLayer lower_sdp_quantized(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                               const std::string& who);
 
   // Gemm with a C that is not per output: the CONV writes a scratch surface, SDP adds beta * C
   // broadcast to the output (an FP16 constant surface).

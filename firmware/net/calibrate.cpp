@@ -18,6 +18,34 @@ using models::graph::Tensor;
 
 namespace {
 
+// Whether an SDP layer keeps its input's codes (a lone ReLU: max(code, 0)).
+bool keeps_codes(const PlannedLayer& l) {
+  return l.kind == LayerKind::kSdp && l.sdp.mul.empty() && l.sdp.add.empty() &&
+         l.sdp.ew == EwOp::kNone && l.sdp.convert == SdpAttrs::Convert::kNone;
+}
+
+// An SDP layer's output: a lone ReLU keeps the codes (unsigned); an affine map (BatchNormalization,
+// per-channel Mul/Add) or an Add of a tensor gets its own clip, unsigned after a ReLU, in 8-bit
+// codes (BN adds or scales there, so no unit is left to clamp narrower ones).
+TensorQuant sdp_code_format(const PlannedLayer& l, const QuantOptions& options, int wide) {
+  TensorQuant q;
+  q.bits = wide;
+  if (keeps_codes(l)) {
+    q.is_unsigned = true;
+    return q;
+  }
+  const bool tensor_add = l.sdp.ew == EwOp::kAdd && !l.sdp.operand.empty();
+  if (l.sdp.convert != SdpAttrs::Convert::kNone || (l.sdp.ew != EwOp::kNone && !tensor_add)) {
+    throw models::graph::GraphError(fmt::format(
+        "the SDP layer computing '{}': quantized ({}) QuantizeLinear, DequantizeLinear, Mul of "
+        "two tensors, PRelu, LeakyRelu and an Add of a broadcast constant are not supported (they "
+        "run at fp16)",
+        l.output, precision_name(options.precision)));
+  }
+  q.is_unsigned = l.sdp.relu;
+  return q;
+}
+
 // Tensors that share one quantization because of a Concat: its output and inputs (each producer
 // requantizes to it; its readers see one step) and, transitively, a pool's or lone ReLU's output
 // and input (those layers keep the codes). Only groups that hold a Concat, members in plan order.
@@ -37,7 +65,7 @@ std::vector<std::vector<std::string>> concat_groups(const NetPlan& plan) {
   }
   std::vector<std::string> names{plan.input};
   for (const PlannedLayer& l : plan.layers) {
-    if (l.kind == LayerKind::kPool || l.kind == LayerKind::kSdp) unite(l.output, l.input);
+    if (l.kind == LayerKind::kPool || keeps_codes(l)) unite(l.output, l.input);
     names.push_back(l.output);
   }
   for (const auto& entry : plan.concats) names.push_back(entry.first);
@@ -103,8 +131,10 @@ CalibrationTable code_formats(const NetPlan& plan, const Tensor& images,
       case LayerKind::kConv:
         q.is_unsigned = l.conv.relu;
         // octav-device: the convolution writes 8-bit codes at the static max scale; the OCTAV
-        // unit then snaps them to the B-bit grid of its own clip (program.hpp).
-        if (q.is_unsigned && options.calibration != ClipCalibration::kOctavDevice) {
+        // unit then snaps them to the B-bit grid of its own clip (program.hpp). A fused residual
+        // Add leaves no unit to clamp narrow codes.
+        if (q.is_unsigned && options.calibration != ClipCalibration::kOctavDevice &&
+            l.conv.residual.empty()) {
           q.bits = code_bits(options.precision);
         }
         break;
@@ -119,14 +149,7 @@ CalibrationTable code_formats(const NetPlan& plan, const Tensor& images,
             "the Softmax computing '{}' runs on the PPU at fp16 only (--precision fp16)",
             l.output));
       case LayerKind::kSdp:
-        if (!l.sdp.mul.empty() || !l.sdp.add.empty() || l.sdp.ew != EwOp::kNone ||
-            l.sdp.convert != SdpAttrs::Convert::kNone) {
-          throw models::graph::GraphError(fmt::format(
-              "the SDP layer computing '{}': quantized ({}) BatchNormalization, Add, Mul, "
-              "QuantizeLinear and DequantizeLinear are not supported (they run at fp16)",
-              l.output, precision_name(options.precision)));
-        }
-        q.is_unsigned = true;
+        q = sdp_code_format(l, options, wide);
         break;
     }
     t[l.output] = q;
@@ -250,7 +273,7 @@ CalibrationTable calibrate(const Graph& g, const NetPlan& plan, const Tensor& im
     if (shared.count(name) != 0) continue;
     TensorQuant& q = table.at(name);
     const PlannedLayer* layer = input_of(name);
-    if (layer != nullptr && (layer->kind == LayerKind::kPool || layer->kind == LayerKind::kSdp)) {
+    if (layer != nullptr && (layer->kind == LayerKind::kPool || keeps_codes(*layer))) {
       const TensorQuant& src = table.at(layer->input);
       q.clip = src.clip;
       q.min = src.min;

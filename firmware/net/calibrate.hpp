@@ -7,7 +7,9 @@
 // ReLU produced it (or a pool/LRN of an unsigned tensor), or, for the network's input, when no
 // calibration value is negative. At INT4, 4-bit codes where a clamp exists: convolution outputs
 // after a ReLU (SDP's BN ALU clamps them); the network's input, LRN outputs (CDP has no clamp),
-// ReLU layers and signed convolution outputs keep 8-bit codes; a pool keeps its input's codes
+// signed outputs, the sum of an Add (fused into a convolution or on SDP alone) and SDP's affine
+// maps (BatchNormalization, per-channel Mul/Add not after a convolution: BN adds or scales there,
+// EW has no clamp after its sum) keep 8-bit codes; a pool or a lone ReLU keeps its input's codes
 // (its output has the input's quantization exactly).
 // Concat: its output and inputs share one quantization (each producer requantizes to it in its
 // SDP), and so, through pools and lone ReLUs (which keep the codes), does the whole group they

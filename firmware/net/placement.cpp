@@ -42,6 +42,7 @@ void add_stage(SdpStage& s, LayerRefs& r) {
   if (s.bias) r.addresses.push_back({&s.bias->address, &s.bias->ram});
   if (s.scale) r.addresses.push_back({&s.scale->address, &s.scale->ram});
   if (s.bias_scale) r.addresses.push_back({&s.bias_scale->address, &s.bias_scale->ram});
+  if (s.bn_bias_scale) r.addresses.push_back({&s.bn_bias_scale->address, &s.bn_bias_scale->ram});
 }
 
 Precision octav_precision(OctavDataType t) {
@@ -64,6 +65,8 @@ LayerRefs layer_refs(NetLayer& layer) {
               {&l.dst, l.precision, false, std::uint64_t{l.batches - 1} * l.dst_batch_stride});
           r.addresses.push_back({&l.weight_address, l.compressed ? nullptr : &l.weight_ram});
           add_stage(l.sdp, r);
+          // A fused element-wise operand (a residual): the flying SDP reads it per element.
+          if (l.sdp.ew) r.surfaces.push_back({&l.sdp.ew->surface, l.precision, false});
         } else if constexpr (std::is_same_v<T, ConvPoolLayer>) {
           // conv.dst (= pool.src) is not written by the device, but the golden passes through it.
           r.surfaces.push_back({&l.conv.src, l.conv.precision, false});
@@ -73,6 +76,9 @@ LayerRefs layer_refs(NetLayer& layer) {
           r.addresses.push_back(
               {&l.conv.weight_address, l.conv.compressed ? nullptr : &l.conv.weight_ram});
           add_stage(l.conv.sdp, r);
+          if (l.conv.sdp.ew) {
+            r.surfaces.push_back({&l.conv.sdp.ew->surface, l.conv.precision, false});
+          }
         } else if constexpr (std::is_same_v<T, PdpLayer> || std::is_same_v<T, CdpLayer>) {
           r.surfaces.push_back({&l.src, l.precision, false});
           r.surfaces.push_back({&l.dst, l.precision, false});

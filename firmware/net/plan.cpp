@@ -308,6 +308,7 @@ void Planner::plan_conv(std::size_t i) {
   l.conv.pad_right = s.right;
   l.output = n.outputs.at(0);
   fuse_activation(l);
+  fuse_residual(l);
   set_cube(l.output, &n);
   plan_.layers.push_back(std::move(l));
 }

@@ -3,7 +3,9 @@
 // topological order and cut into layers the DLA runs:
 //
 //   Conv [+ Relu | Clip(0, c)]                   CONV with SDP in flying mode (bias, per-channel
-//   Gemm / MatMul [+ Add bias] [+ Relu | Clip]   requantization, ReLU, clamp); Gemm and MatMul as
+//   Conv + Add(tensor) [+ Relu]                  requantization, ReLU, clamp; a residual Add's
+//                                                other addend read per element, plan_fuse.cpp);
+//   Gemm / MatMul [+ Add bias] [+ Relu | Clip]   Gemm and MatMul as
 //   ConvInteger, MatMulInteger                   (integer networks: exact INT16, zero points as
 //                                                the padding value and a bias correction)
 //                                                a convolution whose kernel covers the input
@@ -11,9 +13,9 @@
 //   MaxPool, AveragePool, GlobalAveragePool      PDP
 //   LRN                                          CDP
 //   Relu, BatchNormalization, Add, Mul,          SDP, memory to memory: per-channel multiply and
-//   PRelu, LeakyRelu
-//   (not after a convolution)                    add (BS), an element-wise operand (EW: another
-//                                                tensor, or a constant broadcast to the output)
+//   PRelu, LeakyRelu                             add (BS; at INT8 BS and BN), an element-wise
+//   (not after a convolution, or an Add the      operand (EW or BN: another tensor, or a
+//   convolution cannot take)                     constant broadcast to the output)
 //   Softmax (configurations with a PPU)          the PPU's softmax kernel over one axis of the
 //                                                FP16 surface
 //   Flatten, Reshape                             nothing: a view of the producer's surface (read
@@ -65,6 +67,10 @@ struct ConvAttrs {
   // Gemm's C when it is not one value per output (e.g. M x N): added, times beta, by an SDP
   // layer after the CONV (an element-wise constant operand, FP16).
   std::string matrix_bias;
+  // A residual Add fused into the CONV (plan_fuse.cpp): the other addend, a tensor an earlier
+  // layer computed, which the flying SDP reads per element; `relu` is then the ReLU after the
+  // sum (the convolution itself has none).
+  std::string residual;
 };
 
 enum class PoolKind : std::uint8_t { kMax, kAverage };
@@ -158,6 +164,11 @@ struct NetPlan {
 // `has_ppu`: the configuration has a PPU, which runs what the DLA lacks (Softmax).
 [[nodiscard]] NetPlan plan_network(const models::graph::Graph& g, const std::string& config_name,
                                    bool has_ppu = false);
+
+// The device tensors layer `l` reads: its input, and the element-wise operand of a fused residual
+// Add or of an SDP layer when that is a tensor (not a constant).
+[[nodiscard]] std::vector<std::string> layer_reads(const models::graph::Graph& g,
+                                                   const PlannedLayer& l);
 
 // "Conv 'conv1' + Relu 'relu1'" for the layer's nodes.
 [[nodiscard]] std::string layer_nodes_label(const models::graph::Graph& g, const PlannedLayer& l);

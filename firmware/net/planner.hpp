@@ -1,7 +1,8 @@
 // The network planner's state (plan_network, plan.hpp): one Planner walks the graph's nodes and
 // cuts them into hardware layers. Private to firmware/net: plan.cpp holds the walk and the
-// CONV/PDP/CDP layers and views, plan_sdp.cpp the SDP and PPU layers (ReLU, BatchNormalization,
-// Add/Mul, QuantizeLinear/DequantizeLinear, Softmax), plan_concat.cpp Concat.
+// CONV/PDP/CDP layers and views, plan_fuse.cpp the residual Add fused into a CONV, plan_sdp.cpp
+// the SDP and PPU layers (ReLU, BatchNormalization, Add/Mul, QuantizeLinear/DequantizeLinear,
+// Softmax), plan_concat.cpp Concat.
 #pragma once
 
 #include <cstddef>
@@ -45,6 +46,10 @@ class Planner {
   void fuse_activation(PlannedLayer& layer);
 
   void plan_conv(std::size_t i);
+
+  // Fuses an Add of the CONV's output and a tensor computed before (and a Relu after it) into
+  // the CONV (plan_fuse.cpp).
+  void fuse_residual(PlannedLayer& layer);
 
   // ConvInteger / MatMulInteger: the zero points (inputs 2 and 3) must be constants; the weight
   // zero point one value or one per output.

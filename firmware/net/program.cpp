@@ -70,12 +70,15 @@ NetProgram Builder::run() {
   // Concat's buffer holds its inputs (storage()): it lives until the last read of any of them.
   std::map<std::string, std::size_t> last_read;
   for (std::size_t i = 0; i < plan_.layers.size(); ++i) {
-    last_read[storage(plan_.layers[i].input)] = i;
+    for (const std::string& t : layer_reads(g_, plan_.layers[i])) last_read[storage(t)] = i;
   }
   std::set<std::string> kept{storage(plan_.input)};
   for (const std::string& out : plan_.outputs) kept.insert(storage(plan_.resolve(out)));
   const auto release_dead = [&](const PlannedLayer& l, std::size_t i) {
-    for (const std::string& t : {storage(l.input), storage(l.output)}) {
+    std::vector<std::string> touched = layer_reads(g_, l);
+    touched.push_back(l.output);
+    for (std::string& t : touched) t = storage(t);
+    for (const std::string& t : touched) {
       const auto r = last_read.find(t);
       const bool dead = r == last_read.end() ? t == l.output : r->second == i;
       if (dead && kept.count(t) == 0 && released_.insert(t).second) {
@@ -324,9 +327,10 @@ ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const 
     // Padded positions hold the zero point: (x - zero point) is 0 there, as ONNX pads.
     conv.pad_value = static_cast<std::int32_t>(g_.initializers.at(a.input_zero_point).at(0));
   }
-  conv.sdp = integer_ ? integer_stage(w.bias, a, out.nodes)
-             : fp16() ? fp16_stage(w.bias, a, out.nodes)
-                      : requantization(w, in.quant, dst.quant, a.relu, out.nodes);
+  conv.sdp = !a.residual.empty() ? residual_stage(w, l, in, dst, out.nodes)
+             : integer_          ? integer_stage(w.bias, a, out.nodes)
+             : fp16()            ? fp16_stage(w.bias, a, out.nodes)
+                                 : requantization(w, in.quant, dst.quant, a.relu, out.nodes);
   out.macs =
       std::uint64_t{oc.width} * oc.height * conv.kernels * a.kernel_w * a.kernel_h * c.channels;
   // A grouped convolution's kernels see C / groups channels each; the dense expansion the

@@ -17,7 +17,16 @@
 //         PDP's rounded average of codes, padding 0).
 //   CDP   LRN through the LUT (firmware/dla/cdp.hpp make_lrn_lut at the input's step), the
 //         output convertor rescales to the output's step: scale round(s_x/s_y * 2^u), shift F+u.
-//   SDP   a lone ReLU: max(code, 0), the input's step.
+//   CONV + Add (a residual Add fused, plan_fuse.cpp): SDP brings acc to an intermediate step
+//         s_i = s_e / 2^a (BS, per-channel INT16 multipliers, one shift), adds the other addend's
+//         codes e (INT8, read per element) exactly as e << a in BN (then BN's INT16 register
+//         multiplier to s_y and the ReLU) or through ERDMA's operand convertor (scale 2^a) in EW
+//         when no ReLU follows and the configuration has EW (then the output convertor to s_y);
+//         8-bit codes; ew_fixed_point.hpp derives the shifts and the error bound.
+//   SDP   a lone ReLU: max(code, 0), the input's step. An Add of two tensors: the same pipeline
+//         with the input's codes as acc. BatchNormalization / a per-channel Mul/Add: BS
+//         multiplies the codes exactly, BN adds the bias and scales per channel (bn_bias_scale);
+//         8-bit codes.
 //   PPU   Softmax (FP16, configurations with a PPU): models/ops/softmax.hpp's kernel.
 // Concat is no layer: its inputs' producers write into its surface, each at a channel offset that
 // is a multiple of the atom's channels; between blocks whose counts are not, the surface has

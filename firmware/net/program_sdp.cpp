@@ -71,8 +71,7 @@ SdpLayer Builder::lower_sdp(const PlannedLayer& l, const NetTensor& in, const Ne
         who));
   }
   if (!fp16() && (!a.mul.empty() || !a.add.empty() || a.ew != EwOp::kNone)) {
-    throw GraphError(fmt::format("{}: only ReLU runs on SDP alone at {}", who,
-                                 precision_name(options_.precision)));
+    return lower_sdp_quantized(l, in, dst, who);
   }
   if (!a.mul.empty() || !a.add.empty()) {
     // BS computes (x + b) * m: x * mul + add = (x + add / mul) * mul. A padded layout's unused
@@ -104,6 +103,7 @@ SdpLayer Builder::lower_sdp(const PlannedLayer& l, const NetTensor& in, const Ne
     e.op = a.ew == EwOp::kAdd   ? SdpEwOp::kAdd
            : a.ew == EwOp::kMul ? SdpEwOp::kMul
                                 : SdpEwOp::kPrelu;
+    e.unit = ew_unit(a.relu, who);  // a ReLU after the operation: BN's
     if (a.operand.empty()) {
       const models::graph::Tensor value =
           models::graph::Tensor::floats({}, {static_cast<float>(a.operand_value)});

@@ -37,11 +37,16 @@ LayerAccess layer_access(const NetProgram& p, std::size_t i) {
         using T = std::decay_t<decltype(hw)>;
         if constexpr (std::is_same_v<T, ConvLayer>) {
           a.reads.push_back(range(hw.src, hw.precision, atom, hw.batches, hw.src_batch_stride));
+          // A fused element-wise operand (a residual Add's other addend), read per element.
+          if (hw.sdp.ew) a.reads.push_back(range(hw.sdp.ew->surface, hw.precision, atom));
           a.writes.push_back(range(hw.dst, hw.precision, atom, hw.batches, hw.dst_batch_stride));
           a.weights.push_back(weights(hw, p.hw));
         } else if constexpr (std::is_same_v<T, ConvPoolLayer>) {
           // The convolution's own output streams into PDP: never in memory.
           a.reads.push_back(range(hw.conv.src, hw.conv.precision, atom));
+          if (hw.conv.sdp.ew) {
+            a.reads.push_back(range(hw.conv.sdp.ew->surface, hw.conv.precision, atom));
+          }
           a.writes.push_back(range(hw.pool.dst, hw.pool.precision, atom));
           a.weights.push_back(weights(hw.conv, p.hw));
         } else if constexpr (std::is_same_v<T, SdpLayer>) {

@@ -140,6 +140,10 @@ std::vector<ConvBand> split_conv(const ConvLayer& layer, const ConvHardware& hw)
     l.pad_bottom = w.pad_bottom;
     l.dst.address += std::uint64_t{o0} * layer.dst.line_stride;
     l.dst.height = n;
+    if (l.sdp.ew) {  // an element-wise operand (a fused residual): the band's rows of it
+      l.sdp.ew->surface.address += std::uint64_t{o0} * l.sdp.ew->surface.line_stride;
+      l.sdp.ew->surface.height = n;
+    }
     l.data_banks = static_cast<unsigned>(c.data_banks);
     l.skip_weight_release = c.all_weights && k + 1 < c.bands;
     l.weight_reuse = c.all_weights && k > 0;

@@ -349,6 +349,8 @@ OpResult finish_conv(const HwConfig& hw, const ConvLayer& l, const models::ops::
   for (const SurfaceRegion& input : inputs) r.bytes_read += input.bytes();
   r.dma.input = inputs;
   r.dma.weights = {SurfaceRegion::linear(l.weight_base, l.weight_bytes)};
+  // The flying SDP's operand streams (bias tables, an element-wise operand such as a residual).
+  r.dma.operands = sdp_surfaces(sdp).operands;
   for (std::uint32_t b = 0; b < l.batches; ++b) {
     for (const SurfaceRegion& out : sdp_surfaces(models::ops::sdp_batch(sdp, b)).output) {
       r.dma.output.push_back(out);

@@ -364,11 +364,14 @@ TEST(Fp16SdpProgramming, Refusals) {
     }
   };
   SdpLayer l = base;
+  // FP16's EW operand convertor is the identity the firmware programs (INT8/INT16 set theirs).
   l.ew = SdpElementwise{packed_surface(kEw, 4, 4, 16, kAtom), SdpEwOp::kAdd};
-  l.precision = Precision::kInt8;
-  l.src = packed_surface(kSrc, 4, 4, 16, kAtom);
-  l.dst = packed_surface(kDst, 4, 4, 16, kAtom);
-  refused(l, "SDP: an element-wise operand is encoded at FP16 only, not INT8");
+  l.ew->cvt.scale = 2;
+  refused(l, "SDP: FP16 element-wise operand: the EW convertor is the FP16 identity");
+  l = base;
+  l.ew = SdpElementwise{packed_surface(kEw, 4, 4, 16, kAtom), SdpEwOp::kAdd, SdpEwUnit::kBn};
+  l.scale = SdpPerChannel{kScaleTable, 0};
+  refused(l, "an element-wise operand in BN and scale both need BN's multiplier");
   l = base;
   l.ew = SdpElementwise{packed_surface(kEw, 4, 3, 16, kAtom), SdpEwOp::kMul};
   refused(l, "element-wise operand cube 4x3x16 differs from the input cube 4x4x16");
