@@ -9,10 +9,12 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "firmware/net/fold.hpp"
 #include "firmware/net/memory_layout.hpp"
 #include "firmware/net/plan.hpp"
 #include "firmware/net/program.hpp"
@@ -64,6 +66,11 @@ class Builder {
   const NetTensor& tensor(const std::string& name, Precision precision);
 
   void lower(const PlannedLayer& l);
+
+  // Input channel folding (fold.cpp): the fold of the graph input, when its one reader is a
+  // convolution that folding makes cheaper (or options_.fold forces it), and its surface.
+  [[nodiscard]] std::optional<InputFold> plan_input_fold() const;
+  FeatureSurface folded_input_surface(const InputFold& f, Precision precision);
 
   // Appends a lowered layer; a CONV layer whose input exceeds the CBUF as its bands (split.cpp).
   void push_layer(NetLayer out);

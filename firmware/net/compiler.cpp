@@ -144,16 +144,19 @@ nlohmann::json layer_map(const NetProgram& p) {
       layers.back()["bands"] = l.bands;
     }
   }
-  return {{"config", p.config},
-          {"precision", precision_name(p.options.precision)},
-          {"calibration", calibration_name(p.options.calibration)},
-          {"weights", weight_quantizer_name(p.options.weights)},
-          {"memory",
-           {{"activation_cvsram_bytes", p.placement.activation_cvsram_bytes},
-            {"activation_dram_bytes", p.placement.activation_dram_bytes},
-            {"constant_cvsram_bytes", p.placement.constant_cvsram_bytes},
-            {"constant_dram_bytes", p.placement.constant_dram_bytes}}},
-          {"layers", layers}};
+  nlohmann::json map = {{"config", p.config},
+                        {"precision", precision_name(p.options.precision)},
+                        {"calibration", calibration_name(p.options.calibration)},
+                        {"weights", weight_quantizer_name(p.options.weights)},
+                        {"memory",
+                         {{"activation_cvsram_bytes", p.placement.activation_cvsram_bytes},
+                          {"activation_dram_bytes", p.placement.activation_dram_bytes},
+                          {"constant_cvsram_bytes", p.placement.constant_cvsram_bytes},
+                          {"constant_dram_bytes", p.placement.constant_dram_bytes}}},
+                        {"layers", layers}};
+  // The host lays the input out folded (fold.hpp): "columns: 227x227x3 -> 55x227x33".
+  if (p.input.fold) map["input_fold"] = p.input.fold->describe();
+  return map;
 }
 
 }  // namespace

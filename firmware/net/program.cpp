@@ -170,8 +170,11 @@ const NetTensor& Builder::tensor(const std::string& name, Precision precision) {
   t.rows = t.shape.size() == 2 && plan_.transposed.count(name) == 0;
   const auto layout = layouts_.find(name);
   if (layout != layouts_.end()) t.channel_map = layout->second.map;
-  t.surface = placed_surface(name, layout != layouts_.end() ? layout->second.physical : c.channels,
-                             precision);
+  if (name == plan_.input) t.fold = plan_input_fold();
+  t.surface =
+      t.fold ? folded_input_surface(*t.fold, precision)
+             : placed_surface(name, layout != layouts_.end() ? layout->second.physical : c.channels,
+                              precision);
   return tensors_.emplace(name, t).first->second;
 }
 
@@ -315,6 +318,7 @@ ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const 
   conv.pad_right = a.pad_right;
   conv.pad_top = a.pad_top;
   conv.pad_bottom = a.pad_bottom;
+  if (in.fold) fold_conv_layer(*in.fold, conv, w.codes);  // fold.hpp
   conv.dst = dst.surface;
   const ConvCubeSize oc = conv_output_cube(conv);
   if (oc.width != dst.surface.width || oc.height != dst.surface.height) {

@@ -42,6 +42,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -52,6 +53,7 @@
 #include "firmware/dla/octav.hpp"
 #include "firmware/dla/pdp.hpp"
 #include "firmware/dla/sdp.hpp"
+#include "firmware/net/fold.hpp"
 #include "firmware/net/memory_layout.hpp"
 #include "firmware/net/plan.hpp"
 #include "firmware/net/quant.hpp"
@@ -79,6 +81,9 @@ struct NetTensor {
   // channel_map[c]; the channels no entry names hold zeros. Empty: the identity
   // (surface.channels logical channels).
   std::vector<std::uint32_t> channel_map;
+  // The graph input of a folded first convolution (fold.hpp): the surface holds the folded cube,
+  // which the host lays out from the image (runtime.cpp input_image); shape stays ONNX's.
+  std::optional<InputFold> fold;
   // A program of several images (NetProgram::images, batch.hpp): image b's surface is at
   // surface.address + b * batch_stride (the input and the outputs).
   std::uint64_t batch_stride = 0;

@@ -25,6 +25,9 @@ enum class ClipCalibration : std::uint8_t {
   kOctavDevice
 };
 enum class WeightQuantizer : std::uint8_t { kMax, kMmse, kOctav };
+// Input channel folding of the first convolution (fold.hpp): the layout the cost model picks,
+// none, or one layout wherever the graph input can be folded.
+enum class FoldMode : std::uint8_t { kAuto, kOff, kColumns, kFull };
 
 [[nodiscard]] const char* precision_name(NetPrecision p);
 [[nodiscard]] const char* calibration_name(ClipCalibration c);
@@ -39,6 +42,7 @@ struct QuantOptions {
   ClipCalibration calibration = ClipCalibration::kMax;
   WeightQuantizer weights = WeightQuantizer::kMax;
   double percentile = 99.99;  // kPercentile
+  FoldMode fold = FoldMode::kAuto;
   // Images per run with the fully-connected layers in multi-batch mode (batch.hpp); 1: one image.
   unsigned fc_batch = 1;
 };

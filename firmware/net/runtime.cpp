@@ -63,7 +63,9 @@ models::ops::ConvPrecision cube_precision(Precision p) {
 
 std::vector<std::uint8_t> input_image(const NetProgram& p, const Tensor& batch, std::size_t index) {
   const FeatureSurface& s = p.input.surface;
-  const std::size_t per = std::size_t{s.width} * s.height * s.channels;
+  // A folded input (fold.hpp): the image is the original cube, folded before it is written.
+  const Cube whole = p.input.fold ? p.input.fold->original : Cube{s.width, s.height, s.channels};
+  const std::size_t per = std::size_t{whole.width} * whole.height * whole.channels;
   if (batch.f.empty() || batch.shape.empty() || batch.elements() % per != 0 ||
       static_cast<std::size_t>(batch.shape[0]) * per != batch.elements()) {
     throw FirmwareError(fmt::format(
@@ -74,13 +76,14 @@ std::vector<std::uint8_t> input_image(const NetProgram& p, const Tensor& batch, 
   if (index >= static_cast<std::size_t>(batch.shape[0])) {
     throw FirmwareError(fmt::format("image {} of a batch of {}", index, batch.shape[0]));
   }
-  models::ops::ConvCube cube(s.width, s.height, s.channels);
+  models::ops::ConvCube cube(whole.width, whole.height, whole.channels);
   const float* x = &batch.f[index * per];
   const bool fp16 = p.input.precision == Precision::kFp16;
   for (std::size_t i = 0; i < per; ++i) {
     cube.data[tensor_cube_index(p.input, cube, i)] =
         fp16 ? models::fp16_from_float(x[i]) : p.input.quant.code(x[i]);
   }
+  if (p.input.fold) cube = fold_input_cube(*p.input.fold, cube);  // zero: INT8 0, FP16 +0
   return conv_feature_image(cube, s, p.input.precision, p.hw.atom_bytes);
 }
 

@@ -102,6 +102,7 @@ struct NetCommonOptions {
   std::size_t calib_images = 100;
   std::string calibration_table;
   std::string save_calibration;
+  bool fold = true;        // --no-fold: the first convolution reads the input unfolded
   bool no_cvsram = false;  // --no-cvsram: keep everything in DRAM
 };
 

@@ -66,6 +66,7 @@ fn::QuantOptions quant_options(const NetCommonOptions& o) {
     throw UsageError(fmt::format("--weights {}: expected max, mmse or octav", o.weights));
   }
   q.percentile = o.percentile;
+  if (!o.fold) q.fold = fn::FoldMode::kOff;
   return q;
 }
 
@@ -237,6 +238,7 @@ void compare_configurations(const NetOptions& o, const Prepared& a, const Timing
   if (o.limit != 0) add("--limit", std::to_string(o.limit));
   add("--calib-data", o.common.calib_data);
   add("--calibration-table", o.common.calibration_table);
+  if (!o.common.fold) args.emplace_back("--no-fold");
   const nlohmann::json rb = run_child_report(args, report);
   const nlohmann::json& lb = rb.at("network").at("layers");
   const fn::NetProgram& pa = a.net.program;
@@ -306,6 +308,9 @@ void add_net_common_options(CLI::App& cmd, NetCommonOptions& o) {
                  "calibrating");
   cmd.add_option("--save-calibration", o.save_calibration,
                  "write the calibration table used to FILE.json");
+  cmd.add_flag("!--no-fold", o.fold,
+               "the first convolution reads the graph input as it is, its few channels not "
+               "folded with the kernel's columns (or rows) by the host");
   cmd.add_flag("--no-cvsram", o.no_cvsram,
                "keep activations and weights in DRAM even when the configuration has a CV-SRAM "
                "(secondary_memif): the what-if without it");
