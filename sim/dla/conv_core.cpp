@@ -341,10 +341,12 @@ void ConvCore::prefetch(const RegRead& next_regs) {
 
 void ConvCore::fetch_ahead() {
   prefetch_.requested = false;
+  // A copy: a newer request may replace prefetch_ while a group is in flight.
+  const Prefetch request = prefetch_;
   const unsigned atom = hw_.dla.memory_atomic_size;
-  std::uint64_t addr = prefetch_.weight_base, used = 0;
-  for (const std::uint64_t bytes_g : prefetch_.group_bytes) {
-    if (weights_start_ || used + bytes_g > prefetch_.budget) break;
+  std::uint64_t addr = request.weight_base, used = 0;
+  for (const std::uint64_t bytes_g : request.group_bytes) {
+    if (weights_start_ || used + bytes_g > request.budget) break;
     sc_core::sc_time last = sc_core::sc_time_stamp();
     for (std::uint64_t off = 0; off < bytes_g;) {
       const auto bytes =
@@ -360,6 +362,7 @@ void ConvCore::fetch_ahead() {
       off += bytes;
     }
     used += bytes_g;
+    if (prefetch_.weight_base != request.weight_base) break;  // superseded
     prefetch_.ready.push_back(last);
   }
 }
@@ -379,9 +382,10 @@ void ConvCore::weight_dma_thread() {
     // Kernel groups fetched ahead while the previous layer ran (all done by now: fetch_ahead
     // finishes the group it started): not fetched again.
     prefetched_ready_.assign(group_bytes_.size(), sc_core::SC_ZERO_TIME);
-    if (!weight_reuse_ && !prefetch_.ready.empty() && prefetch_.weight_base == layer_.weight_base &&
-        prefetch_.group_bytes == group_bytes_) {
-      for (std::size_t g = 0; g < prefetch_.ready.size(); ++g) {
+    // A request for this very layer is consumed (or dropped, when nothing was fetched yet): it
+    // must not be fetched again after the layer's own weights.
+    if (prefetch_.weight_base == layer_.weight_base && prefetch_.group_bytes == group_bytes_) {
+      for (std::size_t g = 0; !weight_reuse_ && g < prefetch_.ready.size(); ++g) {
         prefetched_ready_[g] = prefetch_.ready[g];
         group_bytes_[g] = 0;
       }
