@@ -164,6 +164,7 @@ nlohmann::json layer_map(const NetProgram& p) {
 NetTraceFiles write_network_trace(const CompiledNetwork& net, const Tensor& images,
                                   std::size_t index, const std::string& dir) {
   const NetProgram& p = net.program;
+  if (p.images != 1) throw FirmwareError("a trace records one image (the program runs a batch)");
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw FirmwareError(fmt::format("cannot create '{}': {}", dir, ec.message()));

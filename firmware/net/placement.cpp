@@ -22,6 +22,8 @@ struct SurfaceRef {
   FeatureSurface* surface;
   Precision precision;
   bool dram_only;
+  // Multi-batch (batch.hpp): the bytes the other images' slots add beyond the surface.
+  std::uint64_t other_slots = 0;
 };
 
 // An address field naming (a part of) a constant, and the field saying which memory it is in;
@@ -57,8 +59,10 @@ LayerRefs layer_refs(NetLayer& layer) {
         if constexpr (std::is_same_v<T, ConvLayer>) {
           // Compressed weights: the WMB and WGS follow WEIGHT_RAM_TYPE too; the compiler does not
           // compress, so such a layer's weights simply stay.
-          r.surfaces.push_back({&l.src, l.precision, false});
-          r.surfaces.push_back({&l.dst, l.precision, false});
+          r.surfaces.push_back(
+              {&l.src, l.precision, false, std::uint64_t{l.batches - 1} * l.src_batch_stride});
+          r.surfaces.push_back(
+              {&l.dst, l.precision, false, std::uint64_t{l.batches - 1} * l.dst_batch_stride});
           r.addresses.push_back({&l.weight_address, l.compressed ? nullptr : &l.weight_ram});
           add_stage(l.sdp, r);
           // A fused element-wise operand (a residual): the flying SDP reads it per element.
@@ -163,13 +167,17 @@ struct Extent {
 std::vector<Extent> activation_extents(NetProgram& p, std::vector<LayerRefs>& refs) {
   std::vector<SurfaceRef> all;
   for (LayerRefs& r : refs) all.insert(all.end(), r.surfaces.begin(), r.surfaces.end());
-  all.push_back({&p.input.surface, p.input.precision, false});
-  for (NetTensor& t : p.outputs) all.push_back({&t.surface, t.precision, false});
+  const std::uint64_t others = p.images - 1;
+  all.push_back({&p.input.surface, p.input.precision, false, others * p.input.batch_stride});
+  for (NetTensor& t : p.outputs) {
+    all.push_back({&t.surface, t.precision, false, others * t.batch_stride});
+  }
   std::vector<Extent> out;
   for (const SurfaceRef& s : all) {
     const std::uint64_t a = s.surface->address;
     if (a < kActivationBase || a >= p.memory_end) continue;
-    out.push_back({s, a, a + surface_bytes(*s.surface, s.precision, p.hw.atom_bytes)});
+    out.push_back(
+        {s, a, a + surface_bytes(*s.surface, s.precision, p.hw.atom_bytes) + s.other_slots});
   }
   return out;
 }

@@ -7,6 +7,7 @@
 
 #include <fmt/core.h>
 
+#include "firmware/net/batch.hpp"
 #include "firmware/net/builder.hpp"
 
 namespace octasim::firmware::net {
@@ -495,7 +496,7 @@ CdpLayer Builder::lower_lrn(const PlannedLayer& l, const NetTensor& in, const Ne
 NetProgram build_program(const models::graph::Graph& g, const NetPlan& plan,
                          const CalibrationTable& table, const QuantOptions& options,
                          const HwConfig& hw) {
-  return detail::Builder(g, plan, table, options, hw).run();
+  return batch_program(detail::Builder(g, plan, table, options, hw).run(), options.fc_batch);
 }
 
 }  // namespace octasim::firmware::net

@@ -84,6 +84,9 @@ struct NetTensor {
   // The graph input of a folded first convolution (fold.hpp): the surface holds the folded cube,
   // which the host lays out from the image (runtime.cpp input_image); shape stays ONNX's.
   std::optional<InputFold> fold;
+  // A program of several images (NetProgram::images, batch.hpp): image b's surface is at
+  // surface.address + b * batch_stride (the input and the outputs).
+  std::uint64_t batch_stride = 0;
 
   [[nodiscard]] std::uint32_t channels() const {
     return channel_map.empty() ? surface.channels : static_cast<std::uint32_t>(channel_map.size());
@@ -165,6 +168,9 @@ struct NetProgram {
   // 0xC000_0000 to memory_end (a dead tensor's buffer is reused by later layers).
   std::uint64_t memory_begin = 0, constants_end = 0, memory_end = 0;
   MemoryPlacement placement;  // what place_in_cvsram (placement.hpp) moved to the CV-SRAM
+  // The images one run of the program computes (QuantOptions::fc_batch, batch.hpp); the layers'
+  // MACs are those of all of them.
+  unsigned images = 1;
 
   [[nodiscard]] std::uint64_t macs() const;
   [[nodiscard]] std::uint64_t network_macs() const;

@@ -43,6 +43,8 @@ struct QuantOptions {
   WeightQuantizer weights = WeightQuantizer::kMax;
   double percentile = 99.99;  // kPercentile
   FoldMode fold = FoldMode::kAuto;
+  // Images per run with the fully-connected layers in multi-batch mode (batch.hpp); 1: one image.
+  unsigned fc_batch = 1;
 };
 
 // The code bits tensors and weights get at a precision where the datapath allows it (8 at

@@ -1,10 +1,12 @@
 #include "firmware/net/runtime.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 
 #include <fmt/core.h>
 
+#include "firmware/net/batch.hpp"
 #include "firmware/ppu/commands.hpp"
 
 #include "models/numerics/float_format.hpp"
@@ -92,10 +94,10 @@ void write_input(const NetProgram& p, const Tensor& batch, std::size_t index,
 }
 
 std::vector<std::int32_t> read_output_codes(const NetProgram& p, std::size_t k,
-                                            const models::ops::Memory& mem) {
+                                            const models::ops::Memory& mem, std::size_t slot) {
   const NetTensor& t = p.outputs.at(k);
   models::ops::ConvFeatureSurface s = conv_model_surface(t.surface, p.hw.atom_bytes);
-  s.base = dma_address_of(t.surface);
+  s.base = dma_address_of(t.surface) + slot * t.batch_stride;
   const models::ops::ConvCube cube =
       models::ops::read_feature_cube(s, cube_precision(t.precision), mem);
   std::vector<std::int32_t> out(tensor_elements(t));  // a padded layout's holes left out
@@ -103,8 +105,9 @@ std::vector<std::int32_t> read_output_codes(const NetProgram& p, std::size_t k,
   return out;
 }
 
-Tensor read_output(const NetProgram& p, std::size_t k, const models::ops::Memory& mem) {
-  const std::vector<std::int32_t> codes = read_output_codes(p, k, mem);
+Tensor read_output(const NetProgram& p, std::size_t k, const models::ops::Memory& mem,
+                   std::size_t slot) {
+  const std::vector<std::int32_t> codes = read_output_codes(p, k, mem, slot);
   const NetTensor& t = p.outputs[k];
   const double step = t.quant.step();
   std::vector<float> v(codes.size());
@@ -241,17 +244,19 @@ LayerGolden run_layer_model(const NetProgram& p, std::size_t i, models::ops::Mem
 ImageRun run_image(const NetProgram& p, const Tensor& batch, std::size_t index,
                    models::ops::Memory& device, Mmio& mmio, GroupState& groups,
                    models::ops::Memory& golden, Schedule schedule) {
-  write_input(p, batch, index, device);
+  write_batch_input(p, batch, index, device);
   program_network(p, mmio, groups, schedule);
-  write_input(p, batch, index, golden);
+  write_batch_input(p, batch, index, golden);
   ImageRun r;
   r.layers = run_network_model(p, golden);
   r.differing_output = p.outputs.size();
-  for (std::size_t k = 0; k < p.outputs.size(); ++k) {
-    if (read_output_codes(p, k, device) != read_output_codes(p, k, golden)) {
-      r.differing_output = k;
-      break;
+  for (std::size_t slot = 0; slot < p.images; ++slot) {
+    bool exact = true;
+    for (std::size_t k = 0; k < p.outputs.size() && exact; ++k) {
+      exact = read_output_codes(p, k, device, slot) == read_output_codes(p, k, golden, slot);
+      if (!exact) r.differing_output = std::min(r.differing_output, k);
     }
+    r.exact_images += exact ? 1 : 0;
   }
   return r;
 }

@@ -31,11 +31,14 @@ void write_input(const NetProgram& p, const models::graph::Tensor& batch, std::s
                  models::ops::Memory& mem);
 
 // Output `k` read from memory: its codes (in ONNX's C order) ...
+// `slot`: which image of a program of several (NetProgram::images, batch.hpp).
 [[nodiscard]] std::vector<std::int32_t> read_output_codes(const NetProgram& p, std::size_t k,
-                                                          const models::ops::Memory& mem);
+                                                          const models::ops::Memory& mem,
+                                                          std::size_t slot = 0);
 // ... and dequantized (code * step), with the output's ONNX shape (N = 1).
 [[nodiscard]] models::graph::Tensor read_output(const NetProgram& p, std::size_t k,
-                                                const models::ops::Memory& mem);
+                                                const models::ops::Memory& mem,
+                                                std::size_t slot = 0);
 
 // Each unit's next register group (NVDLA's ping-pong groups): kept across runs of a program on
 // one device, whose consumer pointers advance with every layer.
@@ -69,10 +72,12 @@ std::vector<LayerGolden> run_network_model(const NetProgram& p, models::ops::Mem
 // One image on a device and on models/: image `index` of `batch` written into `device` and into
 // `golden` (both with the constants loaded), every layer programmed through `mmio` and run through
 // models/ on `golden`. Returns each layer's golden and the first output whose codes differ between
-// the two memories (outputs.size() when none does).
+// the two memories (outputs.size() when none does). A program of several images (batch.hpp) runs
+// images index .. index + p.images - 1; each is compared.
 struct ImageRun {
   std::vector<LayerGolden> layers;
   std::size_t differing_output = 0;
+  std::size_t exact_images = 0;  // images whose outputs all equal the golden's
 };
 ImageRun run_image(const NetProgram& p, const models::graph::Tensor& batch, std::size_t index,
                    models::ops::Memory& device, Mmio& mmio, GroupState& groups,

@@ -121,6 +121,7 @@ struct NetOptions {
   std::string schedule = "overlap";  // --schedule serial|overlap
   std::string compare;               // --compare CONFIG
   bool timing_only = false;          // --timing-only
+  unsigned batch = 1;                // --batch N (firmware/net/batch.hpp)
 };
 void add_net_command(CLI::App& app, NetOptions& opts);
 // Exit status: 0 when every image's outputs equal the quantized reference executor's.

@@ -34,6 +34,7 @@
 #include "models/io/tensor_file.hpp"
 #include "octasim/version.hpp"
 #include "sim/app/commands.hpp"
+#include "sim/app/net_batch.hpp"
 #include "sim/app/net_data.hpp"
 #include "sim/app/net_run.hpp"
 #include "sim/core/hw_config.hpp"
@@ -78,7 +79,8 @@ struct Prepared {
   std::size_t calibration_images = 0;
 };
 
-Prepared prepare(const NetCommonOptions& o, const std::string& input, std::size_t limit) {
+Prepared prepare(const NetCommonOptions& o, const std::string& input, std::size_t limit,
+                 unsigned batch = 1) {
   Prepared p;
   try {
     p.hw = load_hw_config(o.config);
@@ -87,7 +89,7 @@ Prepared prepare(const NetCommonOptions& o, const std::string& input, std::size_
   }
   try {
     p.net = fn::prepare_network(firmware::load_onnx(o.model), p.hw);
-    p.images = input.empty() ? fn::random_images(p.net.plan, limit == 0 ? 1 : limit)
+    p.images = input.empty() ? fn::random_images(p.net.plan, limit == 0 ? batch : limit)
                              : fn::as_input_batch(p.net.plan, read_data_file(input, limit));
     Tensor calib = p.images;
     if (!o.calib_data.empty()) {
@@ -98,8 +100,9 @@ Prepared prepare(const NetCommonOptions& o, const std::string& input, std::size_
     calib = fn::slice_batch(calib, 0, p.calibration_images);
     fn::CalibrationTable table;
     if (!o.calibration_table.empty()) table = fn::read_calibration_table(o.calibration_table);
-    fn::quantize_network(p.net, p.hw, calib, quant_options(o),
-                         o.calibration_table.empty() ? nullptr : &table,
+    fn::QuantOptions q = quant_options(o);
+    q.fc_batch = batch;
+    fn::quantize_network(p.net, p.hw, calib, q, o.calibration_table.empty() ? nullptr : &table,
                          fn::PlacementOptions{!o.no_cvsram});
     if (!o.save_calibration.empty()) {
       fn::write_calibration_table(o.save_calibration, p.net.program.table);
@@ -340,24 +343,40 @@ void add_net_command(CLI::App& app, NetOptions& o) {
                   "also compile the network for this configuration, time one inference on it "
                   "and print both configurations' per-layer cycles side by side");
   cmd->add_flag("--timing-only", o.timing_only,
-                "time image 0 on the cycle-level device and stop (the other images only "
-                "calibrate); what --compare runs for its second configuration");
+                "time image 0 (with --batch N, the first batch) on the cycle-level device and "
+                "stop (the other images only calibrate); what --compare runs for its second "
+                "configuration");
   cmd->add_option("--schedule", o.schedule,
                   "overlap (default): a layer is programmed as soon as the layers it depends on "
                   "are done, so independent layers run on different engines at once; serial: "
                   "each layer awaited before the next is programmed")
       ->check(CLI::IsMember({"serial", "overlap"}));
   cmd->add_flag("!--no-progress", o.progress, "no progress line on stderr");
+  cmd->add_option("--batch", o.batch,
+                  "images per run: the layers before the first fully-connected layer run image "
+                  "after image, the fully-connected layers in multi-batch mode over the N images "
+                  "(weights fetched once per batch; configurations with BATCH, such as nv_full); "
+                  "the images must be a whole number of batches; cycles per frame = the batch's "
+                  "cycles / N")
+      ->check(CLI::Range(1U, 4096U));
 }
 
 int run_net(const NetOptions& o) {
   const auto started = std::chrono::steady_clock::now();
   // Output files are created first: an unwritable path is a usage error before the run.
   create_output_files({o.report, o.timeline, o.output});
-  const Prepared p = prepare(o.common, o.input, o.limit);
+  if (o.batch > 1 && !o.compare.empty()) {
+    throw UsageError("--compare with --batch is not supported (compare one image per run)");
+  }
+  const Prepared p = prepare(o.common, o.input, o.limit, o.batch);
   const fn::NetProgram& prog = p.net.program;
-  // --timing-only: the images calibrate; only image 0 runs.
-  const std::size_t count = o.timing_only ? 1 : static_cast<std::size_t>(p.images.shape[0]);
+  // --timing-only: the images calibrate; only image 0 (the first batch) runs.
+  const std::size_t count =
+      o.timing_only ? prog.images : static_cast<std::size_t>(p.images.shape[0]);
+  if (count % prog.images != 0) {
+    throw UsageError(
+        fmt::format("--batch {}: {} images are not a whole number of batches", prog.images, count));
+  }
   const std::string calibration =
       o.common.calibration_table.empty()
           ? fmt::format("{} ({} image{})", fn::calibration_name(prog.options.calibration),
@@ -400,7 +419,11 @@ int run_net(const NetOptions& o) {
   // time (NVDLA's kernel groups), half INT8's rate.
   const unsigned macs_per_cycle = p.hw.dla.mac_atomic_c * p.hw.dla.mac_atomic_k /
                                   (prog.input.precision == firmware::Precision::kInt8 ? 1 : 2);
-  print_layers(p.net, timing, batch, count, macs_per_cycle);
+  if (prog.images > 1) {
+    print_batch_layers(prog, timing, batch, macs_per_cycle);
+  } else {
+    print_layers(p.net, timing, batch, count, macs_per_cycle);
+  }
 
   if (!o.output.empty()) {
     std::vector<float> all;
@@ -445,19 +468,28 @@ int run_net(const NetOptions& o) {
   // MAC utilization over the whole inference against the array's peak (atomic-C x atomic-K per
   // cycle): network, the ONNX graph's MACs; HW, the MACs the device performs (grouped
   // convolutions run dense).
-  fmt::print("{}\nmacs: {}\n", fn::placement_summary(prog.placement), prog.network_macs());
-  if (prog.macs() != prog.network_macs()) fmt::print("device macs: {}\n", prog.macs());
+  fmt::print("{}\nmacs: {}\n", fn::placement_summary(prog.placement),
+             prog.network_macs() / prog.images);  // per image
+  if (prog.macs() != prog.network_macs())
+    fmt::print("device macs: {}\n", prog.macs() / prog.images);
   const auto utilization = [&](std::uint64_t macs) {
     return timing.cycles == 0 ? 0.0
                               : 100.0 * static_cast<double>(macs) /
                                     (static_cast<double>(timing.cycles) * macs_per_cycle);
   };
-  const double ms = static_cast<double>(timing.cycles) / (p.hw.clock_mhz * 1e3);
-  fmt::print("cycles: {} per inference ({:.3f} ms at {} MHz)\n", timing.cycles, ms, p.hw.clock_mhz);
+  // A batched program: the batch's cycles, per frame those / N.
+  const double frame = static_cast<double>(timing.cycles) / prog.images;
+  const double ms = frame / (p.hw.clock_mhz * 1e3);
+  if (prog.images > 1) {
+    fmt::print("cycles: {} per batch of {} images, {:.0f} per frame ({:.3f} ms at {} MHz)\n",
+               timing.cycles, prog.images, frame, ms, p.hw.clock_mhz);
+  } else {
+    fmt::print("cycles: {} per inference ({:.3f} ms at {} MHz)\n", timing.cycles, ms,
+               p.hw.clock_mhz);
+  }
   fmt::print("MAC utilization: HW {:.1f}%, network {:.1f}%\n", utilization(prog.macs()),
              utilization(prog.network_macs()));
-  const double fps =
-      timing.cycles == 0 ? 0.0 : p.hw.clock_mhz * 1e6 / static_cast<double>(timing.cycles);
+  const double fps = timing.cycles == 0 ? 0.0 : p.hw.clock_mhz * 1e6 / frame;
   fmt::print("fps: {:.1f} (at {} MHz)\n", fps, p.hw.clock_mhz);
   if (!o.compare.empty()) compare_configurations(o, p, timing);
   const double host =

@@ -38,17 +38,20 @@ BatchRunner::BatchRunner(const fn::NetProgram& prog, const Tensor& images, trace
 
 void BatchRunner::run(std::size_t first, std::size_t count, bool progress) {
   const auto started = std::chrono::steady_clock::now();
-  for (std::size_t i = first; i < first + count; ++i) {
+  const std::size_t step = prog_.images;  // a batched program runs that many images
+  for (std::size_t i = first; i < first + count; i += step) {
     const fn::ImageRun run =
         fn::run_image(prog_, images_, i, memory_, mmio_, groups_, golden_, schedule_);
     for (std::size_t l = 0; l < run.layers.size(); ++l) {
       r_.saturations[l] += run.layers[l].saturations;
       r_.clip_sum[l] += static_cast<double>(run.layers[l].clip);
     }
-    r_.bit_exact += run.differing_output == prog_.outputs.size() ? 1 : 0;
-    r_.outputs.push_back(fn::read_output(prog_, 0, memory_));
+    r_.bit_exact += run.exact_images;
+    for (std::size_t b = 0; b < step; ++b) {
+      r_.outputs.push_back(fn::read_output(prog_, 0, memory_, b));
+    }
     if (progress && std::chrono::steady_clock::now() - started > std::chrono::seconds(2) &&
-        (i % 50 == 0 || i + 1 == first + count)) {
+        (i % 50 < step || i + step == first + count)) {
       fmt::print(stderr, "\r\033[Koctasim: image {} of {}", i + 1, first + count);
       std::fflush(stderr);
     }
@@ -147,7 +150,7 @@ Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const H
   BatchRunner runner(prog, images, device, timeout, schedule);
   Timing t;
   const std::uint64_t start = device.cycle();
-  runner.run(0, 1, false);
+  runner.run(0, prog.images, false);  // one image, or one batch of a batched program
   // Each DLA layer record's program layer, and the PPU's kernel records.
   const auto& layers = soc.dla().layers();
   const std::vector<std::size_t> owners = record_owners(prog, layers);
@@ -182,7 +185,7 @@ Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const H
   info.generator = fmt::format("octasim {}", kVersion);
   info.trace = out.model;
   info.checks_passed = runner.result().bit_exact;
-  info.checks_failed = 1 - runner.result().bit_exact;
+  info.checks_failed = prog.images - runner.result().bit_exact;
   info.trace_cycles = t.cycles;
   info.compute_cycles = t.cycles;
   t.report = report::build(soc, info);
@@ -201,11 +204,9 @@ Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const H
                           {"bound", t.layers[i].bound.name},
                           {"bound_share", t.layers[i].bound.share}});
   }
-  t.report["network"] = {{"layers", std::move(net_layers)},
-                         {"cycles", t.cycles},
-                         {"clock_mhz", hw.clock_mhz},
-                         {"macs", prog.network_macs()},
-                         {"device_macs", prog.macs()}};
+  t.report["network"] = {{"layers", std::move(net_layers)}, {"cycles", t.cycles},
+                         {"images", prog.images},           {"clock_mhz", hw.clock_mhz},
+                         {"macs", prog.network_macs()},     {"device_macs", prog.macs()}};
   try {
     if (!out.report.empty()) report::write(t.report, out.report);
     if (timeline) {
@@ -216,7 +217,7 @@ Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const H
     throw UsageError(e.what());
   }
   if (batch != nullptr) {
-    runner.run(1, count - 1, progress);
+    runner.run(prog.images, count - prog.images, progress);
     *batch = runner.result();
   }
   return t;

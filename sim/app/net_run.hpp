@@ -37,7 +37,8 @@ class BatchRunner {
  public:
   BatchRunner(const firmware::net::NetProgram& prog, const models::graph::Tensor& images,
               trace::Device& device, std::uint64_t timeout, firmware::net::Schedule schedule);
-  // Images [first, first + count); `progress`: a progress line on stderr for long runs.
+  // Images [first, first + count) (a batched program: a whole number of its batches);
+  // `progress`: a progress line on stderr for long runs.
   void run(std::size_t first, std::size_t count, bool progress);
   [[nodiscard]] BatchResult& result() { return r_; }
 
@@ -71,8 +72,9 @@ struct LayerTime {
 // One inference timed on the cycle-level device.
 struct Timing {
   std::vector<LayerTime> layers;
-  std::uint64_t cycles = 0;  // the inference: its first register write to its last layer's end
-  nlohmann::json report;     // report::build of the inference, layers annotated with ONNX nodes
+  // The inference (a batched program's batch): its first register write to its last layer's end.
+  std::uint64_t cycles = 0;
+  nlohmann::json report;  // report::build of the inference, layers annotated with ONNX nodes
 };
 
 // What the cycle-level run writes besides the summary.
@@ -82,8 +84,9 @@ struct CycleOutputs {
   std::string timeline;  // --timeline FILE.json: the first inference's timeline
 };
 
-// The cycle-level device: image 0 timed, then, with `batch`, images 1..count-1 of the batch on
-// the same device (their results into *batch, image 0's included).
+// The cycle-level device: image 0 timed (a batched program, firmware/net/batch.hpp: images
+// 0..prog.images-1, one run), then, with `batch`, the other images up to `count` on the same
+// device (their results into *batch, the timed images' included).
 Timing run_cycle_level(const firmware::net::NetProgram& prog, const models::graph::Tensor& images,
                        const HwConfig& hw, std::uint64_t timeout, firmware::net::Schedule schedule,
                        BatchResult* batch, std::size_t count, bool progress,
