@@ -19,7 +19,7 @@ Command line (Agg backend, no display needed; the format follows --out's extensi
         [--kind roofline|bounds|utilization|compare] [--metric macs|ops] --out fig.svg
 
 A missing or malformed report, an unknown kind or an unwritable output prints one line
-`octasim.plot: error: ...` on stderr and exits with status 2.
+`python3 -m octasim.plot: error: ...` on stderr and exits with status 2.
 """
 
 import argparse
@@ -35,6 +35,7 @@ __all__ = ["ReportError", "load_report", "roofline", "cycles_by_bound", "utiliza
            "main"]
 
 KINDS = ("roofline", "bounds", "utilization", "compare")
+PROG = "python3 -m octasim.plot"
 
 
 class ReportError(ValueError):
@@ -45,12 +46,39 @@ class ReportError(ValueError):
 # Reading a report
 
 
+class _Report(dict):
+    """A report checked by load_report; `source` names it in error messages."""
+
+    source = "report"
+
+
+def _type_name(value):
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+            type(None): "null"}.get(type(value), "a number")
+
+
+def _expect(obj, key, kind, where, required=False):
+    """Checks obj[key] is of JSON type `kind` (dict, list, str, bool; absent is fine unless
+    required)."""
+    if key not in obj:
+        if required:
+            raise ReportError(f"{where}: missing \"{key}\"")
+        return
+    value = obj[key]
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+        raise ReportError(f"{where}: \"{key}\" must be {_type_name(kind())}, "
+                          f"got {_type_name(value)}")
+
+
 def load_report(report):
     """The report as a dict: `report` itself when it is one, else the JSON file at that path.
 
-    Checks what every figure relies on: a JSON object with "schema_version": 1, a "result"
-    object and a "layers" array of objects. Raises ReportError naming the file (and line and
-    column for malformed JSON)."""
+    Checks what the figures rely on: a JSON object with "schema_version": 1, a "result" object,
+    a "layers" array of objects each with an "engine" name and "cycles", and the JSON types of
+    the other fields the figures read. Raises ReportError naming the file (and the line and
+    column of malformed JSON) and what was expected."""
+    if isinstance(report, _Report):
+        return report
     if isinstance(report, dict):
         name = "report"
         data = report
@@ -71,24 +99,38 @@ def load_report(report):
     else:
         raise ReportError(f"a report must be a dict or a path, not {type(report).__name__}")
     if not isinstance(data, dict):
-        raise ReportError(f"{name}: expected a JSON object (an octasim report), "
-                          f"got {type(data).__name__}")
+        raise ReportError(f"{name}: expected a JSON object (an octasim run report), "
+                          f"got {_type_name(data)}")
     version = data.get("schema_version")
-    if version != 1:
+    if version != 1 or isinstance(version, bool):
         raise ReportError(f"{name}: expected \"schema_version\": 1 (an octasim run report), "
                           f"got {json.dumps(version)}")
-    if not isinstance(data.get("result"), dict):
-        raise ReportError(f"{name}: expected a \"result\" object")
-    layers = data.get("layers")
-    if not isinstance(layers, list):
-        raise ReportError(f"{name}: expected a \"layers\" array")
-    for i, layer in enumerate(layers):
+    _expect(data, "result", dict, name, required=True)
+    _expect(data, "layers", list, name, required=True)
+    for key in ("config", "dram", "cvsram"):
+        _expect(data, key, dict, name)
+    _expect(data, "trace", str, name)
+    for i, layer in enumerate(data["layers"]):
+        where = f"{name}: layers[{i}]"
         if not isinstance(layer, dict):
-            raise ReportError(f"{name}: layers[{i}]: expected an object")
-        for key in ("engine", "cycles"):
-            if key not in layer:
-                raise ReportError(f"{name}: layers[{i}]: missing \"{key}\"")
-    return data
+            raise ReportError(f"{where}: expected an object, got {_type_name(layer)}")
+        _expect(layer, "engine", str, where, required=True)
+        _number(layer, "cycles", where)
+        if "index" in layer:
+            _number(layer, "index", where)
+        for key in ("roofline", "mac_utilization", "counters"):
+            _expect(layer, key, dict, where)
+        _expect(layer, "units", list, where)
+        _expect(layer, "onnx_nodes", str, where)
+        _expect(layer, "finished", bool, where)
+        for k, unit in enumerate(layer.get("units", [])):
+            if not isinstance(unit, dict):
+                raise ReportError(f"{where}.units[{k}]: expected an object, got "
+                                  f"{_type_name(unit)}")
+            _expect(unit, "name", str, f"{where}.units[{k}]", required=True)
+    checked = _Report(data)
+    checked.source = name
+    return checked
 
 
 def _number(obj, key, where, default=None):
@@ -168,7 +210,7 @@ def roofline_points(report, metric="macs"):
         peak = float(config["mac_atomic_c"]) * float(config["mac_atomic_k"])
         roofs[peak] = f"MAC array {peak:g} MACs/cycle"
     for i, layer in enumerate(report["layers"]):
-        where = f"layers[{i}]"
+        where = f"{report.source}: layers[{i}]"
         roof = layer.get("roofline", {})
         if metric == "macs":
             if "macs" not in layer:
@@ -279,23 +321,31 @@ BOUND_SEGMENTS = (
 )
 
 
+# The unit whose busy cycles are the engine's datapath busy cycles.
+DATAPATH_UNITS = ("CSC", "core", "datapath")
+
+
 def bound_segments(report):
     """Each layer's cycles split as cycles_by_bound() stacks them: the datapath's busy cycles
-    (the layer's units: CONV's CSC, an SDP/PDP/CDP/OCTAV "core"; else the engine's busy_cycles
-    counter), its read_stall_cycles and write_stall_cycles, and the rest of the layer's cycles
-    ("other", never below 0). Returns a list of (label, {segment gid prefix: cycles}, bound)."""
+    (the engine's counter dla.ENGINE.busy_cycles — CONV: the CSC issuing packages, SDP/PDP/CDP:
+    the core, OCTAV: the datapath — else that unit's busy_cycles), the layer's read_stall_cycles
+    and write_stall_cycles (the datapath waiting for input, for room towards the output), and
+    the rest of its cycles ("other": pipeline fill and drain, DMA latency; never below 0).
+    Returns a list of (tick label, {segment gid prefix: cycles}, roofline bound)."""
     report = load_report(report)
     rows = []
     for i, layer in enumerate(report["layers"]):
-        where = f"layers[{i}]"
+        where = f"{report.source}: layers[{i}]"
         cycles = _number(layer, "cycles", where)
-        busy = None
-        for unit in layer.get("units", []):
-            if isinstance(unit, dict) and unit.get("name") in ("CSC", "core"):
-                busy = _number(unit, "busy_cycles", where + f".units[{unit['name']}]")
-        if busy is None:
-            counters = layer.get("counters", {})
-            busy = _number(counters, f"dla.{layer['engine']}.busy_cycles", where + ".counters", 0)
+        counters = layer.get("counters", {})
+        busy = counters.get(f"dla.{layer['engine']}.busy_cycles")
+        if busy is not None:
+            busy = _number(counters, f"dla.{layer['engine']}.busy_cycles", where + ".counters")
+        else:
+            busy = 0.0  # an unfinished layer's counters are empty
+            for unit in layer.get("units", []):
+                if isinstance(unit, dict) and unit.get("name") in DATAPATH_UNITS:
+                    busy = _number(unit, "busy_cycles", where + f".units[{unit['name']}]")
         read = _number(layer, "read_stall_cycles", where, 0)
         write = _number(layer, "write_stall_cycles", where, 0)
         other = max(0.0, cycles - busy - read - write)
@@ -345,18 +395,16 @@ def unit_utilization(report, over="run"):
     if over not in ("run", "active"):
         raise ValueError(f"over must be 'run' or 'active', not {over!r}")
     report = load_report(report)
-    trace = _number(report["result"], "trace_cycles", "result")
+    trace = _number(report["result"], "trace_cycles", f"{report.source}: result")
     busy, engine_cycles = {}, {}
     for i, layer in enumerate(report["layers"]):
         engine = layer["engine"]
-        engine_cycles[engine] = engine_cycles.get(engine, 0.0) + _number(layer, "cycles",
-                                                                         f"layers[{i}]")
+        where = f"{report.source}: layers[{i}]"
+        engine_cycles[engine] = engine_cycles.get(engine, 0.0) + _number(layer, "cycles", where)
         for unit in layer.get("units", []):
-            if not isinstance(unit, dict) or not isinstance(unit.get("name"), str):
-                raise ReportError(f"layers[{i}].units: expected objects with a \"name\"")
             name = f"{engine}.{unit['name']}"
             busy[name] = busy.get(name, 0.0) + _number(unit, "busy_cycles",
-                                                       f"layers[{i}].units[{unit['name']}]")
+                                                       f"{where}.units[{unit['name']}]")
     rows = []
     for name, cycles in busy.items():
         denom = trace if over == "run" else engine_cycles[name.split(".")[0]]
@@ -364,7 +412,8 @@ def unit_utilization(report, over="run"):
     for key, name in (("dram", "DRAM"), ("cvsram", "CV-SRAM")):
         mem = report.get(key)
         if isinstance(mem, dict) and "busy_cycles" in mem:
-            rows.append((name, _number(mem, "busy_cycles", key) / trace if trace > 0 else 0.0))
+            cycles = _number(mem, "busy_cycles", f"{report.source}: {key}")
+            rows.append((name, cycles / trace if trace > 0 else 0.0))
     return rows
 
 
@@ -419,12 +468,11 @@ def matched_layers(report_a, report_b):
         cb = None
         if other is not None:
             used.add(key)
-            cb = _number(other[1], "cycles", f"B layers[{other[0]}]")
-        rows.append((_label(layer, i), _number(layer, "cycles", f"A layers[{i}]"), cb))
+            cb = float(other[1]["cycles"])
+        rows.append((_label(layer, i), float(layer["cycles"]), cb))
     for key, i, layer in keyed(b):
         if key not in used:
-            rows.append((_label(layer, i) + " (B)", None,
-                         _number(layer, "cycles", f"B layers[{i}]")))
+            rows.append((_label(layer, i) + " (B)", None, float(layer["cycles"])))
     return rows
 
 
@@ -456,8 +504,8 @@ def compare(report_a, report_b, ax=None, labels=None):
     ax.set_ylabel("cycles")
     top = max([v for r in rows for v in r[1:] if v is not None] + [1.0])
     ax.set_ylim(0, top * 1.15)
-    ta = _number(a["result"], "trace_cycles", "A result")
-    tb = _number(b["result"], "trace_cycles", "B result")
+    ta = _number(a["result"], "trace_cycles", f"{a.source}: result")
+    tb = _number(b["result"], "trace_cycles", f"{b.source}: result")
     ratio = f", x{tb / ta:.2f}" if ta > 0 else ""
     ax.set_title(f"cycles per layer: A {ta:.0f}, B {tb:.0f} trace cycles{ratio}")
     ax.legend(fontsize=8)
@@ -470,7 +518,7 @@ def compare(report_a, report_b, ax=None, labels=None):
 
 def _parser():
     p = argparse.ArgumentParser(
-        prog="python3 -m octasim.plot",
+        prog=PROG,
         description="Draw a figure of an octasim run report (octasim run|demo|net --report).")
     p.add_argument("reports", nargs="+", metavar="REPORT.json",
                    help="the report; two for --kind compare")
@@ -488,7 +536,7 @@ def _parser():
 
 
 def _error(message):
-    print(f"octasim.plot: error: {message}", file=sys.stderr)
+    print(f"{PROG}: error: {message}", file=sys.stderr)
     return 2
 
 
@@ -502,7 +550,7 @@ def main(argv=None):
     try:
         import matplotlib
     except ImportError:
-        print("octasim.plot: error: matplotlib is not installed (Debian: python3-matplotlib)",
+        print(f"{PROG}: error: matplotlib is not installed (Debian: python3-matplotlib)",
               file=sys.stderr)
         return 1
     matplotlib.use("Agg")
