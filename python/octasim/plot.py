@@ -4,7 +4,8 @@ Pure Python: NumPy and matplotlib (Debian python3-matplotlib); it never loads oc
 extension, so it also works on reports copied to another machine.
 
     roofline(report, ax=None, metric="macs")   the layers on the configuration's roofline
-    cycles_by_bound(report, ax=None)          each layer's cycles split by what the datapath did
+    cycles_by_bound(report, ax=None, level="hardware")
+                                              each layer's cycles split by what bounded them
     utilization(report, ax=None, over="run")  busy share of every unit, the DRAM and the CV-SRAM
     compare(report_a, report_b, ax=None)      per-layer cycles of two reports side by side
 
@@ -16,7 +17,8 @@ Each drawn layer, unit or bar carries a matplotlib gid (layer-3, busy-3, unit-CO
 Command line (Agg backend, no display needed; the format follows --out's extension):
 
     python3 -m octasim.plot REPORT.json [REPORT_B.json]
-        [--kind roofline|bounds|utilization|compare] [--metric macs|ops] --out fig.svg
+        [--kind roofline|bounds|utilization|compare] [--metric macs|ops]
+        [--level hardware|network] [--over run|active] --out fig.svg
 
 A missing or malformed report, an unknown kind or an unwritable output prints one line
 `python3 -m octasim.plot: error: ...` on stderr and exits with status 2.
@@ -355,10 +357,70 @@ def bound_segments(report):
     return rows
 
 
-def cycles_by_bound(report, ax=None):
-    """Per layer a bar of its cycles stacked by what bounded them (bound_segments), with the
-    report's roofline bound (math/memory) above each bar."""
+_NETWORK_BOUND_COLORS = {"compute": "tab:blue", "DRAM": "tab:orange", "SRAM": "tab:olive",
+                         "CBUF refill": "tab:purple", "delivery": "tab:red"}
+
+
+def network_bounds(report):
+    """The network's layers of an `octasim net` report (its "network" section): [(tick label,
+    cycles, bound name, share)] — the bound is what `octasim net` prints: the largest of compute,
+    DRAM, SRAM, CBUF refill and delivery, `share` that quantity over the layer's cycles (the
+    DRAM/SRAM estimate can exceed 1 on split layers)."""
     report = load_report(report)
+    net = report.get("network")
+    if not isinstance(net, dict) or not isinstance(net.get("layers"), list):
+        raise ReportError(f"{report.source}: no \"network\" section (a report of octasim net "
+                          f"has one; octasim run's has not)")
+    rows = []
+    for k, layer in enumerate(net["layers"]):
+        where = f"{report.source}: network.layers[{k}]"
+        if not isinstance(layer, dict):
+            raise ReportError(f"{where}: expected an object, got {_type_name(layer)}")
+        _expect(layer, "bound", str, where, required=True)
+        _expect(layer, "engine", str, where)
+        _expect(layer, "onnx_nodes", str, where)
+        label = {"index": _number(layer, "layer", where, k), "engine": layer.get("engine", "?"),
+                 "onnx_nodes": layer.get("onnx_nodes")}
+        label["index"] = int(label["index"])
+        rows.append((_label(label, k), _number(layer, "cycles", where), layer["bound"],
+                     _number(layer, "bound_share", where)))
+    return rows
+
+
+def _network_cycles_by_bound(report, ax):
+    rows = network_bounds(report)
+    ax = _axes(ax, (max(6.0, 0.7 * len(rows) + 2), 5))
+    pos = np.arange(len(rows))
+    shown = set()
+    for k, (_, cycles, bound, share) in enumerate(rows):
+        part = cycles * min(max(share, 0.0), 1.0)
+        color = _NETWORK_BOUND_COLORS.get(bound, "tab:gray")
+        ax.bar(pos[k], part, 0.7, color=color, gid=f"bound-{k}",
+               label=bound if bound not in shown else None)
+        shown.add(bound)
+        ax.bar(pos[k], cycles - part, 0.7, bottom=part, color="0.85", gid=f"rest-{k}",
+               label="rest of the layer's cycles" if k == len(rows) - 1 else None)
+        ax.annotate(f"{bound} {100.0 * share:.0f}%", (pos[k], cycles),
+                    textcoords="offset points", xytext=(0, 3), ha="center", fontsize=7)
+    ax.set_xticks(pos, [r[0] for r in rows], fontsize=8)
+    ax.set_xlabel("network layer")
+    ax.set_ylabel("cycles")
+    ax.set_ylim(0, max([r[1] * 1.12 for r in rows] + [1.0]))
+    ax.set_title(f"cycles per network layer by bound: {_title(report)}")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def cycles_by_bound(report, ax=None, level="hardware"):
+    """level "hardware": per hardware layer a bar of its cycles stacked by what the datapath
+    did (bound_segments), with the report's roofline bound (math/memory) above each bar.
+    level "network" (reports of octasim net): per network layer a bar of its cycles, the share
+    its bound accounts for coloured by the bound (network_bounds), the rest grey."""
+    if level not in ("hardware", "network"):
+        raise ValueError(f"level must be 'hardware' or 'network', not {level!r}")
+    report = load_report(report)
+    if level == "network":
+        return _network_cycles_by_bound(report, ax)
     rows = bound_segments(report)
     ax = _axes(ax, (max(6.0, 0.7 * len(rows) + 2), 5))
     pos = np.arange(len(rows))
@@ -527,6 +589,9 @@ def _parser():
                         "by bound), utilization (per unit), compare (default with two reports)")
     p.add_argument("--metric", choices=("macs", "ops"), default="macs",
                    help="roofline units: MACs (CONV layers) or the report's ops (every layer)")
+    p.add_argument("--level", choices=("hardware", "network"), default="hardware",
+                   help="bounds: per hardware layer (the datapath's busy and stall cycles) or "
+                        "per network layer (octasim net's bound and its share)")
     p.add_argument("--over", choices=("run", "active"), default="run",
                    help="utilization: busy cycles over the trace's cycles, or over the "
                         "engine's layers' cycles")
@@ -570,7 +635,7 @@ def main(argv=None):
             if kind == "roofline":
                 ax = roofline(reports[0], metric=args.metric)
             elif kind == "bounds":
-                ax = cycles_by_bound(reports[0])
+                ax = cycles_by_bound(reports[0], level=args.level)
             elif kind == "utilization":
                 ax = utilization(reports[0], over=args.over)
             else:

@@ -5,7 +5,8 @@ plot_tests.py CHECK OCTASIM WORKDIR [NVDLA_DIR]
   trace    an NVDLA trace (dc_6x8x192_3x3x192x32_int8_0) run with --report, then
            `python3 -m octasim.plot` for roofline, bounds and utilization: each SVG is XML with
            one element per layer / unit, its axis labels, and geometry matching the report
-  net      the same for `octasim net` on lenet5 (7 hardware layers, 5 with MACs)
+  net      the same for `octasim net` on lenet5 (7 hardware layers, 5 with MACs), and the
+           bounds per network layer (--level network)
   demo     the built-in demo (CONV, PDP, CDP, OCTAV, SDP, SDP): the roofline in ops has a point
            per layer, the stacked bars and unit bars match the report's counters
   compare  the trace on nv_small and at half its DRAM bandwidth: paired bars, B slower
@@ -260,7 +261,29 @@ def check_net(octasim, work):
     svg = Svg(os.path.join(work, "bounds.svg"))
     svg.need_text("conv1", "conv2", "fc1", "fc2", "fc3")  # tick labels name the ONNX nodes
     check_utilization(report, work)
-    print(f"lenet5: {len(layers)} layers, {n} with MACs")
+    # Per network layer: a bar of its cycles, the bound's share of them, the bound named.
+    net = load(report)["network"]["layers"]
+    if len(net) != 5:
+        fail(f"lenet5: {len(net)} network layers, expected 5")
+    out = os.path.join(work, "network.svg")
+    plot([report, "--kind", "bounds", "--level", "network", "--out", out])
+    svg = Svg(out)
+    if svg.ids(r"bound-\d+") != [f"bound-{k}" for k in range(5)] or \
+            svg.ids(r"rest-\d+") != [f"rest-{k}" for k in range(5)]:
+        fail(f"{out}: bars {svg.ids(r'(bound|rest)-.*')}, expected 2 x 5")
+    svg.need_text("network layer", "cycles")
+    scale = None
+    for k, layer in enumerate(net):
+        b, r = svg.box(f"bound-{k}"), svg.box(f"rest-{k}")
+        height = max(b[3], r[3]) - min(b[1], r[1])
+        if scale is None:
+            scale = height / layer["cycles"]
+        close(height, scale * layer["cycles"], 2e-3, f"network layer {k} bar")
+        part = min(layer["bound_share"], 1.0) * layer["cycles"]
+        if abs((b[3] - b[1]) - scale * part) > 0.01 + 2e-3 * scale * part:
+            fail(f"network layer {k}: bound bar {b[3] - b[1]} px for {part} cycles")
+        svg.need_text(f"{layer['bound']} {100 * layer['bound_share']:.0f}%")
+    print(f"lenet5: {len(layers)} layers, {n} with MACs, {len(net)} network layers")
 
 
 def check_demo(octasim, work):
@@ -338,6 +361,8 @@ def check_errors(octasim, work):
         r"cycles\.json: layers\[2\]: \"cycles\" must be a finite number")
     bad([write("nolayers.json", json.dumps({k: v for k, v in data.items() if k != "layers"}))],
         r"nolayers\.json: missing \"layers\"")
+    bad([good, "--kind", "bounds", "--level", "network"],
+        re.escape(good) + r": no \"network\" section")
     bad([good, "--kind", "pie"], r"invalid choice: 'pie'")
     bad([good, "--kind", "compare"], r"--kind compare takes 2 reports, got 1")
     bad([good, good, "--kind", "bounds"], r"--kind bounds takes 1 report, got 2")
