@@ -11,6 +11,7 @@ packages=(
   clang-format
   libprotobuf-dev libonnx-dev libonnx-testdata
   zlib1g-dev dataset-fashion-mnist
+  python3-numpy python3-matplotlib
 )
 
 missing=()
