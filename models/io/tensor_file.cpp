@@ -96,7 +96,10 @@ std::vector<char> read_file_bytes(const std::string& path) {
 Tensor read_npy(const std::string& path, bool integers) {
   const auto [file, member] = split_member(path);
   const std::vector<char> bytes = read_file_bytes(file);
-  if (is_zip(bytes)) return read_npz(file, member, bytes, integers);
+  // A file named .npy is one, even when it starts like a ZIP archive.
+  if (is_zip(bytes) && (!member.empty() || !ends_with(file, ".npy"))) {
+    return read_npz(file, member, bytes, integers);
+  }
   if (!member.empty() || ends_with(file, ".npz")) {
     fail(file, "not a NumPy .npz archive (expected a ZIP file, starting with PK)");
   }
