@@ -142,8 +142,8 @@ Tensor read_tensor_file(const std::string& path, const std::vector<std::size_t>&
   char head[kMagicLen] = {};
   in.read(head, kMagicLen);
   const bool full = in.gcount() == static_cast<std::streamsize>(kMagicLen);
-  const bool magic =
-      full && (std::memcmp(head, kMagic, kMagicLen) == 0 || (head[0] == 'P' && head[1] == 'K'));
+  const bool magic = full && (std::memcmp(head, kMagic, kMagicLen) == 0 ||
+                              is_zip(std::vector<char>(head, head + kMagicLen)));
   if (magic || file != path || ends_with(path, ".npy") || ends_with(path, ".npz")) {
     if (!raw_shape.empty()) fail(path, "a shape is only for raw float32 files");
     return read_npy(path, true);
