@@ -93,19 +93,45 @@ unsigned choose_pra_truncate(std::uint32_t max_abs_input, Precision precision) {
 
 std::vector<std::uint8_t> conv_winograd_weight_image(const models::ops::ConvWeights& w,
                                                      Precision precision, const ConvHardware& hw) {
-  const models::ops::ConvPrecision p = model_precision(precision);
   models::ops::ConvWeights u;
   try {
-    u = models::ops::winograd_transform_weights(w, p);
+    u = models::ops::winograd_transform_weights(w, model_precision(precision));
   } catch (const std::runtime_error& e) {
     throw FirmwareError(std::string("convolution: ") + e.what());
   }
+  return winograd_weight_image(u, precision, hw);
+}
+
+std::vector<std::uint8_t> winograd_weight_image(const models::ops::ConvWeights& u,
+                                                Precision precision, const ConvHardware& hw) {
+  const models::ops::ConvPrecision p = model_precision(precision);
+  const std::uint32_t channels = models::ops::winograd_channels(u.channels, p);
+  if (u.kernel_width != 4 || u.kernel_height != 4) {
+    throw FirmwareError(
+        fmt::format("convolution: transformed Winograd weights are 4x4 per channel, not {}x{}",
+                    u.kernel_width, u.kernel_height));
+  }
+  const std::int32_t limit = precision == Precision::kInt8 ? 127 : 32767;
+  models::ops::ConvWeights padded(u.kernels, 4, 4, channels);  // zeros beyond u's channels
+  for (std::uint32_t k = 0; k < u.kernels; ++k)
+    for (std::uint32_t y = 0; y < 4; ++y)
+      for (std::uint32_t x = 0; x < 4; ++x)
+        for (std::uint32_t c = 0; c < u.channels; ++c) {
+          const std::int32_t v = u.at(k, y, x, c);
+          if (v < -limit - 1 || v > limit) {
+            throw FirmwareError(fmt::format(
+                "convolution: transformed Winograd weight {} of kernel {} channel {} does not "
+                "fit {}",
+                v, k, c, precision == Precision::kInt8 ? "INT8" : "INT16"));
+          }
+          padded.at(k, y, x, c) = v;
+        }
   const models::ops::ConvWeightLayout layout{hw.mac_atomic_c, hw.mac_atomic_k, p};
-  ImageMemory mem(
-      static_cast<std::size_t>(conv_detail::ceil_div(models::ops::winograd_weight_bytes(u, layout),
-                                                     conv_detail::kWeightAlign) *
-                               conv_detail::kWeightAlign));
-  (void)models::ops::write_winograd_weights(u, 0, layout, mem);
+  ImageMemory mem(static_cast<std::size_t>(
+      conv_detail::ceil_div(models::ops::winograd_weight_bytes(padded, layout),
+                            conv_detail::kWeightAlign) *
+      conv_detail::kWeightAlign));
+  (void)models::ops::write_winograd_weights(padded, 0, layout, mem);
   return mem.take();
 }
 

@@ -47,6 +47,13 @@ void check_winograd_layer(const ConvLayer& l, const ConvHardware& hw, const Conv
 [[nodiscard]] std::vector<std::uint8_t> conv_winograd_weight_image(
     const models::ops::ConvWeights& weights, Precision precision, const ConvHardware& hw);
 
+// Weights already transformed (K x 4 x 4 x C, e.g. quantized by the network compiler in the
+// transformed domain) in the same format, channels zero-padded to C'. Throws FirmwareError when
+// a value does not fit the precision.
+[[nodiscard]] std::vector<std::uint8_t> winograd_weight_image(const models::ops::ConvWeights& u,
+                                                              Precision precision,
+                                                              const ConvHardware& hw);
+
 // run_conv_model's Winograd convolution: the transformed weights read from l.weight_address,
 // models::ops::run_conv_winograd with the layer's PRA and CACC truncation.
 [[nodiscard]] models::ops::ConvResult run_winograd_model(const ConvLayer& l, const ConvModel& m,

@@ -4,7 +4,7 @@
 // program_concat.cpp the channel layouts of Concat, program_sdp.cpp the SDP and PPU layers (ReLU,
 // BatchNormalization, Add/Mul, Quantize/ DequantizeLinear, a layer followed by an element-wise
 // constant, Softmax), program_ew.cpp the element-wise Add at INT8/INT4 (fused into a convolution
-// or on SDP alone) and the affine map.
+// or on SDP alone) and the affine map, winograd.cpp the choice of Winograd mode.
 #pragma once
 
 #include <cstdint>
@@ -81,6 +81,10 @@ class Builder {
 
   ConvLayer lower_conv(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
                        NetLayer& out);
+  // The direct convolution `conv` of `l` in Winograd mode when the compiler uses it there
+  // (winograd.cpp); nullopt: it stays direct.
+  std::optional<ConvLayer> winograd_layer(const PlannedLayer& l, const NetTensor& in,
+                                          const ConvLayer& conv) const;
 
   // `conv` with the pooling `pool` that alone reads its output, on the fly (ConvPoolLayer), or
   // the two through memory where the PDP cannot take SDP's stream. Lowers both; returns true.

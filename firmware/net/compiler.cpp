@@ -139,6 +139,8 @@ nlohmann::json layer_map(const NetProgram& p) {
                       {"unsigned", q.is_unsigned},
                       {"macs", l.macs},
                       {"records", device_records(l).size()}});
+    if (const ConvLayer* conv = layer_conv(l))
+      layers.back()["conv_mode"] = conv->winograd ? "winograd" : "direct";
     if (l.bands > 1) {  // Split H: band `band` of the convolution's `bands` (split.hpp)
       layers.back()["band"] = l.band;
       layers.back()["bands"] = l.bands;

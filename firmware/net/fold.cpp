@@ -2,6 +2,8 @@
 // Builder's steps that fold the graph input's surface.
 #include "firmware/net/fold.hpp"
 
+#include "models/ops/conv_winograd.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -131,10 +133,17 @@ ConvCost conv_cost(const ConvLayer& l, const ConvHardware& hw, double read_bytes
   const std::uint64_t group =
       models::ops::ConvWeightLayout{hw.mac_atomic_c, hw.mac_atomic_k, precision}.group_kernels();
   const std::uint64_t groups = (l.kernels + group - 1) / group;
-  c.packages = std::uint64_t{l.kernel_width} * l.kernel_height *
-               ((l.src.channels + hw.mac_atomic_c - 1) / hw.mac_atomic_c);
   const ConvCubeSize out = conv_output_cube(l);
-  c.csc_cycles = groups * out.width * out.height * c.packages;
+  if (l.winograd) {
+    // One atomic operation per 4 output pixels, one package per 4 of the C' channels
+    // (sim/dla/conv_winograd.cpp winograd_schedule).
+    c.packages = (models::ops::winograd_channels(l.src.channels, precision) + 3) / 4;
+    c.csc_cycles = groups * (std::uint64_t{out.width} * out.height / 4) * c.packages;
+  } else {
+    c.packages = std::uint64_t{l.kernel_width} * l.kernel_height *
+                 ((l.src.channels + hw.mac_atomic_c - 1) / hw.mac_atomic_c);
+    c.csc_cycles = groups * out.width * out.height * c.packages;
+  }
   c.cycles =
       c.csc_cycles + static_cast<std::uint64_t>(std::ceil(static_cast<double>(c.read_bytes) /
                                                           std::max(read_bytes_per_cycle, 1e-9)));

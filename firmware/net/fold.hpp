@@ -83,7 +83,8 @@ void fold_conv_layer(const InputFold& f, ConvLayer& conv, models::ops::ConvWeigh
 // The modelled cost of one convolution (the layer, split in height as split_conv would).
 struct ConvCost {
   bool feasible = false;          // split_conv accepts it
-  std::uint64_t packages = 0;     // CSC packages per output pixel and kernel group
+  std::uint64_t packages = 0;     // CSC packages per atomic operation and kernel group
+                                  // (direct: one output pixel; Winograd: four)
   std::uint64_t csc_cycles = 0;   // kernel groups x output pixels x packages
   std::uint64_t input_bytes = 0;  // the input surface the host writes
   std::uint64_t read_bytes = 0;   // what CDMA reads: band lines and weight fetches

@@ -7,6 +7,7 @@
 
 #include <fmt/core.h>
 
+#include "firmware/dla/conv_winograd.hpp"
 #include "firmware/net/batch.hpp"
 #include "firmware/net/builder.hpp"
 
@@ -26,6 +27,12 @@ std::uint64_t NetProgram::network_macs() const {
 
 bool integer_network(const models::graph::Graph& g) {
   return !g.inputs.empty() && !models::graph::is_float(g.inputs[0].dtype);
+}
+
+const ConvLayer* layer_conv(const NetLayer& l) {
+  if (const auto* conv = std::get_if<ConvLayer>(&l.hw)) return conv;
+  if (const auto* cp = std::get_if<ConvPoolLayer>(&l.hw)) return &cp->conv;
+  return nullptr;
 }
 
 namespace detail {
@@ -325,8 +332,15 @@ ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const 
     throw GraphError(fmt::format("{}: output {}x{} differs from the graph's {}x{}", out.nodes,
                                  oc.width, oc.height, dst.surface.width, dst.surface.height));
   }
-  conv.weight_address =
-      constant(out.nodes + " weights", conv_weight_image(w.codes, elem(), prog_.hw));
+  if (std::optional<ConvLayer> wino = winograd_layer(l, in, conv)) {
+    conv = *wino;
+    w = winograd_conv_weights(g_, l, c, code_bits(options_.precision), options_.weights);
+    if (!in.channel_map.empty())
+      w.codes = spread_input_channels(w.codes, in.channel_map, in.surface.channels);
+  }
+  conv.weight_address = constant(out.nodes + " weights",
+                                 conv.winograd ? winograd_weight_image(w.codes, elem(), prog_.hw)
+                                               : conv_weight_image(w.codes, elem(), prog_.hw));
   if (integer_ && !a.input_zero_point.empty()) {
     // Padded positions hold the zero point: (x - zero point) is 0 there, as ONNX pads.
     conv.pad_value = static_cast<std::int32_t>(g_.initializers.at(a.input_zero_point).at(0));
@@ -335,11 +349,13 @@ ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const 
              : integer_          ? integer_stage(w.bias, a, out.nodes)
              : fp16()            ? fp16_stage(w.bias, a, out.nodes)
                                  : requantization(w, in.quant, dst.quant, a.relu, out.nodes);
-  out.macs =
+  const std::uint64_t dense_macs =
       std::uint64_t{oc.width} * oc.height * conv.kernels * a.kernel_w * a.kernel_h * c.channels;
+  // Winograd: 16 products per 2x2 outputs and channel, 4 per output where direct takes 9.
+  out.macs = conv.winograd ? dense_macs / (a.kernel_w * a.kernel_h) * 4 : dense_macs;
   // A grouped convolution's kernels see C / groups channels each; the dense expansion the
   // device runs multiplies the others by zero.
-  out.network_macs = out.macs / a.groups;
+  out.network_macs = dense_macs / a.groups;
   out.weight_scale_min = *std::min_element(w.scales.begin(), w.scales.end());
   out.weight_scale_max = *std::max_element(w.scales.begin(), w.scales.end());
   return conv;  // push_layer splits it or refuses it (split_conv), before anything runs

@@ -147,6 +147,10 @@ struct NetLayer {
   FeatureSurface whole_output;
 };
 
+// The convolution of a CONV layer (ConvLayer, or the convolution of a ConvPoolLayer); nullptr
+// for the other engines.
+[[nodiscard]] const ConvLayer* layer_conv(const NetLayer& l);
+
 // Bytes the program places in memory before it runs.
 struct ConstantBlob {
   std::uint64_t address = 0;

@@ -45,6 +45,9 @@ struct QuantOptions {
   FoldMode fold = FoldMode::kAuto;
   // Images per run with the fully-connected layers in multi-batch mode (batch.hpp); 1: one image.
   unsigned fc_batch = 1;
+  // 3x3 convolutions in the convolution core's Winograd mode where the hardware and the layer
+  // allow it (program.cpp: Builder::winograd_candidate); false: direct convolution everywhere.
+  bool winograd = true;
 };
 
 // The code bits tensors and weights get at a precision where the datapath allows it (8 at

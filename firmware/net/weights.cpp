@@ -146,6 +146,47 @@ QuantizedWeights fp16_conv_weights(const models::graph::Graph& g, const PlannedL
   return q;
 }
 
+namespace {
+
+// One output channel's `n` float weights as codes in `out` (the quantizer of
+// quantize_conv_weights); returns the channel's scale, 1 for a channel of zeros.
+double quantize_channel(const float* w, std::size_t n, int bits, WeightQuantizer quantizer,
+                        std::int32_t* out) {
+  const int max_code = (1 << (bits - 1)) - 1;
+  double m = 0.0;
+  for (std::size_t i = 0; i < n; ++i) m = std::max(m, std::abs(double{w[i]}));
+  if (m == 0.0) return 1.0;
+  if (quantizer == WeightQuantizer::kMmse) {
+    const models::MmseWeights mm = models::mmse_weight_quantization(w, n, bits);
+    if (!(mm.scale > 0.0)) return 1.0;
+    std::copy(mm.codes.begin(), mm.codes.end(), out);
+    return mm.scale;
+  }
+  // kOctav: the MSE-optimal clip of the channel (the patent's signed B-bit quantizer) in
+  // place of max|w|; codes then saturate at +-max_code.
+  double clip = m;
+  if (quantizer == WeightQuantizer::kOctav) {
+    models::OctavOptions oo;
+    oo.bits = bits;
+    oo.sign = models::Signedness::kSigned;
+    oo.max_iterations = 50;
+    const double s = models::octav(w, n, oo).clip;
+    if (s > 0.0) clip = s;
+  }
+  const double scale = clip / max_code;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double v = double{w[i]} / scale;
+    const double r = v < 0 ? -std::floor(-v + 0.5) : std::floor(v + 0.5);
+    out[i] = static_cast<std::int32_t>(std::clamp(r, -double(max_code), double(max_code)));
+  }
+  return scale;
+}
+
+// (2G) of F(2x2, 3x3), models/ops/conv_winograd.hpp: 4U = (2G) g (2G)^T.
+constexpr double kG2[4][3] = {{2, 0, 0}, {1, 1, 1}, {1, -1, 1}, {0, 0, 2}};
+
+}  // namespace
+
 QuantizedWeights quantize_conv_weights(const models::graph::Graph& g, const PlannedLayer& l,
                                        const Cube& in, int bits, WeightQuantizer quantizer) {
   const FloatWeights f = float_weights(g, l, in);
@@ -154,37 +195,37 @@ QuantizedWeights quantize_conv_weights(const models::graph::Graph& g, const Plan
   q.scales.assign(f.k, 1.0);
   q.bias = f.bias;
   const std::size_t per = std::size_t{f.r} * f.s * f.c;
-  const int max_code = (1 << (bits - 1)) - 1;
+  for (std::uint32_t k = 0; k < f.k; ++k)
+    q.scales[k] = quantize_channel(&f.w[k * per], per, bits, quantizer, &q.codes.data[k * per]);
+  return q;
+}
+
+QuantizedWeights winograd_conv_weights(const models::graph::Graph& g, const PlannedLayer& l,
+                                       const Cube& in, int bits, WeightQuantizer quantizer) {
+  const FloatWeights f = float_weights(g, l, in);
+  if (f.r != 3 || f.s != 3) {
+    throw GraphError(
+        fmt::format("weights '{}' are {}x{}, Winograd needs 3x3", l.conv.weight, f.s, f.r));
+  }
+  constexpr std::uint32_t kTile = 4;
+  QuantizedWeights q;
+  q.codes = models::ops::ConvWeights(f.k, kTile, kTile, f.c);
+  q.scales.assign(f.k, 1.0);
+  q.bias = f.bias;
+  const std::size_t per = std::size_t{kTile} * kTile * f.c;
+  std::vector<float> u(per);
   for (std::uint32_t k = 0; k < f.k; ++k) {
-    const float* w = &f.w[k * per];
-    double m = 0.0;
-    for (std::size_t i = 0; i < per; ++i) m = std::max(m, std::abs(double{w[i]}));
-    if (m == 0.0) continue;
-    std::int32_t* out = &q.codes.data[k * per];
-    if (quantizer == WeightQuantizer::kMmse) {
-      const models::MmseWeights mm = models::mmse_weight_quantization(w, per, bits);
-      if (!(mm.scale > 0.0)) continue;
-      q.scales[k] = mm.scale;
-      std::copy(mm.codes.begin(), mm.codes.end(), out);
-      continue;
-    }
-    // kOctav: the MSE-optimal clip of the channel (the patent's signed B-bit quantizer) in
-    // place of max|w|; codes then saturate at +-max_code.
-    double clip = m;
-    if (quantizer == WeightQuantizer::kOctav) {
-      models::OctavOptions oo;
-      oo.bits = bits;
-      oo.sign = models::Signedness::kSigned;
-      oo.max_iterations = 50;
-      const double s = models::octav(w, per, oo).clip;
-      if (s > 0.0) clip = s;
-    }
-    q.scales[k] = clip / max_code;
-    for (std::size_t i = 0; i < per; ++i) {
-      const double v = double{w[i]} / q.scales[k];
-      const double r = v < 0 ? -std::floor(-v + 0.5) : std::floor(v + 0.5);
-      out[i] = static_cast<std::int32_t>(std::clamp(r, -double(max_code), double(max_code)));
-    }
+    for (std::uint32_t y = 0; y < kTile; ++y)
+      for (std::uint32_t x = 0; x < kTile; ++x)
+        for (std::uint32_t c = 0; c < f.c; ++c) {
+          double v = 0.0;
+          for (std::uint32_t r = 0; r < 3; ++r)
+            for (std::uint32_t s = 0; s < 3; ++s)
+              v +=
+                  kG2[y][r] * double{f.w[((std::size_t{k} * 3 + r) * 3 + s) * f.c + c]} * kG2[x][s];
+          u[(std::size_t{y} * kTile + x) * f.c + c] = static_cast<float>(v);
+        }
+    q.scales[k] = quantize_channel(u.data(), per, bits, quantizer, &q.codes.data[k * per]);
   }
   return q;
 }

@@ -29,6 +29,16 @@ struct QuantizedWeights {
                                                      const PlannedLayer& l, const Cube& in,
                                                      int bits, WeightQuantizer quantizer);
 
+// A 3x3 convolution's weights for Winograd mode (models/ops/conv_winograd.hpp): each kernel slice
+// transformed in float, 4U = (2G) g (2G)^T, and the K x 4 x 4 x C result quantized per output
+// channel as above. The codes are what the hardware multiplies; with acc_step = s_x s_w[k] the
+// layer's sums (CACC's +2 bits absorbing the factor 4) approximate the direct convolution's, as
+// for quantize_conv_weights, so the requantization is the same. Quantizing in the transformed
+// domain uses each channel's full code range; quantizing g first could overflow the transform.
+[[nodiscard]] QuantizedWeights winograd_conv_weights(const models::graph::Graph& g,
+                                                     const PlannedLayer& l, const Cube& in,
+                                                     int bits, WeightQuantizer quantizer);
+
 // The same weights unquantized: `codes` holds each weight as its FP16 bit pattern (round to
 // nearest even), scales are 1 and the bias is the float bias (FP16 networks).
 [[nodiscard]] QuantizedWeights fp16_conv_weights(const models::graph::Graph& g,

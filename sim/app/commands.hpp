@@ -104,6 +104,7 @@ struct NetCommonOptions {
   std::string save_calibration;
   bool fold = true;        // --no-fold: the first convolution reads the input unfolded
   bool no_cvsram = false;  // --no-cvsram: keep everything in DRAM
+  bool winograd = true;    // --no-winograd: direct convolution everywhere
 };
 
 // `octasim net MODEL.onnx [--input X] [--labels L] [--output Y.npy] [--functional] ...`.

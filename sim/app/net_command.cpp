@@ -67,6 +67,7 @@ fn::QuantOptions quant_options(const NetCommonOptions& o) {
   }
   q.percentile = o.percentile;
   if (!o.fold) q.fold = fn::FoldMode::kOff;
+  q.winograd = o.winograd;
   return q;
 }
 
@@ -159,8 +160,10 @@ void print_layers(const fn::CompiledNetwork& net, const Timing& timing, const Ba
         : unquantized ? fmt::format("- ({})", q.method)
                       : fmt::format("{:.4g} ({}, {}) {}", q.clip, q.bits, q.is_unsigned ? "u" : "s",
                                     q.method);
-    fmt::print("  {:>2}  {:<5} {:>9} {:>7}  {:<16} {:<28} {:>11}  {}\n", i, l.engine, cycles, util,
-               bound, clip.size() > 28 ? clip.substr(0, 28) : clip, r.saturations[i], l.nodes);
+    const firmware::ConvLayer* conv = fn::layer_conv(l);
+    fmt::print("  {:>2}  {:<5} {:>9} {:>7}  {:<16} {:<28} {:>11}  {}{}\n", i, l.engine, cycles,
+               util, bound, clip.size() > 28 ? clip.substr(0, 28) : clip, r.saturations[i], l.nodes,
+               conv != nullptr && conv->winograd ? " [Winograd]" : "");
   }
 }
 
@@ -239,6 +242,8 @@ void compare_configurations(const NetOptions& o, const Prepared& a, const Timing
   add("--calib-data", o.common.calib_data);
   add("--calibration-table", o.common.calibration_table);
   if (!o.common.fold) args.emplace_back("--no-fold");
+  if (!o.common.winograd) args.emplace_back("--no-winograd");
+  if (o.common.no_cvsram) args.emplace_back("--no-cvsram");
   const nlohmann::json rb = run_child_report(args, report);
   const nlohmann::json& lb = rb.at("network").at("layers");
   const fn::NetProgram& pa = a.net.program;
@@ -311,6 +316,9 @@ void add_net_common_options(CLI::App& cmd, NetCommonOptions& o) {
   cmd.add_flag("!--no-fold", o.fold,
                "the first convolution reads the graph input as it is, its few channels not "
                "folded with the kernel's columns (or rows) by the host");
+  cmd.add_flag("!--no-winograd", o.winograd,
+               "3x3 convolutions in direct mode even where the configuration has Winograd "
+               "(by default they use it where the layer allows: stride 1, output a multiple of 4)");
   cmd.add_flag("--no-cvsram", o.no_cvsram,
                "keep activations and weights in DRAM even when the configuration has a CV-SRAM "
                "(secondary_memif): the what-if without it");

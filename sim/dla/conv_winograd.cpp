@@ -31,7 +31,9 @@ void decode_winograd_input(const HwConfig& hw, const RegRead& regs, ConvLayer& l
   l.input.width = CD::D_DATAIN_SIZE_0::DATAIN_WIDTH.get(size0) + 1;
   l.input.height = CD::D_DATAIN_SIZE_0::DATAIN_HEIGHT.get(size0) + 1;
   l.input.channels = CD::D_DATAIN_SIZE_1::DATAIN_CHANNEL.get(regs(CD::D_DATAIN_SIZE_1::kAddr)) + 1;
-  l.input.base = read_address(regs, CD::D_DAIN_ADDR_HIGH_0::kAddr, CD::D_DAIN_ADDR_LOW_0::kAddr);
+  l.input.base =
+      read_address(hw, regs, CD::D_DAIN_ADDR_HIGH_0::kAddr, CD::D_DAIN_ADDR_LOW_0::kAddr,
+                   CD::D_DAIN_RAM_TYPE::DATAIN_RAM_TYPE.get(regs(CD::D_DAIN_RAM_TYPE::kAddr)));
   l.input.line_stride = regs(CD::D_LINE_STRIDE::kAddr);
   l.input.surface_stride = regs(CD::D_SURF_STRIDE::kAddr);
   l.input.atom_bytes = hw.dla.memory_atomic_size;
@@ -52,7 +54,7 @@ void decode_winograd_input(const HwConfig& hw, const RegRead& regs, ConvLayer& l
 }
 
 // The transformed kernels: 4 x 4 x C' in CSC, BYTE_PER_KERNEL and WEIGHT_KERNEL in CDMA.
-void decode_winograd_weights(const RegRead& regs, ConvLayer& l) {
+void decode_winograd_weights(const HwConfig& hw, const RegRead& regs, ConvLayer& l) {
   if (l.weight_compressed) {
     throw std::runtime_error("compressed weights with Winograd convolution are not supported yet");
   }
@@ -73,7 +75,9 @@ void decode_winograd_weights(const RegRead& regs, ConvLayer& l) {
          16 * l.weight_channels * bpe, "CDMA BYTE_PER_KERNEL", "4 x 4 x WEIGHT_CHANNEL_EXT");
   expect(CD::D_WEIGHT_SIZE_1::WEIGHT_KERNEL.get(regs(CD::D_WEIGHT_SIZE_1::kAddr)) + 1, l.kernels,
          "CDMA WEIGHT_KERNEL", "CSC WEIGHT_KERNEL");
-  l.weight_base = read_address(regs, CD::D_WEIGHT_ADDR_HIGH::kAddr, CD::D_WEIGHT_ADDR_LOW::kAddr);
+  l.weight_base =
+      read_address(hw, regs, CD::D_WEIGHT_ADDR_HIGH::kAddr, CD::D_WEIGHT_ADDR_LOW::kAddr,
+                   CD::D_WEIGHT_RAM_TYPE::WEIGHT_RAM_TYPE.get(regs(CD::D_WEIGHT_RAM_TYPE::kAddr)));
   l.weight_bytes = regs(CD::D_WEIGHT_BYTES::kAddr);
   const std::uint64_t packed = std::uint64_t{l.kernels} * 16 * l.weight_channels * bpe;
   if (l.weight_bytes < packed) {
@@ -142,7 +146,7 @@ void decode_winograd(const HwConfig& hw, const RegRead& regs, ConvLayer& l) {
     throw std::runtime_error("FP16 Winograd convolution is not supported yet (INT8/INT16 only)");
   }
   decode_winograd_input(hw, regs, l);
-  decode_winograd_weights(regs, l);
+  decode_winograd_weights(hw, regs, l);
   decode_winograd_output(regs, l);
   const std::uint32_t pra = CS::D_PRA_CFG::PRA_TRUNCATE.get(regs(CS::D_PRA_CFG::kAddr));
   if (pra > 2) {

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "firmware/net/weights.hpp"
+#include "models/ops/conv_winograd.hpp"
 #include "models/quant/qat_init.hpp"
 #include "net_test_graph.hpp"
 
@@ -246,6 +247,56 @@ TEST(QuantizeConvWeights, MmseAt4BitsIsThePatentsQuantizerPerChannel) {
   EXPECT_LT(mse_mmse, mse_max);
   RecordProperty("mse_mmse", std::to_string(mse_mmse));
   RecordProperty("mse_max", std::to_string(mse_max));
+}
+
+// Winograd weights: each 3x3 slice transformed in float, 4U = (2G) g (2G)^T, then quantized per
+// output channel over its 4 x 4 x C values. The reference transform is models/'s exact integer
+// one (winograd_transform_weights) on integer weights, scaled by 127 / max|4U_k| and rounded.
+TEST(QuantizeConvWeights, WinogradTransformsThenQuantizesPerChannel) {
+  GraphBuilder b;
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> value(-60, 60);
+  constexpr std::uint32_t kK = 3, kC = 5;
+  std::vector<float> w(kK * kC * 9);  // ONNX [K, C, 3, 3]
+  for (float& v : w) v = static_cast<float>(value(rng));
+  for (std::size_t i = 0; i < kC * 9; ++i) w[2 * kC * 9 + i] = 0.0F;  // kernel 2: zeros
+  b.constant("W", {kK, kC, 3, 3}, w);
+  PlannedLayer l = conv_layer("W", "");
+  l.conv.kernel_w = l.conv.kernel_h = 3;
+  const QuantizedWeights q =
+      winograd_conv_weights(b.graph(), l, Cube{8, 8, kC}, 8, WeightQuantizer::kMax);
+  ASSERT_EQ(q.codes.kernels, kK);
+  ASSERT_EQ(q.codes.kernel_height, 4U);
+  ASSERT_EQ(q.codes.kernel_width, 4U);
+  ASSERT_EQ(q.codes.channels, kC);
+  models::ops::ConvWeights g(kK, 3, 3, kC);
+  for (std::uint32_t k = 0; k < kK; ++k)
+    for (std::uint32_t c = 0; c < kC; ++c)
+      for (std::uint32_t r = 0; r < 3; ++r)
+        for (std::uint32_t s = 0; s < 3; ++s)
+          g.at(k, r, s, c) = static_cast<std::int32_t>(w[((k * kC + c) * 3 + r) * 3 + s]);
+  const models::ops::ConvWeights u =
+      models::ops::winograd_transform_weights(g, models::ops::ConvPrecision::kInt16);
+  for (std::uint32_t k = 0; k < kK; ++k) {
+    double m = 0.0;
+    for (std::uint32_t y = 0; y < 4; ++y)
+      for (std::uint32_t x = 0; x < 4; ++x)
+        for (std::uint32_t c = 0; c < kC; ++c) m = std::max(m, std::abs(double(u.at(k, y, x, c))));
+    if (m == 0.0) {  // kernel 2: zeros, scale 1
+      EXPECT_DOUBLE_EQ(q.scales[k], 1.0);
+      for (std::uint32_t i = 0; i < 16 * kC; ++i) EXPECT_EQ(q.codes.data[k * 16 * kC + i], 0);
+      continue;
+    }
+    ASSERT_GT(m, 127.0) << "the integer transform overflows INT8: why the float path exists";
+    EXPECT_DOUBLE_EQ(q.scales[k], m / 127.0);
+    for (std::uint32_t y = 0; y < 4; ++y)
+      for (std::uint32_t x = 0; x < 4; ++x)
+        for (std::uint32_t c = 0; c < kC; ++c) {
+          const double want = std::round(u.at(k, y, x, c) * 127.0 / m);
+          EXPECT_EQ(q.codes.at(k, y, x, c), static_cast<std::int32_t>(want))
+              << "k " << k << " y " << y << " x " << x << " c " << c;
+        }
+  }
 }
 
 }  // namespace
