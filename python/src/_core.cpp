@@ -160,7 +160,9 @@ py::tuple read_npy(const std::string& path) {
 PYBIND11_MODULE(_core, m) {
   m.doc() = "octasim's C++ core: clipping, quantization, configurations (see octasim)";
   static py::exception<octasim::app::UsageError> error(m, "Error", PyExc_RuntimeError);
-  py::register_exception_translator([](std::exception_ptr p) {
+  // Module-local: a global translator would also turn other extensions' C++ exceptions (torch's
+  // tracer's, for one) into octasim.Error.
+  py::register_local_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const octasim::app::UsageError& e) {
