@@ -13,6 +13,8 @@ packages=(
   zlib1g-dev dataset-fashion-mnist
   pybind11-dev python3-dev python3-numpy python3-matplotlib
 )
+# Optional, not installed here: python3-torch for octasim.torch, its tests (skipped without it)
+# and examples/qat_fashion_mnist.py.
 
 missing=()
 for p in "${packages[@]}"; do
