@@ -32,6 +32,10 @@ import sys
 import tempfile
 import time
 
+# torch's OpenMP threads sleep instead of spinning while they wait: on 2 cores that other jobs
+# share, spinning threads made an epoch about twice as slow (set before torch loads libgomp).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 try:
     import numpy as np
     import torch
