@@ -19,9 +19,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "firmware/driver/host_memory.hpp"
 #include "firmware/net/compiler.hpp"
@@ -32,6 +35,7 @@
 #include "sim/trace/device_mmio.hpp"
 #include "sim/trace/player.hpp"
 #include "soc_run.hpp"
+#include "tests/firmware/e2e_util.hpp"
 
 namespace octasim {
 namespace {
@@ -225,6 +229,73 @@ TEST(GroupsSoc, GroupsRunBackToBackOverlapped) {
     EXPECT_EQ(t[k].start_cycle, t[k - 1].end_cycle) << "group " << k;
   }
   EXPECT_GE(t[4].start_cycle, t[3].end_cycle);
+}
+
+// --batch (fc_batch 2, batch.hpp): the group layers run once per image before the batched Gemm,
+// which reads the tensor they write in parts. Each image equals the batched program's reference
+// executor and the one-image program's output (an independent program run image by image).
+TEST(GroupsFunctional, NvFullFcBatchOfTwo) {
+  GroupCase c;
+  c.max_pool = true;
+  c.gemm_outputs = 16;
+  const HwConfig hw = load_hw_config("nv_full");
+  fn::QuantOptions o;
+  o.fold = fn::FoldMode::kOff;
+  fn::CompiledNetwork one = fn::prepare_network(nettest::group_graph(c), hw);
+  const Tensor calibration = fn::random_images(one.plan, 4);
+  const Tensor images = fn::random_images(one.plan, 2, 5);
+  fn::quantize_network(one, hw, calibration, o);
+  o.fc_batch = 2;
+  fn::CompiledNetwork two = fn::prepare_network(nettest::group_graph(c), hw);
+  fn::quantize_network(two, hw, calibration, o, &one.program.table);
+  const fn::NetProgram& p = two.program;
+  ASSERT_EQ(p.images, 2U);
+  std::size_t group_layers = 0;
+  for (const fn::NetLayer& l : p.layers) group_layers += l.groups > 1 ? 1 : 0;
+  EXPECT_EQ(group_layers, 4U);  // 2 groups, once per image
+  dla::FunctionalDevice device(hw);
+  trace::DeviceMmio mmio(device, 50'000'000);
+  DeviceMemory memory = trace::dma_memory(device);
+  fn::load_constants(p, memory);
+  firmware::HostMemory reference;
+  fn::load_constants(p, reference);
+  fn::GroupState groups;
+  const fn::ImageRun run = fn::run_image(p, images, 0, memory, mmio, groups, reference);
+  EXPECT_EQ(run.exact_images, 2U) << "device vs the batched reference executor";
+  for (std::size_t i = 0; i < 2; ++i) {
+    firmware::HostMemory mem;
+    fn::load_constants(one.program, mem);
+    fn::write_input(one.program, images, i, mem);
+    (void)fn::run_network_model(one.program, mem);
+    EXPECT_EQ(fn::read_output_codes(p, 0, memory, i), fn::read_output_codes(one.program, 0, mem))
+        << "image " << i;
+  }
+}
+
+// `octasim compile`'s trace of a grouped convolution: the layer map names each layer's group, and
+// `octasim run` passes every check (each group's output window by CRC, then the output file),
+// functional and cycle-level.
+TEST(GroupsTrace, TracePassesEveryCheck) {
+  GroupCase c;
+  c.channels = 96;
+  c.height = c.width = 12;
+  const Compiled r = compile_both(c, "nv_full", fn::NetPrecision::kInt8, 2);
+  const test::TempDir dir("groups_trace");
+  const fn::NetTraceFiles files = fn::write_network_trace(r.grouped, r.images, 1, dir.str());
+  std::ifstream map_file(files.layer_map);
+  const nlohmann::json map = nlohmann::json::parse(map_file);
+  ASSERT_EQ(map.at("layers").size(), 2U);
+  for (unsigned g = 0; g < 2; ++g) {
+    EXPECT_EQ(map.at("layers").at(g).at("group"), g);
+    EXPECT_EQ(map.at("layers").at(g).at("groups"), 2);
+  }
+  for (const char* mode : {" --functional", ""}) {
+    std::string out;
+    EXPECT_EQ(
+        test::run_octasim("run " + files.trace + " --config nv_full --no-progress" + mode, &out), 0)
+        << out;
+    EXPECT_NE(out.find("checks: 3 passed, 0 failed"), std::string::npos) << mode << "\n" << out;
+  }
 }
 
 }  // namespace
