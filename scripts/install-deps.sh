@@ -11,7 +11,7 @@ packages=(
   clang-format
   libprotobuf-dev libonnx-dev libonnx-testdata
   zlib1g-dev dataset-fashion-mnist
-  python3-numpy python3-matplotlib
+  pybind11-dev python3-dev python3-numpy python3-matplotlib
 )
 
 missing=()

@@ -3,18 +3,20 @@
 #include <cctype>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
-#include <map>
+#include <system_error>
+#include <utility>
 
-#include "models/numerics/bit_cast.hpp"
+#include "models/io/zip_archive.hpp"
 #include "models/numerics/float_format.hpp"
 
 namespace octasim::models {
 namespace {
 
-constexpr char kMagic[] = "\x93NUMPY";
-constexpr std::size_t kMagicLen = 6;
+constexpr const char* kMagic = kNpyMagic;
+constexpr std::size_t kMagicLen = kNpyMagicLen;
 
 [[noreturn]] void fail(const std::string& path, const std::string& what) {
   throw TensorFileError(path + ": " + what);
@@ -25,117 +27,56 @@ bool ends_with(const std::string& s, const std::string& suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// The header is a Python dict literal: {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
-class HeaderParser {
- public:
-  HeaderParser(const std::string& path, std::string text) : path_(path), s_(std::move(text)) {}
-
-  void parse(std::string& descr, bool& fortran, std::vector<std::size_t>& shape) {
-    bool have_descr = false;
-    bool have_fortran = false;
-    bool have_shape = false;
-    expect('{');
-    while (true) {
-      skip_space();
-      if (peek() == '}') break;
-      const std::string key = string_literal();
-      expect(':');
-      if (key == "descr") {
-        descr = string_literal();
-        have_descr = true;
-      } else if (key == "fortran_order") {
-        fortran = boolean();
-        have_fortran = true;
-      } else if (key == "shape") {
-        shape = tuple();
-        have_shape = true;
-      } else {
-        bad("unknown header key '" + key + "'");
-      }
-      skip_space();
-      if (peek() == ',') {
-        ++pos_;
-        continue;
-      }
-      skip_space();
-      if (peek() != '}') bad("expected ',' or '}'");
-    }
-    if (!have_descr || !have_fortran || !have_shape) {
-      bad("header lacks 'descr', 'fortran_order' or 'shape'");
-    }
-  }
-
- private:
-  [[noreturn]] void bad(const std::string& what) const {
-    fail(path_, "malformed .npy header (" + what + ")");
-  }
-  char peek() const { return pos_ < s_.size() ? s_[pos_] : '\0'; }
-  void skip_space() {
-    while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_])) != 0) ++pos_;
-  }
-  void expect(char c) {
-    skip_space();
-    if (peek() != c) bad(std::string("expected '") + c + "'");
-    ++pos_;
-  }
-  std::string string_literal() {
-    skip_space();
-    const char q = peek();
-    if (q != '\'' && q != '"') bad("expected a quoted string");
-    const std::size_t end = s_.find(q, pos_ + 1);
-    if (end == std::string::npos) bad("unterminated string");
-    std::string out = s_.substr(pos_ + 1, end - pos_ - 1);
-    pos_ = end + 1;
-    return out;
-  }
-  bool boolean() {
-    skip_space();
-    if (s_.compare(pos_, 4, "True") == 0) {
-      pos_ += 4;
-      return true;
-    }
-    if (s_.compare(pos_, 5, "False") == 0) {
-      pos_ += 5;
-      return false;
-    }
-    bad("expected True or False");
-  }
-  std::vector<std::size_t> tuple() {
-    expect('(');
-    std::vector<std::size_t> dims;
-    while (true) {
-      skip_space();
-      if (peek() == ')') {
-        ++pos_;
-        return dims;
-      }
-      if (std::isdigit(static_cast<unsigned char>(peek())) == 0) bad("expected a dimension");
-      std::size_t d = 0;
-      while (std::isdigit(static_cast<unsigned char>(peek())) != 0) {
-        const auto digit = static_cast<std::size_t>(peek() - '0');
-        if (d > (std::numeric_limits<std::size_t>::max() - digit) / 10) bad("dimension too large");
-        d = d * 10 + digit;
-        ++pos_;
-      }
-      while (peek() == 'L') ++pos_;  // Python 2 long suffix
-      dims.push_back(d);
-      skip_space();
-      if (peek() == ',') ++pos_;
-    }
-  }
-
-  const std::string& path_;
-  std::string s_;
-  std::size_t pos_ = 0;
-};
-
-std::uint64_t load_le(const unsigned char* p, std::size_t bytes, bool big_endian) {
+std::uint64_t load_le(const unsigned char* p, std::size_t bytes) {
   std::uint64_t v = 0;
-  for (std::size_t i = 0; i < bytes; ++i) {
-    const std::size_t k = big_endian ? i : bytes - 1 - i;
-    v = (v << 8) | p[k];
-  }
+  for (std::size_t i = bytes; i-- > 0;) v = (v << 8) | p[i];
   return v;
+}
+
+bool is_file(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec);
+}
+
+bool is_zip(const std::vector<char>& bytes) {
+  return bytes.size() >= 4 && bytes[0] == 'P' && bytes[1] == 'K' &&
+         ((bytes[2] == 3 && bytes[3] == 4) || (bytes[2] == 5 && bytes[3] == 6));
+}
+
+// "a.npz:x" when no file of that name exists but a.npz does: the archive and the member.
+std::pair<std::string, std::string> split_member(const std::string& path) {
+  const std::size_t colon = path.rfind(':');
+  if (colon == std::string::npos || is_file(path)) return {path, ""};
+  const std::string archive = path.substr(0, colon);
+  if (!ends_with(archive, ".npz")) return {path, ""};
+  return {archive, path.substr(colon + 1)};
+}
+
+std::string strip_npy(const std::string& name) {
+  return ends_with(name, ".npy") ? name.substr(0, name.size() - 4) : name;
+}
+
+Tensor read_npz(const std::string& archive, const std::string& member,
+                const std::vector<char>& bytes, bool integers) {
+  const auto* u = reinterpret_cast<const unsigned char*>(bytes.data());
+  const std::vector<ZipMember> members = zip_members(archive, u, bytes.size());
+  std::string names;
+  for (const ZipMember& m : members) names += (names.empty() ? "" : ", ") + strip_npy(m.name);
+  const ZipMember* chosen = nullptr;
+  for (const ZipMember& m : members) {
+    if (member.empty() ? members.size() == 1 : (m.name == member || strip_npy(m.name) == member)) {
+      chosen = &m;
+    }
+  }
+  if (chosen == nullptr && member.empty()) {
+    fail(archive, "an .npz archive of " + std::to_string(members.size()) + " arrays (" + names +
+                      "): name one as " + archive + ":NAME");
+  }
+  if (chosen == nullptr) {
+    fail(archive, "no array '" + member + "' in the .npz archive (it holds: " + names + ")");
+  }
+  const std::vector<unsigned char> npy = zip_extract(archive, u, bytes.size(), *chosen);
+  return decode_npy(archive + ":" + strip_npy(chosen->name), npy.data(), npy.size(), integers);
 }
 
 }  // namespace
@@ -153,98 +94,17 @@ std::vector<char> read_file_bytes(const std::string& path) {
 }
 
 Tensor read_npy(const std::string& path, bool integers) {
-  const std::vector<char> bytes = read_file_bytes(path);
-  if (bytes.size() < kMagicLen + 4 || std::memcmp(bytes.data(), kMagic, kMagicLen) != 0) {
-    fail(path, "not a NumPy .npy file (expected the magic \\x93NUMPY at the start)");
+  const auto [file, member] = split_member(path);
+  const std::vector<char> bytes = read_file_bytes(file);
+  // A file named .npy is one, even when it starts like a ZIP archive.
+  if (is_zip(bytes) && (!member.empty() || !ends_with(file, ".npy"))) {
+    return read_npz(file, member, bytes, integers);
   }
-  const auto* u = reinterpret_cast<const unsigned char*>(bytes.data());
-  const unsigned major = u[6];
-  std::size_t header_len = 0;
-  std::size_t header_start = 0;
-  if (major == 1) {
-    header_len = u[8] | (std::size_t{u[9]} << 8);
-    header_start = 10;
-  } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12) fail(path, "truncated .npy header");
-    header_len =
-        u[8] | (std::size_t{u[9]} << 8) | (std::size_t{u[10]} << 16) | (std::size_t{u[11]} << 24);
-    header_start = 12;
-  } else {
-    fail(path,
-         "unsupported .npy format version " + std::to_string(major) + " (expected 1, 2 or 3)");
+  if (!member.empty() || ends_with(file, ".npz")) {
+    fail(file, "not a NumPy .npz archive (expected a ZIP file, starting with PK)");
   }
-  if (bytes.size() < header_start + header_len) {
-    fail(path, "truncated .npy header (expected " + std::to_string(header_len) +
-                   " header bytes, file has " + std::to_string(bytes.size() - header_start) + ")");
-  }
-  std::string descr;
-  bool fortran = false;
-  Tensor t;
-  HeaderParser(path, std::string(bytes.data() + header_start, header_len))
-      .parse(descr, fortran, t.shape);
-
-  std::size_t width = 0;
-  bool big_endian = false;
-  char kind = 0;  // 'f' float, 'i' signed, 'u' unsigned integer
-  if (descr.size() == 3 &&
-      (descr[0] == '<' || descr[0] == '>' || descr[0] == '=' || descr[0] == '|') &&
-      (descr[1] == 'f' || descr[1] == 'i' || descr[1] == 'u') && descr[2] >= '1' &&
-      descr[2] <= '8') {
-    big_endian = descr[0] == '>';
-    kind = descr[1];
-    const std::size_t w = static_cast<std::size_t>(descr[2] - '0');
-    const bool valid = kind == 'f' ? (w == 2 || w == 4 || w == 8)
-                                   : integers && (w == 1 || w == 2 || w == 4 || w == 8);
-    if (valid) {
-      width = w;
-      t.dtype = (kind == 'f' ? "float" : kind == 'i' ? "int" : "uint") + std::to_string(8 * w);
-    }
-  }
-  if (width == 0) {
-    fail(path, "unsupported dtype '" + descr +
-                   (integers ? "' (expected float16/32/64 or an integer of 8 to 64 bits)"
-                             : "' (expected float16, float32 or float64)"));
-  }
-  if (fortran) fail(path, "Fortran-order arrays are not supported (expected C order)");
-
-  std::size_t count = 1;
-  for (const std::size_t d : t.shape) {
-    if (d != 0 && count > std::numeric_limits<std::size_t>::max() / 8 / d) {
-      fail(path, "shape too large");
-    }
-    count *= d;
-  }
-  const std::size_t data_start = header_start + header_len;
-  const std::size_t have = bytes.size() - data_start;
-  const std::size_t want = count * width;
-  if (have < want) {
-    fail(path, "truncated data (shape needs " + std::to_string(want) + " bytes of " + t.dtype +
-                   ", file has " + std::to_string(have) + ")");
-  }
-  if (have > want) {
-    fail(path, std::to_string(have - want) + " unexpected bytes after the " + std::to_string(want) +
-                   "-byte data section");
-  }
-  t.values.resize(count);
-  const unsigned char* p = u + data_start;
-  for (std::size_t i = 0; i < count; ++i, p += width) {
-    const std::uint64_t raw = load_le(p, width, big_endian);
-    if (kind == 'u') {
-      t.values[i] = static_cast<float>(raw);
-    } else if (kind == 'i') {
-      const unsigned bits = static_cast<unsigned>(8 * width);
-      const auto v = bits == 64 ? static_cast<std::int64_t>(raw)
-                                : static_cast<std::int64_t>(raw << (64 - bits)) >> (64 - bits);
-      t.values[i] = static_cast<float>(v);
-    } else if (width == 2) {
-      t.values[i] = fp16_to_float(static_cast<std::uint16_t>(raw));
-    } else if (width == 4) {
-      t.values[i] = fp32_from_bits(static_cast<std::uint32_t>(raw));
-    } else {
-      t.values[i] = static_cast<float>(bit_cast<double>(raw));
-    }
-  }
-  return t;
+  return decode_npy(file, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(),
+                    integers);
 }
 
 Tensor read_raw_float32(const std::string& path, const std::vector<std::size_t>& shape) {
@@ -270,21 +130,23 @@ Tensor read_raw_float32(const std::string& path, const std::vector<std::size_t>&
   t.values.resize(count);
   const auto* u = reinterpret_cast<const unsigned char*>(bytes.data());
   for (std::size_t i = 0; i < count; ++i) {
-    t.values[i] = fp32_from_bits(static_cast<std::uint32_t>(load_le(u + 4 * i, 4, false)));
+    t.values[i] = fp32_from_bits(static_cast<std::uint32_t>(load_le(u + 4 * i, 4)));
   }
   return t;
 }
 
 Tensor read_tensor_file(const std::string& path, const std::vector<std::size_t>& raw_shape) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot open file");
+  const std::string file = split_member(path).first;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) fail(file, "cannot open file");
   char head[kMagicLen] = {};
   in.read(head, kMagicLen);
-  const bool magic = in.gcount() == static_cast<std::streamsize>(kMagicLen) &&
-                     std::memcmp(head, kMagic, kMagicLen) == 0;
-  if (magic || ends_with(path, ".npy")) {
+  const bool full = in.gcount() == static_cast<std::streamsize>(kMagicLen);
+  const bool magic = full && (std::memcmp(head, kMagic, kMagicLen) == 0 ||
+                              is_zip(std::vector<char>(head, head + kMagicLen)));
+  if (magic || file != path || ends_with(path, ".npy") || ends_with(path, ".npz")) {
     if (!raw_shape.empty()) fail(path, "a shape is only for raw float32 files");
-    return read_npy(path);
+    return read_npy(path, true);
   }
   return read_raw_float32(path, raw_shape);
 }

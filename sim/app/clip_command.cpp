@@ -15,7 +15,7 @@
 #include "models/quant/grouping.hpp"
 #include "models/quant/octav.hpp"
 #include "models/quant/quantizer.hpp"
-#include "sim/app/commands.hpp"
+#include "sim/app/clip_core.hpp"
 
 namespace octasim::app {
 namespace {
@@ -36,46 +36,6 @@ std::vector<std::size_t> parse_shape(const std::string& text) {
   return shape;
 }
 
-std::string shape_text(const std::vector<std::size_t>& shape) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
-std::string index_text(std::size_t flat, const std::vector<std::size_t>& shape) {
-  std::vector<std::size_t> idx(shape.size());
-  for (std::size_t i = shape.size(); i-- > 0;) {
-    idx[i] = shape[i] == 0 ? 0 : flat % shape[i];
-    flat = shape[i] == 0 ? 0 : flat / shape[i];
-  }
-  return shape_text(idx);
-}
-
-models::OctavOptions octav_options(const ClipOptions& o) {
-  models::OctavOptions oo;
-  oo.bits = o.bits;
-  oo.sign = o.is_unsigned ? models::Signedness::kUnsigned : models::Signedness::kSigned;
-  oo.tolerance = o.tolerance;
-  oo.max_iterations = o.max_iterations;
-  if (o.init == "half-max") {
-    oo.init = models::OctavInit::kHalfMax;
-  } else if (o.init == "zero") {
-    oo.init = models::OctavInit::kZero;
-  } else if (o.init == "random") {
-    oo.init = models::OctavInit::kRandom;  // seed 0: reproducible
-  } else {
-    char* end = nullptr;
-    const double v = std::strtod(o.init.c_str(), &end);
-    if (o.init.empty() || *end != '\0' || !(v >= 0.0) || !std::isfinite(v)) {
-      throw UsageError(fmt::format(
-          "--init '{}': expected half-max, zero, random or a finite clipping scalar >= 0", o.init));
-    }
-    oo.init = models::OctavInit::kValue;
-    oo.initial_value = v;
-  }
-  return oo;
-}
-
 // Non-finite ratios (0/0) print as "-" and go to JSON as null.
 nlohmann::json number_or_null(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
@@ -85,8 +45,10 @@ nlohmann::json number_or_null(double v) {
 
 void add_clip_command(CLI::App& app, ClipOptions& opts) {
   auto* cmd = app.add_subcommand(
-      "clip", "clipping scalars of a tensor (.npy or raw float32) by OCTAV or a peer method");
-  cmd->add_option("file", opts.file, "tensor file: .npy (float16/32/64, C order) or raw float32")
+      "clip", "clipping scalars of a tensor (.npy, .npz or raw float32) by OCTAV or a peer method");
+  cmd->add_option("file", opts.file,
+                  "tensor file: .npy (any numeric dtype, C or Fortran order), ARCHIVE.npz:ARRAY "
+                  "or raw float32")
       ->required();
   cmd->add_option("--bits", opts.bits, "quantizer bits B")
       ->capture_default_str()
@@ -127,67 +89,13 @@ int run_clip(const ClipOptions& opts) {
   } catch (const models::TensorFileError& e) {
     throw UsageError(e.what());
   }
-  if (t.values.empty()) throw UsageError(fmt::format("{}: the tensor is empty", opts.file));
-  for (std::size_t i = 0; i < t.values.size(); ++i) {
-    if (!std::isfinite(t.values[i])) {
-      throw UsageError(fmt::format("{}: element {} (index {}) is {}{}; clip needs finite values",
-                                   opts.file, i, index_text(i, t.shape),
-                                   std::isnan(t.values[i]) ? "NaN" : "infinite",
-                                   t.dtype == "float64" ? " in FP32" : ""));
-    }
-  }
-
-  models::Grouping grouping;
-  std::string grouping_text = "per tensor";
-  if (opts.per_channel != ClipOptions::kNoAxis) {
-    const int rank = static_cast<int>(t.shape.size());
-    if (opts.per_channel < -rank || opts.per_channel >= rank) {
-      throw UsageError(fmt::format("--per-channel {}: axis outside a tensor of shape {}",
-                                   opts.per_channel, shape_text(t.shape)));
-    }
-    grouping = models::Grouping::per_channel(opts.per_channel);
-    grouping_text = fmt::format("per channel, axis {}",
-                                opts.per_channel < 0 ? opts.per_channel + rank : opts.per_channel);
-  } else if (opts.per_vector > 0) {
-    grouping = models::Grouping::per_vector(opts.per_vector);
-    grouping_text = fmt::format("per vector of {} along the last axis", opts.per_vector);
-  }
-
-  models::ClipMethod method = models::ClipMethod::kOctav;
-  if (!models::parse_clip_method(opts.method, method)) {
-    throw UsageError(fmt::format("unknown method '{}'", opts.method));
-  }
-  models::CalibrationOptions co;
-  co.octav = octav_options(opts);
-  co.candidates = opts.candidates;
-  co.percentile = opts.percentile;
-  const models::Signedness sign = co.octav.sign;
-
-  const models::GroupedTensor groups(t.values.data(), t.shape, grouping);
-  const std::vector<models::ClipResult> results = models::calibrate(groups, method, co);
-
-  struct Row {
-    std::size_t elements;
-    models::ClipResult r;
-    double mse;
-    double mse_max;
-  };
-  std::vector<Row> rows;
-  double sse = 0.0;
-  double sse_max = 0.0;
-  for (std::size_t g = 0; g < groups.group_count(); ++g) {
-    const float* x = groups.group_data(g);
-    const std::size_t n = groups.group_size(g);
-    const double mse = models::empirical_mse(x, n, results[g].clip, opts.bits, sign);
-    const double mse_max =
-        models::empirical_mse(x, n, models::max_scale(x, n, sign), opts.bits, sign);
-    rows.push_back({n, results[g], mse, mse_max});
-    sse += mse * static_cast<double>(n);
-    sse_max += mse_max * static_cast<double>(n);
-  }
-  const double total = sse / static_cast<double>(t.values.size());
-  const double total_max = sse_max / static_cast<double>(t.values.size());
-  const bool iterative = method == models::ClipMethod::kOctav;
+  check_clip_options(opts);
+  const ClipComputation c = compute_clips(opts, opts.file, t.values, t.shape, t.dtype);
+  const std::vector<ClipRow>& rows = c.rows;
+  const std::string& grouping_text = c.grouping_text;
+  const double total = c.total_mse;
+  const double total_max = c.total_mse_max;
+  const bool iterative = c.iterative;
 
   if (opts.json) {
     nlohmann::json j;
@@ -200,16 +108,16 @@ int run_clip(const ClipOptions& opts) {
     j["grouping"] = grouping_text;
     j["groups"] = nlohmann::json::array();
     for (std::size_t g = 0; g < rows.size(); ++g) {
-      const Row& r = rows[g];
+      const ClipRow& r = rows[g];
       nlohmann::json o;
       o["group"] = g;
       o["elements"] = r.elements;
-      o["clip"] = r.r.clip;
+      o["clip"] = r.result.clip;
       o["mse"] = r.mse;
       o["mse_max"] = r.mse_max;
       o["mse_ratio"] = number_or_null(r.mse / r.mse_max);
-      o["iterations"] = r.r.iterations;
-      o["converged"] = iterative ? nlohmann::json(r.r.converged) : nlohmann::json(nullptr);
+      o["iterations"] = r.result.iterations;
+      o["converged"] = iterative ? nlohmann::json(r.result.converged) : nlohmann::json(nullptr);
       j["groups"].push_back(o);
     }
     j["total"] = {
@@ -230,10 +138,10 @@ int run_clip(const ClipOptions& opts) {
     return std::isfinite(r) ? fmt::format("{:.4f}", r) : std::string("-");
   };
   for (std::size_t g = 0; g < rows.size(); ++g) {
-    const Row& r = rows[g];
+    const ClipRow& r = rows[g];
     fmt::print("{:>6} {:>10} {:>15.9g} {:>13.6e} {:>13.6e} {:>13} {:>10} {:>9}\n", g, r.elements,
-               r.r.clip, r.mse, r.mse_max, ratio_text(r.mse, r.mse_max), r.r.iterations,
-               iterative ? (r.r.converged ? "yes" : "no") : "-");
+               r.result.clip, r.mse, r.mse_max, ratio_text(r.mse, r.mse_max), r.result.iterations,
+               iterative ? (r.result.converged ? "yes" : "no") : "-");
   }
   fmt::print("all groups: MSE {:.6e}, MSE(max) {:.6e}, MSE/MSE(max) {}\n", total, total_max,
              ratio_text(total, total_max));

@@ -319,6 +319,17 @@ bool is_hw_config_key(const std::string& key) {
   return false;
 }
 
+std::string hw_config_json(const HwConfig& c) {
+  nlohmann::ordered_json j;
+  j["name"] = c.name;
+  j["description"] = c.description;
+  HwConfig m = c;  // the key table's accessors take a mutable configuration
+  for (const Param& p : kParams) {
+    std::visit([&](auto field) { j[p.key] = field(m); }, p.member);
+  }
+  return j.dump(2);
+}
+
 HwConfig parse_hw_config(const std::string& json_text, const std::string& source) {
   return parse_config(json_text, source, nullptr);
 }

@@ -179,6 +179,9 @@ struct HwConfig {
                                       std::vector<std::string>* notes = nullptr);
 // Parses configuration JSON text; `source` names it in errors.
 [[nodiscard]] HwConfig parse_hw_config(const std::string& json_text, const std::string& source);
+// Every key of `c` (name, description and each configuration key) as JSON text of one object:
+// what parse_hw_config reads back to the same configuration.
+[[nodiscard]] std::string hw_config_json(const HwConfig& c);
 // Whether `key` is a configuration key (a JSON key of kParams, or name / description / base).
 [[nodiscard]] bool is_hw_config_key(const std::string& key);
 
