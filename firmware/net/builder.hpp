@@ -4,7 +4,8 @@
 // program_concat.cpp the channel layouts of Concat, program_sdp.cpp the SDP and PPU layers (ReLU,
 // BatchNormalization, Add/Mul, Quantize/ DequantizeLinear, a layer followed by an element-wise
 // constant, Softmax), program_ew.cpp the element-wise Add at INT8/INT4 (fused into a convolution
-// or on SDP alone) and the affine map, winograd.cpp the choice of Winograd mode.
+// or on SDP alone) and the affine map, winograd.cpp the choice of Winograd mode, groups.cpp a
+// grouped convolution group by group.
 #pragma once
 
 #include <cstdint>
@@ -79,8 +80,28 @@ class Builder {
   // takes the tensor's place for its readers.
   void add_device_clip(const PlannedLayer& l);
 
+  // One group of a grouped convolution as a CONV layer of its own (groups.cpp): it reads input
+  // surface channels [in_first, in_first + in_channels) — its group's C/G channels, from channel
+  // `offset` of that window on, widened to whole atoms — and writes its K/G kernels' output
+  // channels from out_first.
+  struct ConvGroup {
+    unsigned index = 0, count = 1;
+    std::uint32_t in_first = 0, in_channels = 0, offset = 0;
+    std::uint32_t out_first = 0;
+  };
+  // The groups of conv layer `l` as layers of their own, or none: `l` runs as one dense layer
+  // (see groups.cpp for when).
+  [[nodiscard]] std::vector<ConvGroup> conv_groups(const PlannedLayer& l, const NetTensor& in,
+                                                   const NetTensor& dst) const;
+  // Lowers and pushes the layer of every group of `groups`; `out` has the layer's engine, input,
+  // output.
+  void lower_conv_groups(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                         const NetLayer& out, const std::vector<ConvGroup>& groups);
+
+  // The CONV layer of `l` (`group`: of that group alone, `in` and `dst` its channels' windows);
+  // fills out's MACs and weight scales.
   ConvLayer lower_conv(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
-                       NetLayer& out);
+                       NetLayer& out, const ConvGroup* group = nullptr);
   // The direct convolution `conv` of `l` in Winograd mode when the compiler uses it there
   // (winograd.cpp); nullopt: it stays direct.
   std::optional<ConvLayer> winograd_layer(const PlannedLayer& l, const NetTensor& in,

@@ -145,6 +145,10 @@ nlohmann::json layer_map(const NetProgram& p) {
       layers.back()["band"] = l.band;
       layers.back()["bands"] = l.bands;
     }
+    if (l.groups > 1) {  // group `group` of a grouped convolution run group by group (groups.cpp)
+      layers.back()["group"] = l.group;
+      layers.back()["groups"] = l.groups;
+    }
   }
   nlohmann::json map = {{"config", p.config},
                         {"precision", precision_name(p.options.precision)},

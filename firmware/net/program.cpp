@@ -98,11 +98,16 @@ NetProgram Builder::run() {
     const PlannedLayer& l = plan_.layers[i];
     // A pooling that is the only reader of a convolution's output runs on the fly.
     const PlannedLayer* pool = i + 1 < plan_.layers.size() ? &plan_.layers[i + 1] : nullptr;
+    // A convolution run group by group (groups.cpp) writes its output in parts: a pooling reads
+    // it from memory.
+    const auto by_groups = [&] {
+      return l.conv.groups > 1 && !conv_groups(l, tensor(l.input), tensor(l.output)).empty();
+    };
     const bool fusable = pool != nullptr && l.kind == LayerKind::kConv &&
                          l.conv.matrix_bias.empty() && pool->kind == LayerKind::kPool &&
                          pool->input == l.output && !pool->pool.exclude_pad &&
                          last_read[l.output] == i + 1 && kept.count(l.output) == 0 &&
-                         options_.calibration != ClipCalibration::kOctavDevice;
+                         options_.calibration != ClipCalibration::kOctavDevice && !by_groups();
     bool fused = false;
     try {
       if (fusable) {
@@ -199,6 +204,10 @@ void Builder::lower(const PlannedLayer& l) {
   switch (l.kind) {
     case LayerKind::kConv:
       if (!l.conv.matrix_bias.empty()) return lower_conv_matrix_bias(l, in, dst, out);
+      if (l.conv.groups > 1) {
+        const std::vector<ConvGroup> groups = conv_groups(l, in, dst);
+        if (!groups.empty()) return lower_conv_groups(l, in, dst, out, groups);
+      }
       out.hw = lower_conv(l, in, dst, out);
       break;
     case LayerKind::kPool:
@@ -297,7 +306,7 @@ bool Builder::lower_conv_pool(const PlannedLayer& conv, const PlannedLayer& pool
 }
 
 ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
-                              NetLayer& out) {
+                              NetLayer& out, const ConvGroup* group) {
   const ConvAttrs& a = l.conv;
   const Cube& c = plan_.cubes.at(l.input);
   if (a.integer != integer_) {
@@ -305,12 +314,23 @@ ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const 
                                  a.integer ? "an integer operator" : "a float operator",
                                  integer_ ? "an integer" : "a float"));
   }
-  QuantizedWeights w =
-      integer_ ? integer_conv_weights(g_, l, c)
-      : fp16() ? fp16_conv_weights(g_, l, c)
-               : quantize_conv_weights(g_, l, c, code_bits(options_.precision), options_.weights);
-  if (!in.channel_map.empty())
-    w.codes = spread_input_channels(w.codes, in.channel_map, in.surface.channels);
+  const std::optional<unsigned> index =
+      group != nullptr ? std::optional<unsigned>(group->index) : std::nullopt;
+  // The codes over the channels the layer reads: a padded layout's, or a group's window.
+  const auto place = [&](QuantizedWeights& w) {
+    if (!in.channel_map.empty())
+      w.codes = spread_input_channels(w.codes, in.channel_map, in.surface.channels);
+    if (group != nullptr && group->in_channels != w.codes.channels) {
+      std::vector<std::uint32_t> map(w.codes.channels);
+      for (std::uint32_t k = 0; k < w.codes.channels; ++k) map[k] = group->offset + k;
+      w.codes = spread_input_channels(w.codes, map, group->in_channels);
+    }
+  };
+  QuantizedWeights w = integer_ ? integer_conv_weights(g_, l, c, index)
+                       : fp16() ? fp16_conv_weights(g_, l, c, index)
+                                : quantize_conv_weights(g_, l, c, code_bits(options_.precision),
+                                                        options_.weights, index);
+  place(w);
   ConvLayer conv;
   conv.precision = elem();
   conv.src = in.surface;
@@ -334,9 +354,8 @@ ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const 
   }
   if (std::optional<ConvLayer> wino = winograd_layer(l, in, conv)) {
     conv = *wino;
-    w = winograd_conv_weights(g_, l, c, code_bits(options_.precision), options_.weights);
-    if (!in.channel_map.empty())
-      w.codes = spread_input_channels(w.codes, in.channel_map, in.surface.channels);
+    w = winograd_conv_weights(g_, l, c, code_bits(options_.precision), options_.weights, index);
+    place(w);
   }
   conv.weight_address = constant(out.nodes + " weights",
                                  conv.winograd ? winograd_weight_image(w.codes, elem(), prog_.hw)
@@ -349,13 +368,15 @@ ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const 
              : integer_          ? integer_stage(w.bias, a, out.nodes)
              : fp16()            ? fp16_stage(w.bias, a, out.nodes)
                                  : requantization(w, in.quant, dst.quant, a.relu, out.nodes);
+  // The channels the device multiplies: the input's (logical) channels, or a group's window.
+  const std::uint64_t read_channels = group != nullptr ? group->in_channels : c.channels;
   const std::uint64_t dense_macs =
-      std::uint64_t{oc.width} * oc.height * conv.kernels * a.kernel_w * a.kernel_h * c.channels;
+      std::uint64_t{oc.width} * oc.height * conv.kernels * a.kernel_w * a.kernel_h * read_channels;
   // Winograd: 16 products per 2x2 outputs and channel, 4 per output where direct takes 9.
   out.macs = conv.winograd ? dense_macs / (a.kernel_w * a.kernel_h) * 4 : dense_macs;
   // A grouped convolution's kernels see C / groups channels each; the dense expansion the
-  // device runs multiplies the others by zero.
-  out.network_macs = dense_macs / a.groups;
+  // device runs (or a group's window wider than its channels) multiplies the others by zero.
+  out.network_macs = dense_macs / read_channels * (c.channels / a.groups);
   out.weight_scale_min = *std::min_element(w.scales.begin(), w.scales.end());
   out.weight_scale_max = *std::max_element(w.scales.begin(), w.scales.end());
   return conv;  // push_layer splits it or refuses it (split_conv), before anything runs

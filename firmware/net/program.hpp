@@ -136,7 +136,8 @@ struct NetLayer {
   std::string input, output;
   HwLayer hw;
   std::uint64_t macs = 0;  // multiply-accumulates the device performs per inference (CONV)
-  // ... of which the network's own (ONNX's): fewer where a grouped convolution runs dense.
+  // ... of which the network's own (ONNX's): fewer where a grouped convolution runs dense, or a
+  // group's layer reads more channels than its group's.
   std::uint64_t network_macs = 0;
   // Weight quantization of a CONV layer: the smallest and largest per-channel scale.
   double weight_scale_min = 0.0, weight_scale_max = 0.0;
@@ -145,6 +146,11 @@ struct NetLayer {
   // rows of the one output surface `whole_output` (bands > 1).
   unsigned band = 0, bands = 1;
   FeatureSurface whole_output;
+  // A grouped convolution run group by group (builder.hpp Builder::conv_groups): a CONV layer
+  // computing group `group` of `groups` (groups > 1; its bands, if split, say so too). It writes
+  // the group's output channels, a channel range of the output surface, and reads the channels
+  // of the input surface the group's do (an atom-aligned window around them).
+  unsigned group = 0, groups = 1;
 };
 
 // The convolution of a CONV layer (ConvLayer, or the convolution of a ConvPoolLayer); nullptr

@@ -48,6 +48,9 @@ struct QuantOptions {
   // 3x3 convolutions in the convolution core's Winograd mode where the hardware and the layer
   // allow it (program.cpp: Builder::winograd_candidate); false: direct convolution everywhere.
   bool winograd = true;
+  // A grouped convolution as one CONV layer per group where the surfaces allow it (groups.cpp:
+  // Builder::conv_groups); false: one dense layer, zero weights between groups, everywhere.
+  bool conv_groups = true;
 };
 
 // The code bits tensors and weights get at a precision where the datapath allows it (8 at

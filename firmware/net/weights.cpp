@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <fmt/core.h>
 
@@ -18,7 +19,8 @@ namespace {
 // The float weights as K x R x S x C (models' order), and the bias.
 struct FloatWeights {
   std::uint32_t k = 0, r = 0, s = 0, c = 0;
-  std::vector<float> w;  // (k, r, s, c)
+  std::uint32_t first_kernel = 0;  // the layer's kernel that is kernel 0 here (one group)
+  std::vector<float> w;            // (k, r, s, c)
   std::vector<double> bias;
 };
 
@@ -28,28 +30,39 @@ models::graph::Tensor as_float(const models::graph::Tensor& t) {
   return models::graph::Tensor::floats(t.shape, std::vector<float>(t.i.begin(), t.i.end()));
 }
 
-FloatWeights conv_weights(const models::graph::Graph& g, const PlannedLayer& l, const Cube& in) {
+// All of a Conv's weights (group nullopt: a grouped convolution's kernels read the channels of
+// their group, the others get zero weights), or group `group`'s kernels over its channels only.
+FloatWeights conv_weights(const models::graph::Graph& g, const PlannedLayer& l, const Cube& in,
+                          std::optional<unsigned> group) {
   const auto t = as_float(g.initializers.at(l.conv.weight));
-  FloatWeights f;
-  f.k = static_cast<std::uint32_t>(t.shape[0]);
+  const auto kernels = static_cast<std::uint32_t>(t.shape[0]);
   const auto per_group = static_cast<std::uint32_t>(t.shape[1]);  // input channels of a group
-  f.c = per_group * l.conv.groups;
+  const std::uint32_t groups = l.conv.groups;
+  FloatWeights f;
   f.r = static_cast<std::uint32_t>(t.shape[2]);
   f.s = static_cast<std::uint32_t>(t.shape[3]);
-  if (f.c != in.channels) {
+  if (per_group * groups != in.channels) {
     throw GraphError(fmt::format("weights '{}' have {} input channels, the input has {}",
-                                 l.conv.weight, f.c, in.channels));
+                                 l.conv.weight, per_group * groups, in.channels));
   }
-  // Grouped: kernel k reads the channels of its group; the others get zero weights.
-  const std::uint32_t kernels_per_group = f.k / l.conv.groups;
+  const std::uint32_t kernels_per_group = kernels / groups;
+  if (group && *group >= groups) {
+    throw GraphError(fmt::format("weights '{}': group {} of a convolution of {}", l.conv.weight,
+                                 *group, groups));
+  }
+  f.k = group ? kernels_per_group : kernels;
+  f.c = group ? per_group : per_group * groups;
+  f.first_kernel = group ? *group * kernels_per_group : 0;
   f.w.assign(std::size_t{f.k} * f.r * f.s * f.c, 0.0F);
   for (std::uint32_t k = 0; k < f.k; ++k) {
-    const std::uint32_t first = k / kernels_per_group * per_group;
+    const std::uint32_t kernel = f.first_kernel + k;
+    // Dense: kernel k reads the channels of its group; one group: its channels are all there is.
+    const std::uint32_t first = group ? 0 : kernel / kernels_per_group * per_group;
     for (std::uint32_t c = 0; c < per_group; ++c)
       for (std::uint32_t r = 0; r < f.r; ++r)
         for (std::uint32_t s = 0; s < f.s; ++s)
           f.w[((std::size_t{k} * f.r + r) * f.s + s) * f.c + first + c] =
-              t.f[((std::size_t{k} * per_group + c) * f.r + r) * f.s + s];
+              t.f[((std::size_t{kernel} * per_group + c) * f.r + r) * f.s + s];
   }
   return f;
 }
@@ -84,20 +97,25 @@ FloatWeights fc_weights(const models::graph::Graph& g, const PlannedLayer& l, co
   return f;
 }
 
-// The weights in (k, r, s, c) order and the bias (beta applied for Gemm).
-FloatWeights float_weights(const models::graph::Graph& g, const PlannedLayer& l, const Cube& in) {
-  FloatWeights f = l.conv.fully_connected ? fc_weights(g, l, in) : conv_weights(g, l, in);
+// The weights in (k, r, s, c) order and the bias (beta applied for Gemm); `group`: one group's.
+FloatWeights float_weights(const models::graph::Graph& g, const PlannedLayer& l, const Cube& in,
+                           std::optional<unsigned> group) {
+  if (group && l.conv.fully_connected) {
+    throw GraphError(fmt::format("B '{}': a fully-connected layer has no groups", l.conv.weight));
+  }
+  FloatWeights f = l.conv.fully_connected ? fc_weights(g, l, in) : conv_weights(g, l, in, group);
   f.bias.assign(f.k, 0.0);
   if (!l.conv.bias.empty()) {
     const auto& b = g.initializers.at(l.conv.bias);
     const double factor = l.conv.fully_connected ? l.conv.beta : 1.0;
-    if (b.f.size() != f.k && b.f.size() != 1) {
+    const std::size_t outputs = group ? std::size_t{f.k} * l.conv.groups : f.k;
+    if (b.f.size() != outputs && b.f.size() != 1) {
       throw GraphError(
           fmt::format("bias '{}' has {} values for {} outputs (a per-output bias or one value)",
-                      l.conv.bias, b.f.size(), f.k));
+                      l.conv.bias, b.f.size(), outputs));
     }
     for (std::uint32_t k = 0; k < f.k; ++k)
-      f.bias[k] = factor * double{b.f[b.f.size() == 1 ? 0 : k]};
+      f.bias[k] = factor * double{b.f[b.f.size() == 1 ? 0 : f.first_kernel + k]};
   }
   return f;
 }
@@ -105,8 +123,8 @@ FloatWeights float_weights(const models::graph::Graph& g, const PlannedLayer& l,
 }  // namespace
 
 QuantizedWeights integer_conv_weights(const models::graph::Graph& g, const PlannedLayer& l,
-                                      const Cube& in) {
-  const FloatWeights f = float_weights(g, l, in);
+                                      const Cube& in, std::optional<unsigned> group) {
+  const FloatWeights f = float_weights(g, l, in, group);
   QuantizedWeights q;
   q.codes = models::ops::ConvWeights(f.k, f.r, f.s, f.c);
   q.scales.assign(f.k, 1.0);
@@ -114,11 +132,13 @@ QuantizedWeights integer_conv_weights(const models::graph::Graph& g, const Plann
   std::vector<double> wz(f.k, 0.0);
   if (!l.conv.weight_zero_point.empty()) {
     const auto& z = g.initializers.at(l.conv.weight_zero_point);
-    if (z.elements() != 1 && z.elements() != f.k) {
+    const std::size_t outputs = group ? std::size_t{f.k} * l.conv.groups : f.k;
+    if (z.elements() != 1 && z.elements() != outputs) {
       throw GraphError(fmt::format("weight zero point '{}' has {} values for {} outputs",
-                                   l.conv.weight_zero_point, z.elements(), f.k));
+                                   l.conv.weight_zero_point, z.elements(), outputs));
     }
-    for (std::uint32_t k = 0; k < f.k; ++k) wz[k] = z.at(z.elements() == 1 ? 0 : k);
+    for (std::uint32_t k = 0; k < f.k; ++k)
+      wz[k] = z.at(z.elements() == 1 ? 0 : f.first_kernel + k);
   }
   const double xz =
       l.conv.input_zero_point.empty() ? 0.0 : g.initializers.at(l.conv.input_zero_point).at(0);
@@ -136,8 +156,8 @@ QuantizedWeights integer_conv_weights(const models::graph::Graph& g, const Plann
 }
 
 QuantizedWeights fp16_conv_weights(const models::graph::Graph& g, const PlannedLayer& l,
-                                   const Cube& in) {
-  const FloatWeights f = float_weights(g, l, in);
+                                   const Cube& in, std::optional<unsigned> group) {
+  const FloatWeights f = float_weights(g, l, in, group);
   QuantizedWeights q;
   q.codes = models::ops::ConvWeights(f.k, f.r, f.s, f.c);
   for (std::size_t i = 0; i < f.w.size(); ++i) q.codes.data[i] = models::fp16_from_float(f.w[i]);
@@ -188,8 +208,9 @@ constexpr double kG2[4][3] = {{2, 0, 0}, {1, 1, 1}, {1, -1, 1}, {0, 0, 2}};
 }  // namespace
 
 QuantizedWeights quantize_conv_weights(const models::graph::Graph& g, const PlannedLayer& l,
-                                       const Cube& in, int bits, WeightQuantizer quantizer) {
-  const FloatWeights f = float_weights(g, l, in);
+                                       const Cube& in, int bits, WeightQuantizer quantizer,
+                                       std::optional<unsigned> group) {
+  const FloatWeights f = float_weights(g, l, in, group);
   QuantizedWeights q;
   q.codes = models::ops::ConvWeights(f.k, f.r, f.s, f.c);
   q.scales.assign(f.k, 1.0);
@@ -201,8 +222,9 @@ QuantizedWeights quantize_conv_weights(const models::graph::Graph& g, const Plan
 }
 
 QuantizedWeights winograd_conv_weights(const models::graph::Graph& g, const PlannedLayer& l,
-                                       const Cube& in, int bits, WeightQuantizer quantizer) {
-  const FloatWeights f = float_weights(g, l, in);
+                                       const Cube& in, int bits, WeightQuantizer quantizer,
+                                       std::optional<unsigned> group) {
+  const FloatWeights f = float_weights(g, l, in, group);
   if (f.r != 3 || f.s != 3) {
     throw GraphError(
         fmt::format("weights '{}' are {}x{}, Winograd needs 3x3", l.conv.weight, f.s, f.r));

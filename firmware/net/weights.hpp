@@ -3,6 +3,7 @@
 // (kernel, row, column, channel), with each channel's scale, and the float bias.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "firmware/net/plan.hpp"
@@ -25,9 +26,16 @@ struct QuantizedWeights {
 // of models::mmse_weight_quantization (kMmse: codes down to -2^(bits-1)), or OCTAV's clip of
 // the channel (kOctav: s_w = clip / (2^(bits-1) - 1), codes saturating). A channel of zeros gets
 // scale 1 and zero codes. Throws GraphError on a shape that does not match.
+// A grouped Conv's weights are dense over the input's channels: zero between groups. `group` g
+// (of G = ConvAttrs::groups) takes that group alone, the weights of a CONV layer of its own: its
+// K/G kernels [g K/G, (g+1) K/G) over its C/G input channels [g C/G, (g+1) C/G) (channel 0 the
+// group's first), their bias; each kernel quantized on those values (with kMax the same codes and
+// scales as the dense layer's; kMmse and kOctav see no zeros of other groups). Every function
+// below takes `group` alike (not for fully-connected layers).
 [[nodiscard]] QuantizedWeights quantize_conv_weights(const models::graph::Graph& g,
                                                      const PlannedLayer& l, const Cube& in,
-                                                     int bits, WeightQuantizer quantizer);
+                                                     int bits, WeightQuantizer quantizer,
+                                                     std::optional<unsigned> group = std::nullopt);
 
 // A 3x3 convolution's weights for Winograd mode (models/ops/conv_winograd.hpp): each kernel slice
 // transformed in float, 4U = (2G) g (2G)^T, and the K x 4 x 4 x C result quantized per output
@@ -37,17 +45,20 @@ struct QuantizedWeights {
 // domain uses each channel's full code range; quantizing g first could overflow the transform.
 [[nodiscard]] QuantizedWeights winograd_conv_weights(const models::graph::Graph& g,
                                                      const PlannedLayer& l, const Cube& in,
-                                                     int bits, WeightQuantizer quantizer);
+                                                     int bits, WeightQuantizer quantizer,
+                                                     std::optional<unsigned> group = std::nullopt);
 
 // The same weights unquantized: `codes` holds each weight as its FP16 bit pattern (round to
 // nearest even), scales are 1 and the bias is the float bias (FP16 networks).
 [[nodiscard]] QuantizedWeights fp16_conv_weights(const models::graph::Graph& g,
-                                                 const PlannedLayer& l, const Cube& in);
+                                                 const PlannedLayer& l, const Cube& in,
+                                                 std::optional<unsigned> group = std::nullopt);
 
 // ConvInteger / MatMulInteger weights: codes w - w_zero_point (per output or one value), scales
 // 1, and the bias that removes the input's zero point: -x_zero_point * sum(codes of the output).
 [[nodiscard]] QuantizedWeights integer_conv_weights(const models::graph::Graph& g,
-                                                    const PlannedLayer& l, const Cube& in);
+                                                    const PlannedLayer& l, const Cube& in,
+                                                    std::optional<unsigned> group = std::nullopt);
 
 // `w` reading a padded channel layout (a Concat's, program.hpp NetTensor::channel_map): input
 // channel c of `w` becomes channel map[c] of `physical`, the channels no entry names get zero

@@ -102,9 +102,10 @@ struct NetCommonOptions {
   std::size_t calib_images = 100;
   std::string calibration_table;
   std::string save_calibration;
-  bool fold = true;        // --no-fold: the first convolution reads the input unfolded
-  bool no_cvsram = false;  // --no-cvsram: keep everything in DRAM
-  bool winograd = true;    // --no-winograd: direct convolution everywhere
+  bool fold = true;           // --no-fold: the first convolution reads the input unfolded
+  bool no_cvsram = false;     // --no-cvsram: keep everything in DRAM
+  bool winograd = true;       // --no-winograd: direct convolution everywhere
+  bool dense_groups = false;  // --dense-groups: a grouped convolution as one dense layer
 };
 
 // `octasim net MODEL.onnx [--input X] [--labels L] [--output Y.npy] [--functional] ...`.

@@ -68,6 +68,7 @@ fn::QuantOptions quant_options(const NetCommonOptions& o) {
   q.percentile = o.percentile;
   if (!o.fold) q.fold = fn::FoldMode::kOff;
   q.winograd = o.winograd;
+  q.conv_groups = !o.dense_groups;
   return q;
 }
 
@@ -243,6 +244,7 @@ void compare_configurations(const NetOptions& o, const Prepared& a, const Timing
   add("--calibration-table", o.common.calibration_table);
   if (!o.common.fold) args.emplace_back("--no-fold");
   if (!o.common.winograd) args.emplace_back("--no-winograd");
+  if (o.common.dense_groups) args.emplace_back("--dense-groups");
   if (o.common.no_cvsram) args.emplace_back("--no-cvsram");
   const nlohmann::json rb = run_child_report(args, report);
   const nlohmann::json& lb = rb.at("network").at("layers");
@@ -319,6 +321,9 @@ void add_net_common_options(CLI::App& cmd, NetCommonOptions& o) {
   cmd.add_flag("!--no-winograd", o.winograd,
                "3x3 convolutions in direct mode even where the configuration has Winograd "
                "(by default they use it where the layer allows: stride 1, output a multiple of 4)");
+  cmd.add_flag("--dense-groups", o.dense_groups,
+               "a grouped convolution as one dense CONV layer, its weights zero between groups "
+               "(by default each group is a layer of its own where its channels start on an atom)");
   cmd.add_flag("--no-cvsram", o.no_cvsram,
                "keep activations and weights in DRAM even when the configuration has a CV-SRAM "
                "(secondary_memif): the what-if without it");

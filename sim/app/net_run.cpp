@@ -80,14 +80,6 @@ std::vector<std::size_t> record_owners(const fn::NetProgram& prog,
 
 namespace {
 
-std::uint64_t counter(const soc::Soc& soc, const soc::LayerTiming& r, const char* name) {
-  const stats::Group& group = soc.dla().engine(r.engine_index).statistics();
-  for (std::size_t i = 0; i < group.size() && i < r.counters.size(); ++i) {
-    if (group.info(i).name == name) return r.counters[i];
-  }
-  return 0;
-}
-
 // The bound of program layer `i` (LayerBound) from its device records and the bytes it moves.
 LayerBound layer_bound(const soc::Soc& soc, const fn::NetProgram& prog, std::size_t i,
                        const std::vector<const soc::LayerTiming*>& records, std::uint64_t cycles) {
@@ -96,10 +88,10 @@ LayerBound layer_bound(const soc::Soc& soc, const fn::NetProgram& prog, std::siz
   const HwConfig& hw = soc.config();
   std::uint64_t compute = 0, refill = 0, delivery = 0;
   for (const soc::LayerTiming* r : records) {
-    compute = std::max(compute, counter(soc, *r, "busy_cycles"));
+    compute = std::max(compute, soc.dla().layer_counter(*r, "busy_cycles"));
     if (r->engine == "CONV") {
-      refill = counter(soc, *r, "read_stall_cycles");
-      delivery = counter(soc, *r, "write_stall_cycles");
+      refill = soc.dla().layer_counter(*r, "read_stall_cycles");
+      delivery = soc.dla().layer_counter(*r, "write_stall_cycles");
     }
   }
   const fn::LayerAccess a = fn::layer_access(prog, i);

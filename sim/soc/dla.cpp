@@ -186,4 +186,12 @@ void Dla::finish(std::size_t engine_index, std::size_t layer) {
   interrupts_.update_signal();
 }
 
+std::uint64_t Dla::layer_counter(const LayerTiming& l, const std::string& name) const {
+  const stats::Group& group = engine(l.engine_index).statistics();
+  for (std::size_t i = 0; i < group.size() && i < l.counters.size(); ++i) {
+    if (group.info(i).name == name) return l.counters[i];
+  }
+  return 0;
+}
+
 }  // namespace octasim::soc

@@ -69,6 +69,9 @@ class Dla {
 
   [[nodiscard]] const std::vector<LayerTiming>& layers() const { return layers_; }
   [[nodiscard]] const dla::EngineModel& engine(std::size_t i) const { return *models_[i]; }
+  // The growth of the counter `name` of layer `l`'s engine over the layer (0 when the engine has
+  // no such counter or the layer has not finished).
+  [[nodiscard]] std::uint64_t layer_counter(const LayerTiming& l, const std::string& name) const;
   // The engines' statistics groups (dla.CONV, dla.SDP, ...), in registry order.
   [[nodiscard]] std::vector<const stats::Group*> statistics() const;
   // A layer track per engine, then the engines' unit tracks.

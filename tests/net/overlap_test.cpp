@@ -76,14 +76,6 @@ struct RunResult {
   std::uint64_t weight_bytes_a = 0, weight_bytes_b = 0;  // the branches' weights in memory
 };
 
-std::uint64_t counter(const soc::Soc& soc, const soc::LayerTiming& l, const char* name) {
-  const stats::Group& g = soc.dla().engine(l.engine_index).statistics();
-  for (std::size_t i = 0; i < g.size() && i < l.counters.size(); ++i) {
-    if (g.info(i).name == name) return l.counters[i];
-  }
-  return 0;
-}
-
 RunResult run(fn::Schedule schedule) {
   RunResult out;
   const HwConfig hw = load_hw_config("nv_full");
@@ -115,7 +107,7 @@ RunResult run(fn::Schedule schedule) {
   out.bit_exact = r.differing_output == prog.outputs.size();
   std::vector<Span> convs;
   for (const soc::LayerTiming& l : soc.dla().layers()) {
-    const Span s{l.start_cycle, l.end_cycle, counter(soc, l, "cdma_wt_bytes")};
+    const Span s{l.start_cycle, l.end_cycle, soc.dla().layer_counter(l, "cdma_wt_bytes")};
     if (l.engine == "CONV") convs.push_back(s);
     if (l.engine == "PDP") out.pdp = s;
     out.cycles = std::max(out.cycles, l.end_cycle - start);

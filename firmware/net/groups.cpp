@@ -1,0 +1,111 @@
+// A grouped convolution (ONNX Conv with group G > 1) group by group, as NVDLA's compilers run it:
+// group g's K/G kernels read only its C/G input channels [g C/G, (g+1) C/G) and write output
+// channels [g K/G, (g+1) K/G), so each group is a CONV layer of its own with a fraction of the
+// dense layer's MACs and weights (the dense expansion multiplies every other channel by zero).
+//
+// A layer reads and writes whole surfaces of the cube: a DLA feature surface is addressed in atoms
+// of C' channels (memory atom / element size: 32 INT8 or 16 FP16/INT16 channels on nv_full, 8 INT8
+// on nv_small). Channels [f, f + n) of a surface are a surface of their own when f is a multiple
+// of C': address + surface_stride * f / C', the same line and surface strides, n channels. So
+//   - group g's output channels must start at a multiple of C': K/G a multiple of C';
+//   - it reads the window of whole atoms around its input channels, [floor(g C/G / C') C',
+//     min(ceil((g+1) C/G / C') C', C)), its weights zero on the window's other channels. With C/G
+//     a multiple of C' that is exactly its channels; otherwise (AlexNet's conv2 at INT8: groups of
+//     48 channels, C' 32) a window of 64 channels in place of the dense layer's 96.
+// The groups run as layers of their own when, besides, the windows together are fewer channels
+// than G dense layers' (a depthwise convolution's groups of one channel, or any K/G not a multiple
+// of C', keep the dense layer), and:
+//   - the options allow it (QuantOptions::conv_groups);
+//   - the input and output have the plain channel layout (no Concat padded channel map) and are
+//     cubes (not rows), the input not the folded first layer's;
+//   - no residual Add is fused into the convolution and the calibration is not octav-device (both
+//     keep the dense layer: their SDP stages and clip layers assume one layer per tensor);
+//   - the kernel does not cover the whole unpadded input (a fully-connected shape, which --batch
+//     runs in multi-batch mode on whole tensors, batch.hpp).
+// Each group's layer has its own weights (weights.hpp, `group`), its own SDP stage for its kernels
+// (bias and requantization; the output's clip is the tensor's, the same for every group), the
+// ONNX nodes' label with "group g/G" after the Conv, and its MACs. Each may run in Winograd mode
+// (winograd.cpp) or in bands (split.cpp) as any convolution. A pooling that alone reads the
+// output is not fused on the fly (Builder::run): it reads the groups' output from memory.
+#include <fmt/core.h>
+
+#include "firmware/net/builder.hpp"
+
+namespace octasim::firmware::net::detail {
+
+namespace {
+
+// The nodes' label with the group after the convolution: "Conv 'c' group 1/2 + Relu 'r'".
+std::string group_label(const Graph& g, const PlannedLayer& l, unsigned index, unsigned count) {
+  std::string s;
+  for (std::size_t k = 0; k < l.nodes.size(); ++k) {
+    s += (k == 0 ? "" : " + ") + g.nodes[l.nodes[k]].label();
+    if (k == 0) s += fmt::format(" group {}/{}", index + 1, count);
+  }
+  return s;
+}
+
+// Channels [first, first + n) of `s` as a surface of their own (first a multiple of the atom's
+// channels `per_atom`).
+FeatureSurface channel_window(FeatureSurface s, std::uint32_t first, std::uint32_t n,
+                              std::uint32_t per_atom) {
+  s.address += std::uint64_t{s.surface_stride} * (first / per_atom);
+  s.channels = n;
+  return s;
+}
+
+}  // namespace
+
+std::vector<Builder::ConvGroup> Builder::conv_groups(const PlannedLayer& l, const NetTensor& in,
+                                                     const NetTensor& dst) const {
+  const ConvAttrs& a = l.conv;
+  const unsigned n = a.groups;
+  if (!options_.conv_groups || n <= 1 || !a.residual.empty() || !a.matrix_bias.empty() ||
+      a.fully_connected || options_.calibration == ClipCalibration::kOctavDevice || in.fold ||
+      !in.channel_map.empty() || !dst.channel_map.empty() || in.rows || dst.rows) {
+    return {};
+  }
+  const bool covers_input = a.kernel_w == in.surface.width && a.kernel_h == in.surface.height &&
+                            a.pad_left + a.pad_right + a.pad_top + a.pad_bottom == 0;
+  const std::uint32_t channels = in.surface.channels, kernels = dst.surface.channels;
+  if (covers_input || channels % n != 0 || kernels % n != 0) return {};
+  const std::uint32_t per_atom = channels_per_atom(elem(), atom());
+  const std::uint32_t per_group = channels / n, kernels_per_group = kernels / n;
+  if (kernels_per_group % per_atom != 0) return {};
+  std::vector<ConvGroup> groups;
+  std::uint64_t read = 0;
+  for (unsigned g = 0; g < n; ++g) {
+    const std::uint32_t first = g * per_group, end = first + per_group;
+    ConvGroup c;
+    c.index = g;
+    c.count = n;
+    c.in_first = first / per_atom * per_atom;
+    c.in_channels = std::min((end + per_atom - 1) / per_atom * per_atom, channels) - c.in_first;
+    c.offset = first - c.in_first;
+    c.out_first = g * kernels_per_group;
+    read += c.in_channels;
+    groups.push_back(c);
+  }
+  if (read >= std::uint64_t{channels} * n) return {};  // no fewer MACs than the dense layer
+  return groups;
+}
+
+void Builder::lower_conv_groups(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                                const NetLayer& out, const std::vector<ConvGroup>& groups) {
+  const std::uint32_t per_atom = channels_per_atom(elem(), atom());
+  const std::uint32_t kernels_per_group = dst.surface.channels / groups.at(0).count;
+  for (const ConvGroup& group : groups) {
+    NetLayer layer = out;
+    layer.nodes = group_label(g_, l, group.index, group.count);
+    layer.group = group.index;
+    layer.groups = group.count;
+    NetTensor window = in;
+    window.surface = channel_window(in.surface, group.in_first, group.in_channels, per_atom);
+    NetTensor part = dst;
+    part.surface = channel_window(dst.surface, group.out_first, kernels_per_group, per_atom);
+    layer.hw = lower_conv(l, window, part, layer, &group);
+    push_layer(std::move(layer));
+  }
+}
+
+}  // namespace octasim::firmware::net::detail
