@@ -35,13 +35,11 @@ namespace octasim::firmware::net::detail {
 
 namespace {
 
-// The nodes' label with the group after the convolution: "Conv 'c' group 1/2 + Relu 'r'".
+// The nodes' label (layer_nodes_label) with the group after the convolution:
+// "Conv 'c' group 1/2 + Relu 'r'".
 std::string group_label(const Graph& g, const PlannedLayer& l, unsigned index, unsigned count) {
-  std::string s;
-  for (std::size_t k = 0; k < l.nodes.size(); ++k) {
-    s += (k == 0 ? "" : " + ") + g.nodes[l.nodes[k]].label();
-    if (k == 0) s += fmt::format(" group {}/{}", index + 1, count);
-  }
+  std::string s = layer_nodes_label(g, l);
+  s.insert(g.nodes[l.nodes.at(0)].label().size(), fmt::format(" group {}/{}", index + 1, count));
   return s;
 }
 

@@ -199,6 +199,18 @@ def _functional_result(stdout):
     return {"functional": True, "result": result, "checks": checks}
 
 
+def _input_arg(inputs, tmp):
+    """["--input", PATH] for a path, or for an array saved as float32 .npy in `tmp`; [] for
+    None."""
+    if inputs is None:
+        return []
+    if isinstance(inputs, (str, os.PathLike)):
+        return ["--input", os.fspath(inputs)]
+    path = os.path.join(tmp, "inputs.npy")
+    np.save(path, np.ascontiguousarray(np.asarray(inputs, dtype=np.float32)))
+    return ["--input", path]
+
+
 def run(trace, config=None, functional=False, timeline=None, **options):
     """Plays a trace (.cfg NVDLA trace, or .txn) on the device: `octasim run TRACE --report`.
 
@@ -245,12 +257,7 @@ def net(model, inputs=None, config="nv_small", **options):
         output = os.path.join(tmp, "outputs.npy")
         args = ["net", os.fspath(model), "--report", report, "--output", output,
                 "--no-progress", *_config_arg(config, tmp)]
-        if isinstance(inputs, (str, os.PathLike)):
-            args += ["--input", os.fspath(inputs)]
-        elif inputs is not None:
-            path = os.path.join(tmp, "inputs.npy")
-            np.save(path, np.ascontiguousarray(np.asarray(inputs, dtype=np.float32)))
-            args += ["--input", path]
+        args += _input_arg(inputs, tmp)
         r = _cli(args + _flags(options), ok=(0, 1))
         if r.returncode == 1:
             summary = [ln for ln in r.stdout.splitlines() if ln.strip()]
@@ -271,11 +278,6 @@ def compile(model, out, inputs=None, config="nv_small", **options):
     """
     with tempfile.TemporaryDirectory(prefix="octasim_compile_") as tmp:
         args = ["compile", os.fspath(model), "--out", os.fspath(out), *_config_arg(config, tmp)]
-        if isinstance(inputs, (str, os.PathLike)):
-            args += ["--input", os.fspath(inputs)]
-        elif inputs is not None:
-            path = os.path.join(tmp, "inputs.npy")
-            np.save(path, np.ascontiguousarray(np.asarray(inputs, dtype=np.float32)))
-            args += ["--input", path]
+        args += _input_arg(inputs, tmp)
         _cli(args + _flags(options))
     return os.path.join(os.fspath(out), "net.cfg")

@@ -47,7 +47,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from . import Error
+from . import Error, _core
 from . import clip as _clip
 from .mixed_precision import DynamicLossScaler, MasterWeights
 
@@ -372,103 +372,40 @@ def calibrate(model, images, method=None, fp32=True):
 
 
 # ---------------------------------------------------------------------------------------------
-# The QAT-initialisation recipe (models/quant/qat_init.hpp, the same algorithms in NumPy)
+# The QAT-initialisation recipe: models/quant/qat_init.hpp's C++ through octasim._core
 
 def mmse_weight_quantization(w, bits=4, candidates=1000):
     """k-bit MMSE weight quantization of one array: (scale a, integer codes q in
     [-2^(k-1), 2^(k-1)-1], mse) minimising mean (w - a q)^2 — a grid of `candidates` scales
     j/J * max|w| / 2^(k-1), then alternating minimisation (codes for a, then a = <w,q>/<q,q>)
-    while the MSE does not rise; models::mmse_weight_quantization's algorithm."""
-    w = np.asarray(w, dtype=np.float32).astype(np.float64).ravel()
-    if not np.all(np.isfinite(w)):
-        raise Error("MMSE weight quantization: a weight is not finite")
-    if candidates < 1:
-        raise Error("MMSE weight quantization needs at least one candidate")
-    lo, hi = -float(2 ** (bits - 1)), float(2 ** (bits - 1) - 1)
-    wmax = float(np.max(np.abs(w))) if w.size else 0.0
-    if wmax == 0.0:
-        return 0.0, np.zeros(w.shape, dtype=np.int32), 0.0
-
-    def codes(a):
-        return np.clip(np.rint(w / a), lo, hi)
-
-    def sse(a):
-        d = w - a * codes(a)
-        return float(np.dot(d, d))
-
-    a_max = wmax / -lo
-    best, a = math.inf, a_max
-    for j in range(1, candidates + 1):
-        cand = a_max * j / candidates
-        e = sse(cand)
-        if e < best:
-            best, a = e, cand
-    q = None
-    for _ in range(100):
-        nq = codes(a)
-        if q is not None and np.array_equal(nq, q):
-            break
-        q = nq
-        qq = float(np.dot(q, q))
-        if qq == 0.0:
-            break
-        nxt = float(np.dot(w, q)) / qq
-        if not nxt > 0.0 or sse(nxt) > best:
-            break
-        best, a = sse(nxt), nxt
-    q = codes(a)
-    return a, q.astype(np.int32), sse(a) / w.size
+    while the MSE does not rise (models::mmse_weight_quantization). q is flat, in w's C order."""
+    return _core.mmse_weight_quantization(np.asarray(w, dtype=np.float32).ravel(), int(bits),
+                                          int(candidates))
 
 
 def quantize_activation(x, offset, saturation, bits):
     """The patent's activation quantizer: m + round(clip(x - m, 0, beta) * L / beta) * beta / L,
-    L = 2^k - 1 (NumPy, float64, round half to even)."""
-    x = np.asarray(x, dtype=np.float64)
-    if not saturation > 0.0:
-        return np.full_like(x, offset)
-    expand = (2.0 ** bits - 1.0) / saturation
-    return offset + np.rint(np.clip(x - offset, 0.0, saturation) * expand) / expand
+    L = 2^k - 1, round half to even (models::quantize_activation, element-wise)."""
+    return _core.quantize_activation(x, float(offset), float(saturation), int(bits))
+
+
+def _batches(batches):
+    return [np.asarray(b, dtype=np.float32).ravel() for b in batches]
 
 
 def activation_total_mse(batches, offset, saturation, bits):
-    """Sum over batches of each batch's mean squared quantization error."""
-    total = 0.0
-    for b in batches:
-        b = np.asarray(b, dtype=np.float32).astype(np.float64).ravel()
-        if b.size:
-            total += float(np.mean((quantize_activation(b, offset, saturation, bits) - b) ** 2))
-    return total
+    """Sum over batches of each batch's mean squared quantization error
+    (models::activation_total_mse)."""
+    return _core.activation_total_mse(_batches(batches), float(offset), float(saturation),
+                                      int(bits))
 
 
 def calibrate_activation(batches, bits=4, candidates=1000):
     """(offset m, saturation beta, total MSE): m is the mean over the batches of each batch's
     minimum; beta minimises activation_total_mse over a grid of `candidates` values
     j/J * (max - m), then over a second grid across the two cells around the best
-    (models::calibrate_activation's search)."""
-    batches = [np.asarray(b, dtype=np.float32).astype(np.float64).ravel() for b in batches]
-    if not batches:
-        raise Error("activation calibration needs batches")
-    for j, b in enumerate(batches):
-        if b.size == 0:
-            raise Error(f"calibration batch {j} is empty")
-        if not np.all(np.isfinite(b)):
-            raise Error(f"calibration batch {j} holds a value that is not finite")
-    offset = float(np.mean([b.min() for b in batches]))
-    rng = max(float(b.max()) for b in batches) - offset
-    if not rng > 0.0:
-        return offset, 0.0, activation_total_mse(batches, offset, 0.0, bits)
-    best = [math.inf, 0.0]
-
-    def search(lo, hi):
-        for j in range(1, candidates + 1):
-            beta = lo + (hi - lo) * j / candidates
-            e = activation_total_mse(batches, offset, beta, bits)
-            if e < best[0]:
-                best[0], best[1] = e, beta
-    search(0.0, rng)
-    cell = rng / candidates
-    search(max(0.0, best[1] - cell), best[1] + cell)
-    return offset, best[1], best[0]
+    (models::calibrate_activation)."""
+    return _core.calibrate_activation(_batches(batches), int(bits), int(candidates))
 
 
 @torch.no_grad()

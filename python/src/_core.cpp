@@ -1,8 +1,8 @@
 // octasim._core: the C++ half of the Python package (python/octasim/__init__.py wraps it).
 // Clipping scalars by the code `octasim clip` runs (sim/app/clip_core), the quantizer and its
 // MSE (models/quant), hardware configurations (sim/core/hw_config) and .npy/.npz reading
-// (models/io). No SystemC: simulations run in a child octasim process (__init__.py), whose
-// path is `executable`.
+// (models/io), the QAT-initialisation recipe (models/quant/qat_init). No SystemC: simulations run
+// in a child octasim process (__init__.py), whose path is `executable`.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "models/io/tensor_file.hpp"
+#include "models/quant/qat_init.hpp"
 #include "models/quant/quantizer.hpp"
 #include "sim/app/clip_core.hpp"
 #include "sim/core/hw_config.hpp"
@@ -155,6 +156,42 @@ py::tuple read_npy(const std::string& path) {
   return py::make_tuple(a, t.dtype);
 }
 
+// models::mmse_weight_quantization of `w`'s values: (scale, codes, mse).
+py::tuple mmse_weight_quantization(const FloatArray& w, int bits, std::size_t candidates) {
+  octasim::models::MmseWeights r;
+  {
+    py::gil_scoped_release release;
+    r = octasim::models::mmse_weight_quantization(w.data(), static_cast<std::size_t>(w.size()),
+                                                  bits, candidates);
+  }
+  py::array_t<std::int32_t> codes(static_cast<py::ssize_t>(r.codes.size()));
+  std::copy(r.codes.begin(), r.codes.end(), codes.mutable_data());
+  return py::make_tuple(r.scale, codes, r.mse);
+}
+
+std::vector<std::vector<float>> batches_of(const std::vector<FloatArray>& batches) {
+  std::vector<std::vector<float>> out;
+  for (const FloatArray& b : batches) out.push_back(values_of(b));
+  return out;
+}
+
+// models::calibrate_activation over the batches: (offset, saturation, total MSE).
+py::tuple calibrate_activation(const std::vector<FloatArray>& batches, int bits,
+                               std::size_t candidates) {
+  const std::vector<std::vector<float>> values = batches_of(batches);
+  octasim::models::ActivationCalibration r;
+  {
+    py::gil_scoped_release release;
+    r = octasim::models::calibrate_activation(values, bits, candidates);
+  }
+  return py::make_tuple(r.offset, r.saturation, r.total_mse);
+}
+
+double activation_total_mse(const std::vector<FloatArray>& batches, double offset,
+                            double saturation, int bits) {
+  return octasim::models::activation_total_mse(batches_of(batches), offset, saturation, bits);
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -185,4 +222,12 @@ PYBIND11_MODULE(_core, m) {
   m.def("config_json", &config_json, py::arg("what"), py::arg("is_text"));
   m.def("builtin_configs", &octasim::builtin_hw_configs);
   m.def("read_npy", &read_npy, py::arg("path"));
+  m.def("mmse_weight_quantization", &mmse_weight_quantization, py::arg("w"), py::arg("bits"),
+        py::arg("candidates"));
+  m.def("quantize_activation", py::vectorize(&octasim::models::quantize_activation), py::arg("x"),
+        py::arg("offset"), py::arg("saturation"), py::arg("bits"));
+  m.def("calibrate_activation", &calibrate_activation, py::arg("batches"), py::arg("bits"),
+        py::arg("candidates"));
+  m.def("activation_total_mse", &activation_total_mse, py::arg("batches"), py::arg("offset"),
+        py::arg("saturation"), py::arg("bits"));
 }
