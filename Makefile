@@ -3,11 +3,18 @@
 
 BUILD      ?= build
 BUILD_SAN  ?= build-san
+BUILD_FUZZ ?= build-fuzz
+# `make fuzz`: seconds per fuzz target (or FUZZ_RUNS executions per target when set).
+FUZZ_SECONDS ?= 600
+FUZZ_RUNS    ?=
+# `make fuzz-smoke` (CI): seconds per target after its seeds and regression inputs.
+FUZZ_SMOKE_SECONDS ?= 4
 BUILD_TYPE ?= RelWithDebInfo
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all deps configure build run test test-sanitize format format-check bench clean
+.PHONY: all deps configure build run test test-sanitize fuzz-build fuzz fuzz-smoke format format-check \
+        bench clean
 
 all: build
 
@@ -34,6 +41,22 @@ test-sanitize: deps
 	cmake --build $(BUILD_SAN) -j $(JOBS)
 	ctest --test-dir $(BUILD_SAN) --output-on-failure -j $(JOBS)
 
+# libFuzzer targets (tests/fuzz) built with clang + ASan/UBSan in a third build dir; only the
+# libraries they need are built.
+fuzz-build: deps
+	CXX=clang++ cmake -S . -B $(BUILD_FUZZ) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DOCTASIM_FUZZ=ON -DOCTASIM_WERROR=OFF $(CMAKE_ARGS)
+	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target octasim_fuzz_all
+
+# Long runs: every target for FUZZ_SECONDS (make fuzz FUZZ_SECONDS=3600 FUZZ_TARGETS="npy dat").
+fuzz: fuzz-build
+	RUNS=$(FUZZ_RUNS) tests/fuzz/run_fuzz.sh $(BUILD_FUZZ) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# CI: each target over its seeds and regression inputs, then a few seconds of fuzzing.
+fuzz-smoke: fuzz-build
+	rm -rf $(BUILD_FUZZ)/fuzz-corpus
+	tests/fuzz/run_fuzz.sh $(BUILD_FUZZ) $(FUZZ_SMOKE_SECONDS) $(FUZZ_TARGETS)
+
 bench: build
 	@for b in $$(find $(BUILD)/bench -maxdepth 1 -type f -perm -u+x -name 'octasim_bench*' | sort); do \
 	  echo "== $$b"; "$$b" || exit 1; \
@@ -46,4 +69,4 @@ format-check:
 	git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run -Werror
 
 clean:
-	rm -rf $(BUILD) $(BUILD_SAN)
+	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_FUZZ)

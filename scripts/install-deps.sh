@@ -8,7 +8,7 @@ packages=(
   libsystemc-dev verilator
   libfmt-dev libcli11-dev nlohmann-json3-dev python3 python3-jsonschema
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang-format
+  clang-format clang libclang-rt-14-dev
   libprotobuf-dev libonnx-dev libonnx-testdata
   zlib1g-dev dataset-fashion-mnist
   pybind11-dev python3-dev python3-numpy python3-matplotlib

@@ -96,6 +96,23 @@ double raw_element(const std::string& raw, std::size_t k, g::DType t) {
   return 0;
 }
 
+// Tensors hold at most 2^31 elements (protobuf's repeated fields and messages are smaller).
+constexpr std::size_t kMaxTensorElements = std::size_t{1} << 31;
+
+// The values a TensorProto stores in the typed field of `t` (no raw_data).
+std::size_t stored_values(const onnx::TensorProto& tp, g::DType t) {
+  switch (t) {
+    case g::DType::kFloat32:
+      return static_cast<std::size_t>(tp.float_data_size());
+    case g::DType::kFloat64:
+      return static_cast<std::size_t>(tp.double_data_size());
+    case g::DType::kInt64:
+      return static_cast<std::size_t>(tp.int64_data_size());
+    default:  // float16, int8, uint8, int32, bool: int32_data
+      return static_cast<std::size_t>(tp.int32_data_size());
+  }
+}
+
 g::Tensor convert_tensor(const onnx::TensorProto& tp, const std::string& path) {
   const std::string what = "tensor '" + tp.name() + "'";
   if (tp.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
@@ -103,11 +120,27 @@ g::Tensor convert_tensor(const onnx::TensorProto& tp, const std::string& path) {
   }
   g::Tensor t;
   t.dtype = dtype_of(tp.data_type(), path, what);
+  // The element count, checked against the data the file holds before anything is allocated
+  // (a shape of 10^12 elements with no data is an error, not an allocation).
+  std::size_t count = 1;
   for (const std::int64_t d : tp.dims()) {
     if (d < 0) fail(path, what + " has a negative dimension");
     t.shape.push_back(d);
+    const auto ud = static_cast<std::uint64_t>(d);
+    count = ud != 0 && count > kMaxTensorElements / ud ? kMaxTensorElements + 1 : count * ud;
   }
-  const std::size_t count = t.elements();
+  if (count > kMaxTensorElements) {
+    fail(path, what + " has shape " + g::shape_string(t.shape) + ": more than 2^31 elements");
+  }
+  const std::size_t have = tp.has_raw_data() ? tp.raw_data().size() / element_bytes(t.dtype)
+                                             : stored_values(tp, t.dtype);
+  if (tp.has_raw_data() ? tp.raw_data().size() != count * element_bytes(t.dtype) : have != count) {
+    fail(path, what + " has " +
+                   (tp.has_raw_data() ? std::to_string(tp.raw_data().size()) + " bytes of data"
+                                      : std::to_string(have) + " values") +
+                   " for shape " + g::shape_string(t.shape) + " (" + std::to_string(count) + " " +
+                   g::dtype_name(t.dtype) + " elements)");
+  }
   const bool fl = g::is_float(t.dtype);
   (fl ? t.f.resize(count) : t.i.resize(count));
   const auto store = [&](std::size_t k, double v) {
@@ -118,10 +151,6 @@ g::Tensor convert_tensor(const onnx::TensorProto& tp, const std::string& path) {
     }
   };
   if (tp.has_raw_data()) {
-    if (tp.raw_data().size() != count * element_bytes(t.dtype)) {
-      fail(path, what + " has " + std::to_string(tp.raw_data().size()) + " bytes of data for " +
-                     std::to_string(count) + " " + g::dtype_name(t.dtype) + " elements");
-    }
     for (std::size_t k = 0; k < count; ++k) store(k, raw_element(tp.raw_data(), k, t.dtype));
     if (t.dtype == g::DType::kInt64) {  // exact beyond 2^53
       for (std::size_t k = 0; k < count; ++k) {
@@ -130,40 +159,27 @@ g::Tensor convert_tensor(const onnx::TensorProto& tp, const std::string& path) {
     }
     return t;
   }
-  std::size_t have = 0;
-  switch (t.dtype) {
+  switch (t.dtype) {  // `count` values, checked above
     case g::DType::kFloat32:
-      have = static_cast<std::size_t>(tp.float_data_size());
-      for (std::size_t k = 0; k < count && k < have; ++k)
-        t.f[k] = tp.float_data(static_cast<int>(k));
+      for (std::size_t k = 0; k < count; ++k) t.f[k] = tp.float_data(static_cast<int>(k));
       break;
     case g::DType::kFloat64:
-      have = static_cast<std::size_t>(tp.double_data_size());
-      for (std::size_t k = 0; k < count && k < have; ++k) {
+      for (std::size_t k = 0; k < count; ++k) {
         t.f[k] = static_cast<float>(tp.double_data(static_cast<int>(k)));
       }
       break;
     case g::DType::kInt64:
-      have = static_cast<std::size_t>(tp.int64_data_size());
-      for (std::size_t k = 0; k < count && k < have; ++k)
-        t.i[k] = tp.int64_data(static_cast<int>(k));
+      for (std::size_t k = 0; k < count; ++k) t.i[k] = tp.int64_data(static_cast<int>(k));
       break;
     case g::DType::kFloat16:
-      have = static_cast<std::size_t>(tp.int32_data_size());
-      for (std::size_t k = 0; k < count && k < have; ++k) {
+      for (std::size_t k = 0; k < count; ++k) {
         t.f[k] =
             models::fp16_to_float(static_cast<std::uint16_t>(tp.int32_data(static_cast<int>(k))));
       }
       break;
     default:  // int8, uint8, int32, bool: int32_data
-      have = static_cast<std::size_t>(tp.int32_data_size());
-      for (std::size_t k = 0; k < count && k < have; ++k)
-        t.i[k] = tp.int32_data(static_cast<int>(k));
+      for (std::size_t k = 0; k < count; ++k) t.i[k] = tp.int32_data(static_cast<int>(k));
       break;
-  }
-  if (have != count) {
-    fail(path,
-         what + " has " + std::to_string(have) + " values for shape " + g::shape_string(t.shape));
   }
   return t;
 }

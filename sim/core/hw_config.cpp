@@ -341,7 +341,7 @@ HwConfig parse_config(const std::string& json_text, const std::string& source,
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e400
     fail(source, fmt::format("not valid JSON ({})", e.what()));
   }
   if (!j.is_object()) fail(source, "expected a JSON object");

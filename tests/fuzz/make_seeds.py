@@ -1,0 +1,106 @@
+#!/usr/bin/python3
+"""Writes the generated part of the fuzz seed corpora (tests/fuzz/corpus/{npy,ppu,calibration}):
+small .npy/.npz files of each dtype and layout the reader accepts, PPU push buffers that launch
+one kernel of each kind, and calibration tables in both entry forms. The other seeds are copied
+from ../shared (traces, .dat, .spec) and sim/configs. Run from anywhere; rewrites the files."""
+import io
+import json
+import os
+import struct
+import zipfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def out(target, name, data):
+    d = os.path.join(HERE, "corpus", target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def npy_bytes(a, version=None):
+    b = io.BytesIO()
+    if version is None:
+        np.save(b, a)
+    else:
+        np.lib.format.write_array(b, a, version=version)
+    return b.getvalue()
+
+
+def npy_seeds():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4) / 4 - 1
+    out("npy", "f32.npy", npy_bytes(x))
+    out("npy", "f16.npy", npy_bytes(x.astype(np.float16)))
+    out("npy", "f64_be.npy", npy_bytes(x.astype(">f8")))
+    out("npy", "fortran.npy", npy_bytes(np.asfortranarray(x)))
+    out("npy", "i8.npy", npy_bytes(np.arange(-4, 4, dtype=np.int8)))
+    out("npy", "u16_be.npy", npy_bytes(np.arange(6, dtype=">u2").reshape(2, 3)))
+    out("npy", "i64.npy", npy_bytes(np.array([1, -2, 3], dtype=np.int64)))
+    out("npy", "bool.npy", npy_bytes(np.array([True, False, True])))
+    out("npy", "scalar.npy", npy_bytes(np.float32(2.5)))
+    out("npy", "v2.npy", npy_bytes(x, version=(2, 0)))
+    out("npy", "v3.npy", npy_bytes(x, version=(3, 0)))
+    for name, compressed in (("stored.npz", False), ("deflated.npz", True)):
+        b = io.BytesIO()
+        (np.savez_compressed if compressed else np.savez)(b, a=x, b=np.arange(3, dtype=np.int8))
+        out("npy", name, b.getvalue())
+
+
+BASE = 0x80000000
+
+
+def words(*ws):
+    return b"".join(struct.pack("<I", w & 0xFFFFFFFF) for w in ws)
+
+
+def push_buffer(desc):
+    """NOP, REG_WRITE, LAUNCH of a descriptor at +0x80, WAIT_DLA, SEM_RELEASE, MEMCPY, INTERRUPT;
+    the descriptor (32 words) at +0x80; operands from +0x100 (small values)."""
+    pb = words(0x00000000, 0x01000002, 0x9038, 1, 0x03000002, BASE + 0x80, 0,
+               0x02000001, 1, 0x05000003, BASE + 0x3F0, 0, 1,
+               0x06000005, BASE + 0x380, 0, BASE + 0x100, 0, 16, 0x07000000)
+    assert len(pb) <= 0x80
+    pb = pb.ljust(0x80, b"\0")
+    desc = list(desc) + [0] * (32 - len(desc))
+    pb += words(*desc)
+    ops = np.linspace(-2, 2, 192).astype(np.float16).tobytes()
+    pb = pb.ljust(0x100, b"\0") + ops
+    return pb.ljust(0x400, b"\0")[:0x400]
+
+
+def ppu_seeds():
+    a, b, c, d = BASE + 0x100, BASE + 0x180, BASE + 0x200, BASE + 0x300
+    # GEMM fp16_fp32 8x8x8, C present, default tiles.
+    out("ppu", "gemm.pb", push_buffer([1, 0, 1, 8, 8, 8, a, 0, b, 0, c, 0, d, 0]))
+    # int8 GEMM, padded shape, fallback policy.
+    out("ppu", "gemm_int8.pb", push_buffer([1, 3, 1 << 12, 5, 3, 7, a, 0, b, 0, 0, 0, d, 0]))
+    # split-precision FP32 GEMM (bf16, 3 parts, 6 products).
+    out("ppu", "gemm_split.pb",
+        push_buffer([1, 5, 1 << 16, 4, 4, 4, a, 0, b, 0, 0, 0, d, 0, 0, 0, 0, 0, 3, 6, 8]))
+    # conv N=1 H=W=4 C=4 K=4 R=S=3 stride 1 pad 1.
+    out("ppu", "conv.pb",
+        push_buffer([2, 0, 1, 1, 4, 4, 4, 4, 3, 3, 1, 1, 1, 1, a, 0, b, 0, c, 0, d, 0]))
+    out("ppu", "elementwise.pb", push_buffer([3, 0, 16, 0, a, 0, b, 0, d, 0]))
+    out("ppu", "relu.pb", push_buffer([3, 2, 16, 0, a, 0, 0, 0, d, 0]))
+    out("ppu", "reduce.pb", push_buffer([4, 4, 8, 0, a, 0, d, 0]))
+    out("ppu", "softmax.pb",
+        push_buffer([5, 2, 0, 4, 2, 8, 32, 0, a, 0, 0x80, 0x100, d, 0, 0x80, 0x100]))
+
+
+def calibration_seeds():
+    octa = {"input": {"clip": 2.5, "bits": 8, "unsigned": False, "min": -2.0, "max": 2.5,
+                      "method": "octav"},
+            "/conv1/Conv_output_0": {"clip": 6.0, "bits": 4, "unsigned": True, "min": 0,
+                                     "max": 7.5, "method": "max"}}
+    out("calibration", "octasim.json", json.dumps(octa, indent=1).encode())
+    nv = {"data": {"scale": 0.5, "min": -60.0, "max": 63.0, "offset": 0},
+          "conv1": {"scale": 0.25, "min": 0, "max": 31.75}}
+    out("calibration", "nvdla.json", json.dumps(nv).encode())
+
+
+npy_seeds()
+ppu_seeds()
+calibration_seeds()
