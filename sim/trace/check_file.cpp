@@ -93,7 +93,7 @@ void check_bytes(Player& p, const Command& c, const CheckFile& a) {
   p.require_notified(c, a.sync_id);
   const MemoryImage& mem =
       p.device().memory_of(access_space(p.device(), a.space, a.space_by_address, a.addr, a.size));
-  mem.check_range(a.addr, a.size);
+  check_region(mem, a.addr, a.size);
   const std::vector<DatPacket> packets = read_data_file(a.path, a.format);
   // Chunk index -> the packets overlapping that chunk, in file order.
   std::map<std::uint64_t, std::vector<std::size_t>> by_chunk;
@@ -159,7 +159,7 @@ Compared region_and_golden(Player& p, const Command& c, const CheckFile& a) {
   p.require_notified(c, a.sync_id);
   const MemoryImage& mem =
       p.device().memory_of(access_space(p.device(), a.space, a.space_by_address, a.addr, a.size));
-  mem.check_range(a.addr, a.size);
+  check_region(mem, a.addr, a.size);
   Compared r{std::vector<std::uint8_t>(static_cast<std::size_t>(a.size)),
              dat_image(p, c, a.path, a.size, a.format)};
   mem.read(a.addr, r.got.data(), r.got.size());

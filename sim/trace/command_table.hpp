@@ -160,5 +160,8 @@ extern const std::array<CommandSpec, std::variant_size_v<Args>> kCommands;
   return by_address ? memory_space_at(device, addr, size) : declared;
 }
 void play_check_file(Player& p, const Command& c, const CheckFile& a);
+// A region a command initialises or checks: inside `mem` (std::out_of_range otherwise) and at
+// most kMaxRegionBytes (std::length_error), checked before anything is allocated or read.
+void check_region(const MemoryImage& mem, std::uint64_t addr, std::uint64_t size);
 
 }  // namespace octasim::trace

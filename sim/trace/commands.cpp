@@ -194,7 +194,7 @@ MemInit parse_mem_init(const ArgReader& a) {
 
 void play_mem_init(Player& p, const Command& /*c*/, const MemInit& a) {
   MemoryImage& mem = p.device().memory_of(a.space);
-  mem.check_range(a.addr, a.size);
+  check_region(mem, a.addr, a.size);
   switch (a.pattern) {
     case MemPattern::kAllZero:
       mem.fill(a.addr, a.size, 0x00);
@@ -296,7 +296,7 @@ CheckCrc parse_check_crc(const ArgReader& a) {
 void play_check_crc(Player& p, const Command& c, const CheckCrc& a) {
   p.require_notified(c, a.sync_id);
   const MemoryImage& mem = p.device().memory_of(a.space);
-  mem.check_range(a.addr, a.size);
+  check_region(mem, a.addr, a.size);
   // Streams through memory: a large region costs time, not a buffer of its size.
   models::Crc32 crc;
   std::vector<std::uint8_t> bytes(static_cast<std::size_t>(std::min(a.size, kChunk)));
@@ -402,6 +402,15 @@ constexpr bool rows_in_op_order() {
 static_assert(rows_in_op_order(),
               "kCommands: row i must be the command whose arguments are Args #i");
 }  // namespace
+
+void check_region(const MemoryImage& mem, std::uint64_t addr, std::uint64_t size) {
+  mem.check_range(addr, size);
+  if (size > kMaxRegionBytes) {
+    throw std::length_error(
+        fmt::format("size 0x{:x} is beyond octasim's limit of 0x{:x} bytes (1 GiB) per command",
+                    size, kMaxRegionBytes));
+  }
+}
 
 MemorySpace memory_space_at(Device& device, std::uint64_t addr, std::uint64_t size) {
   try {

@@ -27,6 +27,12 @@ class TraceError : public std::runtime_error {
   int line_;
 };
 
+// The largest region one trace command may initialise or check (mem_init, check_crc,
+// check_file sizes): 1 GiB. A larger one stops the trace at its line when it plays, before
+// anything is allocated or read — a mem_init fills host memory page by page, a check_file with
+// an FP16 rule holds the region twice, and with 64-bit addresses nothing else would bound them.
+inline constexpr std::uint64_t kMaxRegionBytes = std::uint64_t{1} << 30;
+
 enum class Compare : std::uint8_t { kEqual, kGreater, kLess, kNotEqual, kNotGreater, kNotLess };
 
 // check_file's comparison (octasim extension: an optional sixth argument). kBytes is NVDLA's

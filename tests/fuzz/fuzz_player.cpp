@@ -1,7 +1,7 @@
 // Fuzz target: the trace player (sim/trace/player.cpp, the command table's play functions) on a
 // register-file device without SystemC: a .cfg trace is parsed and played — register writes and
-// reads, polls, mem_init, mem_load, check_crc, check_file, sync points — against DRAM (32-bit
-// address space) and a 1 MiB CV-SRAM. CSB accesses store and return words; an interrupt wait
+// reads, polls, mem_init, mem_load, check_crc, check_file, sync points — against 16 MiB of DRAM
+// and a 1 MiB CV-SRAM. CSB accesses store and return words; an interrupt wait
 // succeeds when a write set its GLB status bit, otherwise it uses up its (small) timeout. The
 // DLA's engines are not run (a register write starts nothing): that needs the functional or
 // the SystemC device, whose layers take far longer than a fuzz input may. A malformed or
@@ -48,7 +48,10 @@ class RegisterDevice final : public octasim::trace::Device {
 
  private:
   std::unordered_map<std::uint32_t, std::uint32_t> regs_;
-  octasim::MemoryImage dram_{32};
+  // 16 MiB of DRAM at 0x80000000 (where NVDLA's traces place their surfaces): every region a
+  // trace can touch is small, so no input spends seconds filling memory (kMaxRegionBytes, the
+  // player's own limit, is tested in limits_test.cpp).
+  octasim::MemoryImage dram_{0x80000000, 0x1000000, "DRAM"};
   octasim::MemoryImage cvsram_{0x50000000, 0x100000, "the CV-SRAM"};
   std::uint64_t cycle_ = 0;
 };
