@@ -151,6 +151,10 @@ class SpecReader {
     if (!std::ifstream(path)) {
       throw std::runtime_error(fmt::format("{}: cannot open spec file", path));
     }
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) {
+      throw std::runtime_error(fmt::format("{}: not a regular file (expected a spec file)", path));
+    }
     read_file(path);
   }
 
@@ -302,6 +306,9 @@ void SpecReader::include(const std::string& path, int line_no, const std::string
     fail_at(path, line_no, fmt::format("#include \"{}\": no such file ({})", name, target));
   }
   std::error_code ec;
+  if (!fs::is_regular_file(target, ec)) {  // a device or FIFO (/dev/zero) would be read forever
+    fail_at(path, line_no, fmt::format("#include \"{}\": not a regular file ({})", name, target));
+  }
   const fs::path canonical = fs::weakly_canonical(target, ec);
   for (std::size_t i = 0; i < reading_.size(); ++i) {
     if (reading_[i] == (ec ? fs::path(target) : canonical)) {

@@ -1,5 +1,6 @@
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -215,6 +216,11 @@ std::string ArgReader::data_file(const std::string& s) const {
   std::string name = s.substr(1, s.size() - 2);
   std::string path = name.empty() || name[0] == '/' ? name : dir_ + "/" + name;
   if (!std::ifstream(path)) fail(fmt::format("data file '{}' not found ({})", name, path));
+  // A device or FIFO (/dev/zero, /dev/stdin) would be read forever.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    fail(fmt::format("data file '{}' is not a regular file ({})", name, path));
+  }
   return path;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string_view>
@@ -118,6 +119,11 @@ class TxnLine {
     const std::string& name = words_[i];
     std::string path = name[0] == '/' ? name : dir + "/" + name;
     if (!file_exists(path)) fail(fmt::format("data file '{}' not found ({})", name, path));
+    // A device or FIFO (/dev/zero, /dev/stdin) would be read forever.
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) {
+      fail(fmt::format("data file '{}' is not a regular file ({})", name, path));
+    }
     return path;
   }
 

@@ -15,8 +15,10 @@
 #include "firmware/onnx/onnx_import.hpp"
 #include "sim/core/hw_config.hpp"
 #include "sim/core/memory_image.hpp"
+#include "sim/core/spec_config.hpp"
 #include "sim/trace/player.hpp"
 #include "sim/trace/trace.hpp"
+#include "sim/trace/txn_reader.hpp"
 
 namespace octasim {
 namespace {
@@ -115,6 +117,32 @@ TEST(FuzzLimits, ConfigurationNumberBeyondDoubleIsAJsonError) {
     EXPECT_NE(msg.find("big.json"), std::string::npos) << msg;
     EXPECT_NE(msg.find("not valid JSON"), std::string::npos) << msg;
   }
+}
+
+// A data file or include that is a device (/dev/zero: endless, /dev/stdin: blocks) is refused
+// by name instead of being read until memory runs out.
+TEST(FuzzLimits, DataFilesAndIncludesMustBeRegularFiles) {
+  const auto error_of = [](const auto& parse) {
+    try {
+      parse();
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::string msg = error_of([] {
+    (void)trace::parse_trace("mem_load(pri_mem, 0x80000000, \"/dev/zero\");", "/tmp/z.cfg");
+  });
+  EXPECT_EQ(msg, "/tmp/z.cfg:1: data file '/dev/zero' is not a regular file (/dev/zero)");
+  msg = error_of(
+      [] { (void)trace::parse_txn("load_mem 0x80000000 0x10 /dev/zero\n", "/tmp/z.txn", {}); });
+  EXPECT_EQ(msg, "/tmp/z.txn:1: data file '/dev/zero' is not a regular file (/dev/zero)");
+  const std::string spec = (std::filesystem::temp_directory_path() / "octasim_zero.spec").string();
+  std::ofstream(spec) << "#define FEATURE_DATA_TYPE_INT8\n#include \"/dev/zero\"\n";
+  msg = error_of([&] { (void)translate_spec_file(spec); });
+  EXPECT_EQ(msg, spec + ":2: #include \"/dev/zero\": not a regular file (/dev/zero)");
+  msg = error_of([] { (void)translate_spec_file("/dev/null"); });
+  EXPECT_EQ(msg, "/dev/null: not a regular file (expected a spec file)");
 }
 
 }  // namespace
