@@ -13,6 +13,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "firmware/onnx/onnx_import.hpp"
+#include "models/io/tensor_file.hpp"
 #include "sim/core/hw_config.hpp"
 #include "sim/core/memory_image.hpp"
 #include "sim/core/spec_config.hpp"
@@ -117,6 +118,38 @@ TEST(FuzzLimits, ConfigurationNumberBeyondDoubleIsAJsonError) {
     EXPECT_NE(msg.find("big.json"), std::string::npos) << msg;
     EXPECT_NE(msg.find("not valid JSON"), std::string::npos) << msg;
   }
+}
+
+// A .npy header naming 10^11 elements (400 GB of float32) over 16 bytes of data is refused from
+// the header, before the values are allocated; so is a shape whose byte count overflows.
+TEST(FuzzLimits, NpyShapeIsCheckedBeforeAllocating) {
+  const auto npy = [](const std::string& shape) {
+    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + shape + "), }";
+    header.resize(118, ' ');  // magic (6) + version (2) + length (2) + header = 128
+    header += '\n';
+    std::string bytes = std::string("\x93NUMPY\x01\x00", 8);
+    bytes += static_cast<char>(header.size() & 0xff);
+    bytes += static_cast<char>(header.size() >> 8);
+    return bytes + header + std::string(16, '\0');
+  };
+  const auto error_of = [](const std::string& bytes) {
+    try {
+      (void)models::decode_npy("big.npy", reinterpret_cast<const unsigned char*>(bytes.data()),
+                               bytes.size(), false);
+    } catch (const models::TensorFileError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error_of(npy("2, 2")), "no error");
+  EXPECT_EQ(error_of(npy("100000, 1000000"))
+                .rfind("big.npy: truncated data (shape needs "
+                       "400000000000 bytes",
+                       0),
+            0u)
+      << error_of(npy("100000, 1000000"));
+  EXPECT_EQ(error_of(npy("4294967296, 4294967296")).rfind("big.npy: absurd shape", 0), 0u)
+      << error_of(npy("4294967296, 4294967296"));
 }
 
 // A data file or include that is a device (/dev/zero: endless, /dev/stdin: blocks) is refused

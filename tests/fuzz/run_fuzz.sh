@@ -40,7 +40,8 @@ for t in "${targets[@]}"; do
   [ -n "$dict" ] && args+=(-dict="$here/$dict")
   dirs=("$work" "$here/corpus/$t")
   [ -d "$here/regressions/$t" ] && dirs+=("$here/regressions/$t")
-  echo "== fuzz $t: ${RUNS:+$RUNS runs}${RUNS:-$seconds s} (log $log)"
+  if [ -n "${RUNS:-}" ]; then what="$RUNS runs"; else what="$seconds s"; fi
+  echo "== fuzz $t: $what (log $log)"
   start=$(date +%s)
   if "$exe" "${args[@]}" "${dirs[@]}" >"$log" 2>&1; then
     result=ok
