@@ -100,11 +100,11 @@ std::size_t remove_identities(Graph& g) {
     }
     const std::string& in = n.inputs[0];
     const std::string& out = n.outputs[0];
-    Node* producer = producer_of(g, in);
     g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(idx));
+    // Looked up once the node is gone: in a malformed graph (x = Identity(x)) it was the producer.
+    Node* producer = producer_of(g, in);
     if (producer != nullptr && g.consumers(in) == 0 && !is_graph_output(g, in)) {
       // The producer writes the output's name directly (graph output names survive).
-      producer = producer_of(g, in);
       std::replace(producer->outputs.begin(), producer->outputs.end(), in, out);
     } else if (!is_graph_output(g, out)) {
       rename_reads(g, out, in);
