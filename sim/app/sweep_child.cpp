@@ -54,8 +54,8 @@ void fill_from_report(Row& row, const nlohmann::json& r) {
   row.trace_cycles = result.at("trace_cycles").get<std::uint64_t>();
   row.compute_cycles = result.at("compute_cycles").get<std::uint64_t>();
   const nlohmann::json& config = r.at("config");
-  const std::uint64_t peak =
-      config.at("mac_atomic_c").get<std::uint64_t>() * config.at("mac_atomic_k").get<std::uint64_t>();
+  const std::uint64_t peak = config.at("mac_atomic_c").get<std::uint64_t>() *
+                             config.at("mac_atomic_k").get<std::uint64_t>();
   row.peak_macs_per_cycle = peak;
   row.peak_dram_bytes_per_cycle = config.at("dram_bytes_per_cycle").get<double>();
   const nlohmann::json& dram = r.at("dram");
@@ -117,9 +117,16 @@ Row base_row(const Job& job, double seconds, int rank) {
 
 std::vector<std::string> child_args(const Job& job, const RunSettings& s,
                                     const std::string& report) {
-  std::vector<std::string> args = {"octasim", job.kind == "network" ? "net" : "run", job.input,
-                                   "--config", job.config_arg, "--report", report, "--no-progress",
-                                   "--timeout-cycles", std::to_string(s.timeout_cycles)};
+  std::vector<std::string> args = {"octasim",
+                                   job.kind == "network" ? "net" : "run",
+                                   job.input,
+                                   "--config",
+                                   job.config_arg,
+                                   "--report",
+                                   report,
+                                   "--no-progress",
+                                   "--timeout-cycles",
+                                   std::to_string(s.timeout_cycles)};
   if (job.kind == "network") {
     args.emplace_back("--timing-only");
     args.insert(args.end(), s.net_args.begin(), s.net_args.end());
@@ -150,9 +157,8 @@ Row make_row(const Job& job, int status, const std::string& err, const std::stri
   }
   if (code != 0 && code != 1) {
     const std::string line = error_line(err);
-    return error_row(
-        job, fmt::format("exit status {}{}{}", code, line.empty() ? "" : ": ", line), seconds,
-        rank);
+    return error_row(job, fmt::format("exit status {}{}{}", code, line.empty() ? "" : ": ", line),
+                     seconds, rank);
   }
   Row row = base_row(job, seconds, rank);
   row.result = code == 0 ? "pass" : "fail";
@@ -169,7 +175,9 @@ Row make_row(const Job& job, int status, const std::string& err, const std::stri
 
 Pool::Pool(unsigned slots, RunSettings settings) : slots_(slots), settings_(std::move(settings)) {}
 
-Pool::~Pool() { kill_all(); }
+Pool::~Pool() {
+  kill_all();
+}
 
 unsigned Pool::free_slots() const {
   return running_.size() >= slots_ ? 0 : slots_ - static_cast<unsigned>(running_.size());
@@ -207,8 +215,7 @@ void Pool::start(const Job& job) {
   posix_spawnattr_setflags(&attr,
                            POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   r.started = std::chrono::steady_clock::now();
-  const int spawned =
-      posix_spawn(&r.pid, "/proc/self/exe", &actions, &attr, argv.data(), environ);
+  const int spawned = posix_spawn(&r.pid, "/proc/self/exe", &actions, &attr, argv.data(), environ);
   posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   if (spawned != 0) {
@@ -226,12 +233,12 @@ std::vector<Row> Pool::collect() {
     int status = 0;
     bool done = false;
     if (it->pid < 0) {
-      rows.push_back(error_row(it->job, fmt::format("cannot start octasim: {}", it->spawn_error),
-                               0, settings_.rank));
+      rows.push_back(error_row(it->job, fmt::format("cannot start octasim: {}", it->spawn_error), 0,
+                               settings_.rank));
       done = true;
     } else if (waitpid(it->pid, &status, WNOHANG) == it->pid) {
-      rows.push_back(make_row(it->job, status, read_text(it->err), it->report, seconds,
-                              settings_.rank));
+      rows.push_back(
+          make_row(it->job, status, read_text(it->err), it->report, seconds, settings_.rank));
       done = true;
     } else if (settings_.timeout > 0 && seconds > settings_.timeout) {
       ::kill(-it->pid, SIGKILL);

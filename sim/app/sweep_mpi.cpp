@@ -133,9 +133,9 @@ int work(const SweepOptions& opts, const Plan& plan, const std::string& temp_dir
       busy = true;
     }
     if (!waiting && !stopped && pool.free_slots() > 0) {
-      send_text(0, kToDealer,
-                nlohmann::json{{"rows", unsent}, {"want", pool.free_slots()}, {"done", false}}
-                    .dump());
+      send_text(
+          0, kToDealer,
+          nlohmann::json{{"rows", unsent}, {"want", pool.free_slots()}, {"done", false}}.dump());
       unsent = nlohmann::json::array();
       waiting = true;
     } else if (stopped && (!unsent.empty() || pool.idle())) {

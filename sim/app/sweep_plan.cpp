@@ -19,7 +19,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool is_trace_file(const fs::path& p) { return p.extension() == ".cfg" || p.extension() == ".txn"; }
+bool is_trace_file(const fs::path& p) {
+  return p.extension() == ".cfg" || p.extension() == ".txn";
+}
 
 // --traces entries: a file as given, a directory as every trace file below it (sorted).
 std::vector<std::string> expand_traces(const std::vector<std::string>& entries) {
@@ -34,8 +36,9 @@ std::vector<std::string> expand_traces(const std::vector<std::string>& entries) 
           found.push_back(it->path().string());
         }
       }
-      if (ec) throw UsageError(fmt::format("--traces {}: cannot read directory: {}", entry,
-                                           ec.message()));
+      if (ec)
+        throw UsageError(
+            fmt::format("--traces {}: cannot read directory: {}", entry, ec.message()));
       if (found.empty()) {
         throw UsageError(
             fmt::format("--traces {}: no trace (.cfg or .txn file) in this directory", entry));
@@ -44,9 +47,8 @@ std::vector<std::string> expand_traces(const std::vector<std::string>& entries) 
       out.insert(out.end(), found.begin(), found.end());
     } else if (fs::is_regular_file(entry, ec)) {
       if (!is_trace_file(entry)) {
-        throw UsageError(
-            fmt::format("--traces {}: expected an NVDLA trace (.cfg or .txn) or a directory",
-                        entry));
+        throw UsageError(fmt::format(
+            "--traces {}: expected an NVDLA trace (.cfg or .txn) or a directory", entry));
       }
       out.push_back(entry);
     } else {
@@ -74,8 +76,8 @@ double trace_bytes(const std::string& path) {
   double bytes = static_cast<double>(fs::file_size(p, ec));
   if (ec) return 0;
   const std::string stem = p.stem().string();
-  for (auto it = fs::directory_iterator(p.parent_path().empty() ? fs::path(".") : p.parent_path(),
-                                        ec);
+  for (auto it =
+           fs::directory_iterator(p.parent_path().empty() ? fs::path(".") : p.parent_path(), ec);
        !ec && it != fs::directory_iterator(); it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (it->path() != p && name.rfind(stem, 0) == 0 && it->is_regular_file(ec)) {
@@ -151,9 +153,8 @@ std::vector<std::vector<std::string>> grid_points(const std::vector<GridAxis>& a
 // returns the file's path. The base is fully expanded (hw_config_json), so a JSON or spec file
 // works as well as a built-in name.
 std::string derived_config(const std::string& config, const HwConfig& base,
-                           const std::vector<GridAxis>& axes,
-                           const std::vector<std::string>& point, const std::string& temp_dir,
-                           std::size_t number) {
+                           const std::vector<GridAxis>& axes, const std::vector<std::string>& point,
+                           const std::string& temp_dir, std::size_t number) {
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(hw_config_json(base));
   std::string name = base.name;
   std::string where;
@@ -209,9 +210,9 @@ Plan make_plan(const SweepOptions& opts, const std::string& temp_dir) {
       throw UsageError(fmt::format("--configs {}: {}", config, e.what()));
     }
     for (const auto& point : points) {
-      config_args[c].push_back(plan.axes.empty() ? config
-                                                 : derived_config(config, base, plan.axes, point,
-                                                                  temp_dir, derived++));
+      config_args[c].push_back(
+          plan.axes.empty() ? config
+                            : derived_config(config, base, plan.axes, point, temp_dir, derived++));
     }
   }
 

@@ -20,10 +20,10 @@ struct GridAxis {
 
 // One simulation: an input on a configuration at one grid point.
 struct Job {
-  std::size_t index = 0;  // position in the sweep's enumeration: the output's row order
-  std::string kind;       // "trace" or "network"
-  std::string input;      // the path (a trace's .cfg/.txn, a model's .onnx)
-  std::string config;     // the --configs entry as given
+  std::size_t index = 0;          // position in the sweep's enumeration: the output's row order
+  std::string kind;               // "trace" or "network"
+  std::string input;              // the path (a trace's .cfg/.txn, a model's .onnx)
+  std::string config;             // the --configs entry as given
   std::vector<std::string> grid;  // one value per GridAxis
   std::string config_arg;         // the child's --config: `config`, or the derived JSON file
   double estimate = 0;            // expected host seconds (or bytes before any is known)

@@ -20,7 +20,9 @@ namespace {
 
 volatile std::sig_atomic_t g_interrupted = 0;
 
-extern "C" void on_interrupt(int) { g_interrupted = 1; }
+extern "C" void on_interrupt(int) {
+  g_interrupted = 1;
+}
 
 // Expected host seconds per job from the previous rows (sweep_run.hpp: prepare).
 void estimate(std::vector<Job>& jobs, const std::vector<Row>& previous) {
@@ -204,7 +206,9 @@ void install_interrupt_handlers() {
   sigaction(SIGTERM, &sa, nullptr);
 }
 
-bool interrupt_requested() { return g_interrupted != 0; }
+bool interrupt_requested() {
+  return g_interrupted != 0;
+}
 
 void idle_wait() {
   const timespec pause{0, 5'000'000};  // 5 ms

@@ -30,8 +30,8 @@ class TempDir {
 
 struct Setup {
   Plan plan;
-  std::vector<Row> kept;     // --resume: the output's rows, kept as they are
-  std::deque<Job> pending;   // the jobs to run, longest expected first
+  std::vector<Row> kept;    // --resume: the output's rows, kept as they are
+  std::deque<Job> pending;  // the jobs to run, longest expected first
 };
 
 // The plan, and on the process that writes the output (`writer`) the output's rows (--resume) and

@@ -309,8 +309,8 @@ void write_table(const std::string& path, const std::vector<std::string>& grid_k
   if (is_json_output(path)) {
     // Column order kept: each row is written from an ordered object.
     text = "{\n  \"format\": \"octasim-sweep\",\n  \"version\": 1,\n  \"grid_keys\": " +
-           nlohmann::json(grid_keys).dump() + ",\n  \"columns\": " +
-           nlohmann::json(columns(grid_keys)).dump() + ",\n  \"rows\": [";
+           nlohmann::json(grid_keys).dump() +
+           ",\n  \"columns\": " + nlohmann::json(columns(grid_keys)).dump() + ",\n  \"rows\": [";
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const nlohmann::json j = row_to_json(rows[i], grid_keys, false);
       std::string obj;
@@ -356,8 +356,7 @@ std::vector<Row> read_table(const std::string& path, const std::vector<std::stri
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError(fmt::format("{}: cannot read file", path));
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return is_json_output(path) ? read_json(path, text, grid_keys)
-                              : read_csv(path, text, grid_keys);
+  return is_json_output(path) ? read_json(path, text, grid_keys) : read_csv(path, text, grid_keys);
 }
 
 }  // namespace octasim::app::sweep
