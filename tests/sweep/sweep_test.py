@@ -13,8 +13,13 @@ checks:
   grid        a network x dram_bytes_per_cycle=2,4,8 x mac_atomic_k=8,16 on two configurations
   timeout     a trace whose poll never ends, killed by --timeout: the sweep completes
   resume      --resume keeps the output's rows and runs only the missing ones (CSV and JSON)
+  order       longest first: by the inputs' bytes, then by the previous table's host seconds
+  interrupt   Ctrl-C (SIGINT) mid-sweep: children killed, the rows so far written, exit 1;
+              --resume then runs the rest
   errors      bad input: one clear error line, exit status 2, nothing run
   errors-mpi  a bad grid key under mpirun: exit status 2, the error printed once
+  slurm-example  examples/sweep_slurm.sh run outside Slurm (mpirun -np 2 on this machine): the
+              table it writes equals a --jobs 2 sweep's apart from host_seconds and rank
   no-mpi      (an octasim built without MPI) started as if under mpirun: a clear error
 """
 
@@ -24,6 +29,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -294,6 +300,75 @@ def check_resume():
         check(open(out).read() == before, f"{ext}: the output changed")
 
 
+def trace_bytes(cfg):
+    """A trace's .cfg and the files named after it beside it (what the sweep estimates by)."""
+    stem = os.path.splitext(os.path.basename(cfg))[0]
+    d = os.path.dirname(cfg)
+    return sum(os.path.getsize(os.path.join(d, n)) for n in os.listdir(d) if n.startswith(stem))
+
+
+def started_order(stdout):
+    return [m.group(1) for m in re.finditer(r"^\[\d+/\d+\] (\S+) on ", stdout, re.M)]
+
+
+def check_order():
+    traces = nv_small_traces()
+    sizes = {}
+    for t in traces:
+        sizes.setdefault(trace_bytes(t), t)  # one trace per size
+    picked = [sizes[b] for b in sorted(sizes)][::max(1, len(sizes) // 5)][:5]
+    check(len(picked) == 5, f"five traces of different sizes: {picked}")
+    d = fresh("order")
+    out = os.path.join(d, "o.csv")
+    # --jobs 1: rows finish in the order they started.
+    p = sweep(["--traces"] + picked + ["--configs", "nv_small", "--out", out, "--jobs", "1"])
+    want = sorted(picked, key=trace_bytes, reverse=True)
+    check(started_order(p.stdout) == want, f"order {started_order(p.stdout)}, expected {want}")
+    # The previous table's host seconds win over bytes: make the smallest trace the longest.
+    with open(out, newline="") as f:
+        data = list(csv.DictReader(f))
+    seconds = {t: float(k + 1) for k, t in enumerate(want)}  # the largest "took" 1 s
+    for r in data:
+        r["host_seconds"] = str(seconds[r["input"]])
+    with open(out, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(data[0].keys()), lineterminator="\n")
+        w.writeheader()
+        w.writerows(data)
+    p = sweep(["--traces"] + picked + ["--configs", "nv_small", "--out", out, "--jobs", "1"])
+    check(started_order(p.stdout) == want[::-1],
+          f"order {started_order(p.stdout)}, expected {want[::-1]}")
+
+
+def check_interrupt():
+    traces = nv_small_traces()[:2]
+    d = fresh("interrupt")
+    hang = hang_trace(d)  # the fewest bytes: it starts last
+    out = os.path.join(d, "i.csv")
+    args = [OCTASIM, "sweep", "--traces", hang] + traces + [
+        "--configs", "nv_small", "--out", out, "--jobs", "1", "--timeout-cycles",
+        "10000000000000"]
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen = [p.stdout.readline() for _ in range(3)]  # the header and two rows
+    check(seen[2].startswith("[2/3]"), f"stdout {seen}")
+    time.sleep(0.5)  # the hanging trace has started
+    p.send_signal(signal.SIGINT)
+    try:
+        _, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        check(False, "the sweep did not stop on SIGINT")
+        return
+    check(p.returncode == 1 and "interrupted" in err and "--resume" in err,
+          f"exit {p.returncode}: {err!r}")
+    rows = read_rows(out)
+    check(sorted(r["input"] for r in rows) == sorted(traces), f"rows {rows}")
+    check(run(["pgrep", "-f", hang]).returncode != 0, "the hanging child still runs")
+    p = sweep(args[2:] + ["--resume", "--timeout", "1"])
+    check(p.returncode == 0 and "1 simulations in" in p.stdout, f"resume: {p.stdout}")
+    rows = {r["input"]: r for r in read_rows(out)}
+    check(len(rows) == 3 and rows[hang]["result"] == "error", f"rows after --resume {rows}")
+
+
 def expect_error(args, pattern, mpi=False):
     p = sweep(args, mpi)
     lines = p.stderr.strip().splitlines()
@@ -346,6 +421,29 @@ def check_errors_mpi():
           f"octasim's error lines: {ours}")
 
 
+def check_slurm_example():
+    nv_small_traces()
+    d = fresh("slurm-example")
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples",
+                          "sweep_slurm.sh")
+    out = os.path.join(d, "r.csv")
+    traces = os.path.join(NVDLA, "traces", "nv_small")
+    env = dict(MPI_ENV, OCTASIM=OCTASIM, TRACES=traces, CONFIGS="nv_small",
+               GRID="dram_bytes_per_cycle=2,4", OUT=out,
+               MPIRUN_ARGS=" ".join(MPI[1:]))
+    p = run(["bash", script], env=env)
+    check(p.returncode == 0, f"{script}: exit {p.returncode}: {p.stderr[-2000:]}")
+    rows = read_rows(out)
+    check({r["rank"] for r in rows} == {"0", "1"}, "both ranks ran simulations")
+    local = os.path.join(d, "local.csv")
+    p = sweep(["--traces", traces, "--configs", "nv_small", "--grid", "dram_bytes_per_cycle=2,4",
+               "--out", local, "--jobs", "2"])
+    strip = lambda rs: [{k: v for k, v in r.items() if k not in ("host_seconds", "rank")}
+                        for r in rs]
+    check(len(rows) == 2 * len(nv_small_traces()) and strip(rows) == strip(read_rows(local)),
+          "the script's table differs from a --jobs 2 sweep's")
+
+
 def check_no_mpi():
     traces = nv_small_traces()
     d = fresh("no-mpi")
@@ -359,7 +457,8 @@ def check_no_mpi():
 
 CHECKS = {"traces": lambda: check_traces(False), "traces-mpi": lambda: check_traces(True),
           "grid": check_grid, "timeout": check_timeout, "resume": check_resume,
-          "errors": check_errors, "errors-mpi": check_errors_mpi, "no-mpi": check_no_mpi}
+          "errors": check_errors, "order": check_order, "interrupt": check_interrupt, "errors-mpi": check_errors_mpi,
+          "slurm-example": check_slurm_example, "no-mpi": check_no_mpi}
 
 if __name__ == "__main__":
     os.makedirs(WORK, exist_ok=True)
