@@ -1,7 +1,7 @@
 // `octasim sweep`'s driver pieces (sweep_run.hpp).
 #include "sim/app/sweep_run.hpp"
 
-#include <time.h>  // nanosleep
+#include <signal.h>  // sigtimedwait
 
 #include <algorithm>
 #include <csignal>
@@ -201,9 +201,14 @@ void install_interrupt_handlers() {
   struct sigaction sa {};
   sa.sa_handler = on_interrupt;
   sigemptyset(&sa.sa_mask);
-  sa.sa_flags = 0;  // no SA_RESTART: a sleep ends at once
+  sa.sa_flags = 0;  // no SA_RESTART: a wait ends at once
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  // SIGCHLD stays pending for idle_wait (its default action is to ignore it anyway).
+  sigset_t child;
+  sigemptyset(&child);
+  sigaddset(&child, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &child, nullptr);
 }
 
 bool interrupt_requested() {
@@ -211,8 +216,12 @@ bool interrupt_requested() {
 }
 
 void idle_wait() {
-  const timespec pause{0, 5'000'000};  // 5 ms
-  nanosleep(&pause, nullptr);
+  // Until a child ends (SIGCHLD, blocked by install_interrupt_handlers) or 5 ms passed.
+  sigset_t child;
+  sigemptyset(&child);
+  sigaddset(&child, SIGCHLD);
+  const timespec pause{0, 5'000'000};
+  (void)sigtimedwait(&child, nullptr, &pause);
 }
 
 int run_local(const SweepOptions& opts, Setup& setup, const std::string& temp_dir) {

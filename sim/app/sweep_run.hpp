@@ -65,11 +65,11 @@ class Collector {
 };
 
 // Ctrl-C and SIGTERM (Slurm's time limit) set a flag the loops poll instead of killing the
-// sweep: the children are killed and the rows so far written.
+// sweep: the children are killed and the rows so far written. SIGCHLD is blocked, for idle_wait.
 void install_interrupt_handlers();
 [[nodiscard]] bool interrupt_requested();
 
-// Sleeps a few milliseconds: the loops' pace when nothing happened.
+// The loops' pace when nothing happened: returns when a child ends, after 5 ms at most.
 void idle_wait();
 
 // Runs the pending jobs with `slots` local children at a time (no MPI); returns the exit status.
