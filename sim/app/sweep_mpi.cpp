@@ -11,6 +11,7 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -153,19 +154,41 @@ int work(const SweepOptions& opts, const Plan& plan, const std::string& temp_dir
   return 0;
 }
 
+// What every rank must agree on: each job's input, configuration and grid point, in order
+// (FNV-1a). Ranks on nodes that see different files would otherwise run the wrong jobs.
+std::uint64_t fingerprint(const Plan& plan) {
+  std::uint64_t h = 14695981039346656037ULL;
+  for (const Job& j : plan.jobs) {
+    for (const char c : row_key(j.input, j.config, j.grid) + '\n') {
+      h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    }
+  }
+  return h;
+}
+
 // The setup on every rank; a user error on any rank stops all of them (exit status 2), the
 // message printed once: by rank 0 when it has one, else by each rank that has.
-std::optional<Setup> setup_all(const SweepOptions& opts, const std::string& temp_dir, int rank) {
+std::optional<Setup> setup_all(const SweepOptions& opts, std::optional<TempDir>& temp, int rank) {
   std::optional<Setup> setup;
   std::string error;
   try {
-    setup = prepare(opts, temp_dir, rank == 0);
+    temp.emplace();
+    setup = prepare(opts, temp->path(), rank == 0);
   } catch (const std::exception& e) {
     error = e.what();
   }
-  int ok = error.empty() ? 1 : 0, all_ok = 0, root_ok = ok;
-  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  int ok = error.empty() ? 1 : 0, root_ok = ok, all_ok = 0;
+  unsigned long long print = setup ? fingerprint(setup->plan) : 0, root_print = print;
   MPI_Bcast(&root_ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Bcast(&root_print, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+  if (ok == 1 && root_ok == 1 && print != root_print) {
+    error = fmt::format(
+        "its sweep ({} simulations) differs from rank 0's: every rank must see the same inputs "
+        "and configurations (a file system all nodes share)",
+        setup->plan.jobs.size());
+    ok = 0;
+  }
+  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (all_ok == 1) return setup;
   if (rank == 0 && !error.empty()) fmt::print(stderr, "octasim: error: {}\n", error);
   if (rank != 0 && root_ok == 1 && !error.empty()) {
@@ -183,14 +206,27 @@ int run_mpi(const SweepOptions& opts) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int status = 0;
   {
-    TempDir temp;
-    std::optional<Setup> setup = setup_all(opts, temp.path(), rank);
+    std::optional<TempDir> temp;
+    std::optional<Setup> setup = setup_all(opts, temp, rank);
     if (!setup) {
       status = 2;
     } else {
       install_interrupt_handlers();
-      status = rank == 0 ? deal(opts, *setup, temp.path(), size)
-                         : work(opts, setup->plan, temp.path(), rank);
+      // An error now (an unwritable output, a malformed message) ends every rank: MPI_Abort.
+      try {
+        status = rank == 0 ? deal(opts, *setup, temp->path(), size)
+                           : work(opts, setup->plan, temp->path(), rank);
+      } catch (const UsageError& e) {
+        fmt::print(stderr, "octasim: error: {}\n", e.what());
+        status = 2;
+      } catch (const std::exception& e) {
+        fmt::print(stderr, "octasim: internal error: rank {}: {}\n", rank, e.what());
+        status = 3;
+      }
+      if (status == 2 || status == 3) {
+        temp.reset();
+        MPI_Abort(MPI_COMM_WORLD, status);
+      }
     }
   }
   std::fflush(stdout);

@@ -419,6 +419,18 @@ def check_errors_mpi():
     check(len(ours) == 1 and re.match(r"octasim: error: --grid foo=1: unknown configuration "
                                       r"key \"foo\"", ours[0]) is not None,
           f"octasim's error lines: {ours}")
+    # Ranks that see different inputs (here: given different ones, mpirun's A : B form) stop
+    # before anything runs.
+    out = os.path.join(d, "m.csv")
+    common = ["--configs", "nv_small", "--out", out]
+    cmd = MPI[:2] + ["-np", "1"] + MPI[4:] + [OCTASIM, "sweep", "--traces", traces[0]] + \
+        common + [":", "-np", "1", OCTASIM, "sweep", "--traces", traces[1]] + common
+    p = run(cmd, env=MPI_ENV)
+    ours = [line for line in p.stderr.splitlines() if line.startswith("octasim:")]
+    check(p.returncode == 2 and len(ours) == 1 and
+          "error: rank 1: its sweep (1 simulations) differs from rank 0's" in ours[0],
+          f"different plans: exit {p.returncode}, {ours}")
+    check(not os.path.exists(out), "an output was written")
 
 
 def check_slurm_example():
