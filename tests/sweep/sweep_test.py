@@ -11,7 +11,8 @@ checks:
   traces-mpi  the same under `mpirun --oversubscribe -np 2`: both ranks ran simulations, and the
               table equals the --jobs 2 table apart from host_seconds and rank
   grid        a network x dram_bytes_per_cycle=2,4,8 x mac_atomic_k=8,16 on two configurations
-  timeout     a trace whose poll never ends, killed by --timeout: the sweep completes
+  timeout     a trace whose poll never ends, killed by --timeout: the sweep completes; the
+              same trace's child crashing (SIGSEGV) is an error row too
   resume      --resume keeps the output's rows and runs only the missing ones (CSV and JSON)
   order       longest first: by the inputs' bytes, then by the previous table's host seconds
   interrupt   Ctrl-C (SIGINT) mid-sweep: children killed, the rows so far written, exit 1;
@@ -219,6 +220,21 @@ def check_grid():
     check(result == "pass" and rep["network"]["cycles"] == row["trace_cycles"],
           f"nv_small_256 4 B/cycle k=16: sweep {row['trace_cycles']} cycles, octasim net "
           f"{rep and rep['network']['cycles']}")
+    # An NVDLA spec file as the base of a grid point, against a JSON file based on it.
+    spec = os.path.join(NVDLA, "spec", "nv_medium_512.spec")
+    if os.path.exists(spec):
+        out = os.path.join(d, "spec.csv")
+        p = sweep(["--networks", MODEL, "--configs", spec, "--grid", "dram_bytes_per_cycle=2",
+                   "--out", out])
+        cfg = os.path.join(d, "spec_point.json")
+        with open(cfg, "w") as f:
+            json.dump({"base": os.path.abspath(spec), "dram_bytes_per_cycle": 2}, f)
+        result, _, rep = sequential("network", MODEL, cfg, d, "spec")
+        row = read_rows(out)[0]
+        check(p.returncode == 0 and row["result"] == result == "pass" and
+              int(row["trace_cycles"]) == rep["network"]["cycles"],
+              f"{spec} at 2 B/cycle: sweep {row['result']} {row['trace_cycles']}, octasim net "
+              f"{result} {rep and rep['network']['cycles']}")
 
 
 def hang_trace(d):
@@ -250,6 +266,38 @@ def check_timeout():
     check(other["result"] == "pass", f"{traces[0]}: {other['result']}")
     leftover = run(["pgrep", "-f", hang])
     check(leftover.returncode != 0, f"a child still runs: {leftover.stdout}")
+
+    # A child that crashes (here: sent SIGSEGV while it polls) is an error row, and the sweep
+    # completes.
+    out = os.path.join(d, "crash.csv")
+    p = subprocess.Popen([OCTASIM, "sweep", "--traces", hang, traces[0], "--configs", "nv_small",
+                          "--out", out, "--timeout-cycles", "10000000000000", "--jobs", "2"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pid = None
+    for _ in range(200):
+        found = run(["pgrep", "-f", f"octasim run {hang}"]).stdout.split()
+        if found:
+            pid = int(found[0])
+            break
+        time.sleep(0.05)
+    check(pid is not None, "the hanging child never appeared")
+    if pid is None:
+        p.kill()
+        return
+    time.sleep(0.3)
+    os.kill(pid, signal.SIGSEGV)
+    try:
+        p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        check(False, "the sweep did not finish after its child crashed")
+        return
+    check(p.returncode == 0, f"sweep exit {p.returncode}")
+    rows = {os.path.basename(r["input"]): r for r in read_rows(out)}
+    check(rows["hang.cfg"]["result"] == "error" and
+          rows["hang.cfg"]["message"] == "killed by signal 11 (Segmentation fault)",
+          f"hang.cfg: {rows['hang.cfg']['result']} {rows['hang.cfg']['message']!r}")
+    check(rows[os.path.basename(traces[0])]["result"] == "pass", "the other row")
 
 
 def check_resume():
