@@ -91,14 +91,14 @@ def fresh(name):
     return d
 
 
-def sequential(kind, path, config, d, tag):
+def sequential(kind, path, config, d, tag, extra=()):
     """The pair run alone, as a user would: (result, stderr line, report or None)."""
     report = os.path.join(d, f"seq-{tag}.json")
     if kind == "trace":
         args = [OCTASIM, "run", path, "--config", config, "--report", report, "--no-progress"]
     else:
         args = [OCTASIM, "net", path, "--config", config, "--timing-only", "--report", report,
-                "--no-progress"]
+                "--no-progress", *extra]
     p = run(args)
     result = RESULT_OF_EXIT.get(p.returncode, "error")
     rep = None
@@ -220,6 +220,20 @@ def check_grid():
     check(result == "pass" and rep["network"]["cycles"] == row["trace_cycles"],
           f"nv_small_256 4 B/cycle k=16: sweep {row['trace_cycles']} cycles, octasim net "
           f"{rep and rep['network']['cycles']}")
+    # --net-arg reaches every `octasim net`: FP16 is refused on nv_small (no FP16 datapath),
+    # runs on nv_full; each row as `octasim net --precision fp16` says.
+    out = os.path.join(d, "fp16.csv")
+    p = sweep(["--networks", MODEL, "--configs", "nv_small,nv_full", "--net-arg=--precision",
+               "--net-arg=fp16", "--out", out])
+    for r in read_rows(out):
+        result, line, rep = sequential("network", MODEL, r["config"], d, "fp16-" + r["config"],
+                                       ("--precision", "fp16"))
+        check(r["result"] == result and (r["message"] == line if rep is None else
+                                         int(r["trace_cycles"]) == rep["network"]["cycles"]),
+              f"fp16 on {r['config']}: sweep {r['result']} {r['message']!r} "
+              f"{r['trace_cycles']}, octasim net {result} {line!r}")
+    check([r["result"] for r in read_rows(out)] == ["refused", "pass"],
+          f"fp16 results {[r['result'] for r in read_rows(out)]}")
     # An NVDLA spec file as the base of a grid point, against a JSON file based on it.
     spec = os.path.join(NVDLA, "spec", "nv_medium_512.spec")
     if os.path.exists(spec):
