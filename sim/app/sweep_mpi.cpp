@@ -5,8 +5,9 @@
 //   rank 0 -> worker (kToWorker): {"jobs": [index, ...], "stop": bool}: job indices into the
 //     plan every rank built from the same command line; "stop": no more jobs.
 //   rank 0 -> worker (kBye): the sweep is over (MPI_Finalize next).
-// Every wait polls (MPI_Iprobe, then a 5 ms sleep) rather than blocking in MPI, whose blocking
-// calls spin a core that the simulations need.
+// Every wait polls (MPI_Iprobe, then a wait of 1 ms on rank 0, 5 ms elsewhere, cut short when a
+// child ends) rather than blocking in MPI, whose blocking calls spin a core that the simulations
+// need.
 #include "sim/app/sweep_mpi.hpp"
 
 #include <mpi.h>
@@ -99,7 +100,8 @@ int deal(const SweepOptions& opts, Setup& setup, const std::string& temp_dir, in
       reply["stop"] = reply["jobs"].size() < want;
       send_text(from, kToWorker, reply.dump());
     }
-    if (!busy) idle_wait();
+    // 1 ms: a worker's request waits at most that long (its SIGCHLD does not wake this rank).
+    if (!busy) idle_wait(1);
   }
   for (int r = 1; r < size; ++r) send_text(r, kBye, "");
   return collector.finish();
@@ -145,7 +147,7 @@ int work(const SweepOptions& opts, const Plan& plan, const std::string& temp_dir
       unsent = nlohmann::json::array();
       if (done) break;
     }
-    if (!busy) idle_wait();
+    if (!busy) idle_wait(waiting ? 1 : 5);  // a reply comes within a millisecond or two
   }
   while (!try_receive(0, kBye)) {
     if (interrupt_requested()) return kInterrupted;

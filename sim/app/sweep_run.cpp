@@ -215,12 +215,12 @@ bool interrupt_requested() {
   return g_interrupted != 0;
 }
 
-void idle_wait() {
-  // Until a child ends (SIGCHLD, blocked by install_interrupt_handlers) or 5 ms passed.
+void idle_wait(long milliseconds) {
+  // Until a child ends (SIGCHLD, blocked by install_interrupt_handlers) or the time passed.
   sigset_t child;
   sigemptyset(&child);
   sigaddset(&child, SIGCHLD);
-  const timespec pause{0, 5'000'000};
+  const timespec pause{0, milliseconds * 1'000'000};
   (void)sigtimedwait(&child, nullptr, &pause);
 }
 

@@ -69,8 +69,9 @@ class Collector {
 void install_interrupt_handlers();
 [[nodiscard]] bool interrupt_requested();
 
-// The loops' pace when nothing happened: returns when a child ends, after 5 ms at most.
-void idle_wait();
+// The loops' pace when nothing happened: returns when a child ends, after `milliseconds` (< 1000)
+// at most.
+void idle_wait(long milliseconds = 5);
 
 // Runs the pending jobs with `slots` local children at a time (no MPI); returns the exit status.
 [[nodiscard]] int run_local(const SweepOptions& opts, Setup& setup, const std::string& temp_dir);
