@@ -24,9 +24,11 @@ std::string read_text(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-// The child's error: its last non-empty stderr line without octasim's "octasim: error: ".
+// The child's error from its stderr: octasim's last error line (without "octasim: error: "),
+// else a sanitizer's or runtime's "ERROR:" line (a crash under AddressSanitizer exits 1), else the
+// last non-empty line.
 std::string error_line(const std::string& err) {
-  std::string last;
+  std::string last, octasim, runtime;
   std::size_t start = 0;
   while (start < err.size()) {
     std::size_t end = err.find('\n', start);
@@ -34,12 +36,15 @@ std::string error_line(const std::string& err) {
     std::string line = err.substr(start, end - start);
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (!line.empty()) last = line;
+    if (line.rfind("octasim: ", 0) == 0) octasim = line;
+    const std::size_t error = line.find("ERROR: ");
+    if (runtime.empty() && error != std::string::npos) runtime = line.substr(error);
     start = end + 1;
   }
   for (const char* prefix : {"octasim: error: ", "octasim: "}) {
-    if (last.rfind(prefix, 0) == 0) return last.substr(std::strlen(prefix));
+    if (octasim.rfind(prefix, 0) == 0) return octasim.substr(std::strlen(prefix));
   }
-  return last;
+  return runtime.empty() ? last : runtime;
 }
 
 std::uint64_t count_at(const nlohmann::json& obj, const char* key) {
@@ -162,13 +167,20 @@ Row make_row(const Job& job, int status, const std::string& err, const std::stri
   }
   Row row = base_row(job, seconds, rank);
   row.result = code == 0 ? "pass" : "fail";
+  // Exit 0 or 1 without a report: the run ended early (a sanitizer's crash report exits 1).
+  const auto no_report = [&]() {
+    const std::string line = error_line(err);
+    return error_row(job,
+                     fmt::format("exit status {} and no readable report{}{}", code,
+                                 line.empty() ? "" : ": ", line),
+                     seconds, rank);
+  };
   try {
     std::ifstream in(report);
-    if (!in) return error_row(job, "the run wrote no report", seconds, rank);
+    if (!in) return no_report();
     fill_from_report(row, nlohmann::json::parse(in));
-  } catch (const nlohmann::json::exception& e) {
-    return error_row(job, fmt::format("the run's report is not readable: {}", e.what()), seconds,
-                     rank);
+  } catch (const nlohmann::json::exception&) {
+    return no_report();
   }
   return row;
 }
