@@ -94,6 +94,9 @@ Setup prepare(const SweepOptions& opts, const std::string& temp_dir, bool writer
   for (const GridAxis& a : s.plan.axes) grid_keys.push_back(a.key);
   std::vector<Row> previous;
   std::error_code ec;
+  if (std::filesystem::is_directory(opts.out, ec)) {
+    throw UsageError(fmt::format("--out {}: is a directory, expected a file name", opts.out));
+  }
   if (std::filesystem::exists(opts.out, ec)) {
     try {
       previous = read_table(opts.out, grid_keys);

@@ -466,6 +466,12 @@ def check_errors():
     expect_error(["--traces", traces[0], "--configs", "nv_small", "--out",
                   os.path.join(d, "no_dir", "e.csv")], r"no_dir/e\.csv.*: cannot write file")
     expect_error(["--configs", "nv_small", "--out", out], r"nothing to sweep")
+    os.makedirs(os.path.join(d, "dir.csv"))
+    expect_error(["--traces", traces[0], "--configs", "nv_small", "--out",
+                  os.path.join(d, "dir.csv")], r"--out .*dir\.csv: is a directory")
+    expect_error(base + ["--configs", "nv_small", "--grid", "mac_atomic_k=8,,16"],
+                 r"--grid mac_atomic_k=8,,16: empty value")
+    expect_error(base + ["--configs", "nv_small", "--jobs", "0"], r"--jobs: expected at least 1")
     check(not os.path.exists(out), "an output was written")
     # A malformed output with --resume: its file and line.
     with open(out, "w") as f:
