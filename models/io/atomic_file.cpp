@@ -54,7 +54,9 @@ PendingFile::PendingFile(PendingFile&& other) noexcept
   other.done_ = true;
 }
 
-PendingFile::~PendingFile() { discard(); }
+PendingFile::~PendingFile() {
+  discard();
+}
 
 void PendingFile::commit() {
   if (done_) return;

@@ -11,8 +11,8 @@
 #include <systemc>
 
 #include "firmware/net/schedule.hpp"
-#include "octasim/version.hpp"
 #include "models/io/atomic_file.hpp"
+#include "octasim/version.hpp"
 #include "sim/app/commands.hpp"
 #include "sim/ppu/ppu.hpp"
 #include "sim/report/report.hpp"

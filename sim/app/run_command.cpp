@@ -15,9 +15,9 @@
 #include <systemc>
 
 #include "firmware/regmap/regmap.hpp"
+#include "models/io/atomic_file.hpp"
 #include "octasim/version.hpp"
 #include "sim/app/commands.hpp"
-#include "models/io/atomic_file.hpp"
 #include "sim/core/hw_config.hpp"
 #include "sim/core/stop_request.hpp"
 #include "sim/dla/functional_device.hpp"

@@ -38,7 +38,9 @@ StopSignals::~StopSignals() {
   sigaction(SIGTERM, &g_previous_term, nullptr);
 }
 
-int stop_signal() { return g_signal; }
+int stop_signal() {
+  return g_signal;
+}
 
 void throw_if_stop_requested(std::uint64_t cycle) {
   if (g_signal != 0) throw Interrupted{g_signal, cycle};

@@ -16,8 +16,8 @@ namespace octasim {
 // error, and no handler that turns exceptions into error messages (the player names the trace
 // line of any std::exception) may absorb it.
 struct Interrupted {
-  int signal = 0;            // SIGINT or SIGTERM
-  std::uint64_t cycle = 0;   // the simulated cycle the run stopped at
+  int signal = 0;           // SIGINT or SIGTERM
+  std::uint64_t cycle = 0;  // the simulated cycle the run stopped at
 };
 
 // Installs the flag-setting handlers for SIGINT and SIGTERM; the destructor restores the

@@ -602,7 +602,9 @@ void write_timeline(const stats::Timeline& timeline, const std::string& generato
   models::write_file_atomically(path, timeline_text(timeline, generator));
 }
 
-std::string report_text(const json& report) { return report.dump(2) + '\n'; }
+std::string report_text(const json& report) {
+  return report.dump(2) + '\n';
+}
 
 void write(const json& report, const std::string& path) {
   models::write_file_atomically(path, report_text(report));
