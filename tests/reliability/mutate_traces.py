@@ -176,7 +176,7 @@ def mutate_dat(rng, kind, path):
 
 CFG_KINDS = ("reg_value", "address", "size", "drop_line", "duplicate_line", "swap_lines")
 DAT_KINDS = ("dat_bytes", "dat_syntax", "dat_truncate")
-KINDS = CFG_KINDS + DAT_KINDS + ("cfg_truncate",)
+KINDS = CFG_KINDS + DAT_KINDS + ("cfg_truncate", "several")
 
 
 def make_mutant(rng, index, trace_dirs, work):
@@ -194,6 +194,16 @@ def make_mutant(rng, index, trace_dirs, work):
                 lines = f.read().split("\n")
             m.change = mutate_cfg_lines(rng, kind, lines)
             if m.change is not None:
+                with open(m.cfg, "w") as f:
+                    f.write("\n".join(lines))
+        elif kind == "several":  # two to four .cfg changes at once
+            with open(m.cfg) as f:
+                lines = f.read().split("\n")
+            changes = [mutate_cfg_lines(rng, rng.choice(CFG_KINDS), lines)
+                       for _ in range(rng.randrange(2, 5))]
+            changes = [c for c in changes if c is not None]
+            if changes:
+                m.change = "; ".join(changes)
                 with open(m.cfg, "w") as f:
                     f.write("\n".join(lines))
         elif kind == "cfg_truncate":
@@ -257,8 +267,11 @@ def main():
     if not os.path.isdir(args.traces):
         print(f"SKIP: {args.traces} not found")
         return 77
+    # The _ew_ traces are left out: nv_small has no EW, so every mutant would end in the same
+    # refusal.
     trace_dirs = sorted(os.path.join(args.traces, d) for d in os.listdir(args.traces)
-                        if os.path.isfile(cfg_of(os.path.join(args.traces, d))))
+                        if os.path.isfile(cfg_of(os.path.join(args.traces, d)))
+                        and "_ew_" not in d)
     if not trace_dirs:
         print(f"FAIL: no traces in {args.traces}")
         return 1
@@ -280,6 +293,12 @@ def main():
     exits = collections.Counter(str(results[m.index][0]) for m in mutants)
     by_kind = collections.defaultdict(collections.Counter)
     failures = []
+    # Every mutant's outcome, for reading the error messages: WORK/outcomes.txt.
+    with open(os.path.join(args.work, "outcomes.txt"), "w") as log:
+        for m in mutants:
+            code, out, err, _, _ = results[m.index]
+            log.write(f"m{m.index:04d} [{m.kind}] {m.trace}: {m.change}\n  exit {code}: "
+                      f"{err.strip()[:400]}\n")
     for m in mutants:
         code, out, err, seconds, problem = results[m.index]
         by_kind[m.kind][str(code)] += 1
