@@ -1,14 +1,16 @@
 #include "sim/soc/host_adapter.hpp"
 
+#include "sim/core/kernel.hpp"
+
 namespace octasim::soc {
 
 void HostAdapter::run_for(std::uint64_t cycles) {
-  if (cycles > 0) sc_core::sc_start(soc_.clock_period() * static_cast<double>(cycles));
+  if (cycles > 0) core::run_kernel(soc_.clock_period() * static_cast<double>(cycles));
   soc_.dla().rethrow_pending_error();
 }
 
 void HostAdapter::csb_write(std::uint32_t addr, std::uint32_t value) {
-  soc_.csb().check(addr);  // before time passes (no exception once the kernel has run)
+  soc_.csb().check(addr);  // an unknown address is refused before time passes
   run_for(soc_.config().dla.csb_access_cycles);
   soc_.csb().write(addr, value);
 }
