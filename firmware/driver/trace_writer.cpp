@@ -146,13 +146,15 @@ void TraceWriter::check_register(std::uint32_t addr, std::uint32_t expected) {
   line(fmt::format("reg_read_check({}, 0x{:x});", trace_register_name(addr), expected));
 }
 
-std::string TraceWriter::save(const std::string& dir, const std::string& cfg_name) const {
+std::string TraceWriter::save(const std::string& dir, const std::string& cfg_name,
+                              const std::vector<std::pair<std::string, std::string>>& beside) const {
   const std::string base = dir.empty() || dir.back() == '/' ? dir : dir + "/";
   const std::string path = base + cfg_name;
   // All or nothing: every file is written under a temporary name before any is renamed.
   try {
     models::PendingFileSet files;
     for (const DataFile& f : files_) files.add(base + f.name, format_dat(f.bytes));
+    for (const auto& [name, text] : beside) files.add(base + name, text);
     files.add(path, text_);
     files.commit();
   } catch (const models::OutputFileError& e) {

@@ -182,14 +182,18 @@ CalibrationTable read_calibration_table(const std::string& path) {
   return table;
 }
 
-void write_calibration_table(const std::string& path, const CalibrationTable& table) {
+std::string calibration_table_text(const CalibrationTable& table) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [name, q] : table) {
     j[name] = {{"clip", q.clip}, {"scale", q.step()}, {"bits", q.bits}, {"unsigned", q.is_unsigned},
                {"min", q.min},   {"max", q.max},      {"offset", 0},    {"method", q.method}};
   }
+  return j.dump(2) + '\n';
+}
+
+void write_calibration_table(const std::string& path, const CalibrationTable& table) {
   try {
-    models::write_file_atomically(path, j.dump(2) + '\n');
+    models::write_file_atomically(path, calibration_table_text(table));
   } catch (const models::OutputFileError& e) {
     throw CalibrationError(
         fmt::format("{}: cannot write the calibration table ({})", e.path(), e.reason()));
