@@ -60,6 +60,10 @@ PendingFile::~PendingFile() {
 
 void PendingFile::commit() {
   if (done_) return;
+  // A replaced file keeps its permissions (the temporary has the umask's defaults).
+  std::error_code ec;
+  const fs::file_status old = fs::status(path_, ec);
+  if (!ec && fs::is_regular_file(old)) fs::permissions(temp_, old.permissions(), ec);
   if (std::rename(temp_.c_str(), path_.c_str()) != 0) {
     const std::string reason = std::strerror(errno);
     discard();

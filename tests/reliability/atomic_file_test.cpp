@@ -55,6 +55,15 @@ TEST_F(AtomicFileTest, WritesAndReplacesWholeFiles) {
   EXPECT_EQ(listing(), "a.json");
 }
 
+TEST_F(AtomicFileTest, AReplacedFileKeepsItsPermissions) {
+  write_file_atomically(path("a.json"), std::string_view("first\n"));
+  fs::permissions(path("a.json"), fs::perms::owner_read | fs::perms::owner_write);
+  write_file_atomically(path("a.json"), std::string_view("second\n"));
+  EXPECT_EQ(fs::status(path("a.json")).permissions(),
+            fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(read(path("a.json")), "second\n");
+}
+
 TEST_F(AtomicFileTest, AnExceptionWhileWritingLeavesTheOldFileAndNoTemporary) {
   write_file_atomically(path("r.json"), std::string_view("old\n"));
   EXPECT_THROW(write_file_atomically(path("r.json"),
