@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -190,6 +192,15 @@ nlohmann::json run_child_report(const std::vector<std::string>& args, const std:
   const std::string child_err((std::istreambuf_iterator<char>(err_in)),
                               std::istreambuf_iterator<char>());
   std::filesystem::remove(err);
+  // Ctrl-C reaches both processes: the child stops at a safe point, and so does this one.
+  if (spawned == 0 && WIFEXITED(status) &&
+      (WEXITSTATUS(status) == 128 + SIGINT || WEXITSTATUS(status) == 128 + SIGTERM)) {
+    std::filesystem::remove(report);
+    const auto at = child_err.rfind(" at cycle ");
+    throw Interrupted{
+        WEXITSTATUS(status) - 128,
+        at == std::string::npos ? 0 : std::strtoull(child_err.c_str() + at + 10, nullptr, 10)};
+  }
   if (spawned != 0 || !WIFEXITED(status) || WEXITSTATUS(status) > 1) {
     std::filesystem::remove(report);
     throw UsageError(fmt::format("--compare: the run on the second configuration failed: {}",
