@@ -141,7 +141,8 @@ def mutate_dat(rng, kind, path):
             return None
         picks = rng.sample(payload, min(len(payload), rng.choice((1, 2, 8))))
         for start, _ in picks:
-            data[start + 2:start + 4] = b"%02x" % rng.randrange(256)
+            old = int(data[start + 2:start + 4], 16)
+            data[start + 2:start + 4] = b"%02x" % ((old + rng.randrange(1, 256)) % 256)
         change = f"{name}: {len(picks)} payload bytes changed"
     elif kind == "dat_syntax":
         choice = rng.randrange(6)
@@ -161,6 +162,8 @@ def mutate_dat(rng, kind, path):
             new = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 8)))
         else:
             new = b"-" + old
+        if new == old:
+            return None
         data[start:end] = new
         change = f"{name}: byte {start}: {old!r} -> {new!r}"
     elif kind == "dat_truncate":
