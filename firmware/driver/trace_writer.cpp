@@ -146,8 +146,9 @@ void TraceWriter::check_register(std::uint32_t addr, std::uint32_t expected) {
   line(fmt::format("reg_read_check({}, 0x{:x});", trace_register_name(addr), expected));
 }
 
-std::string TraceWriter::save(const std::string& dir, const std::string& cfg_name,
-                              const std::vector<std::pair<std::string, std::string>>& beside) const {
+std::string TraceWriter::save(
+    const std::string& dir, const std::string& cfg_name,
+    const std::vector<std::pair<std::string, std::string>>& beside) const {
   const std::string base = dir.empty() || dir.back() == '/' ? dir : dir + "/";
   const std::string path = base + cfg_name;
   // All or nothing: every file is written under a temporary name before any is renamed.

@@ -70,11 +70,19 @@ def handler_installed(pid, sig):
     return False
 
 
+def default_signals():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def interrupt(cmd, cwd, sig, label, settle=0.5):
     """Starts `cmd`, sends `sig` once the simulation runs, and checks the outcome: exit 128 +
     sig, one stderr line naming the cycle, no file added to or changed in `cwd`."""
     before = {n: open(os.path.join(cwd, n), "rb").read() for n in listing(cwd)}
-    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # Default dispositions in the child, as in a terminal (a shell's background job would
+    # inherit SIGINT ignored, and octasim keeps an ignored signal ignored).
+    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         preexec_fn=default_signals)
     deadline = time.monotonic() + 300
     while not handler_installed(p.pid, sig) and p.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
