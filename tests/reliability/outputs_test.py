@@ -75,8 +75,9 @@ def default_signals():
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def interrupt(cmd, cwd, sig, label, settle=0.5):
-    """Starts `cmd`, sends `sig` once the simulation runs, and checks the outcome: exit 128 +
+def interrupt(cmd, cwd, sig, label, settle=2.0):
+    """Starts `cmd`, sends `sig` `settle` seconds after the stop handlers are installed (past
+    loading the trace's memory, also in the sanitizer build), and checks the outcome: exit 128 +
     sig, one stderr line naming the cycle, no file added to or changed in `cwd`."""
     before = {n: open(os.path.join(cwd, n), "rb").read() for n in listing(cwd)}
     # Default dispositions in the child, as in a terminal (a shell's background job would
