@@ -12,6 +12,7 @@ packages=(
   libprotobuf-dev libonnx-dev libonnx-testdata
   zlib1g-dev dataset-fashion-mnist
   pybind11-dev python3-dev python3-numpy python3-matplotlib
+  openmpi-bin libopenmpi-dev
 )
 # Optional, not installed here: python3-torch for octasim.torch, its tests (skipped without it)
 # and examples/qat_fashion_mnist.py.

@@ -161,4 +161,24 @@ struct ZooOptions {
 void add_zoo_command(CLI::App& app, ZooOptions& opts);
 int run_zoo(const ZooOptions& opts);
 
+// `octasim sweep --traces DIR|FILE... --networks MODEL.onnx... --configs A,B --grid KEY=V1,V2
+// --out results.csv|.json [--jobs N] [--resume] [--timeout S]`: every (input, configuration)
+// pair in a child octasim, one row each; under mpirun rank 0 deals the pairs to every rank
+// (sweep_*.cpp).
+struct SweepOptions {
+  std::vector<std::string> traces;
+  std::vector<std::string> networks;
+  std::vector<std::string> configs;
+  std::vector<std::string> grid;      // each KEY=V1,V2,...
+  std::vector<std::string> net_args;  // --net-arg ARG: passed to every `octasim net`
+  std::string out;
+  unsigned jobs = 1;
+  bool resume = false;
+  double timeout = 0;  // host seconds per simulation; 0: none
+  std::uint64_t timeout_cycles = 50'000'000;
+};
+void add_sweep_command(CLI::App& app, SweepOptions& opts);
+// Exit status 0 when the output file holds every row (whatever the rows' results).
+int run_sweep(const SweepOptions& opts);
+
 }  // namespace octasim::app
