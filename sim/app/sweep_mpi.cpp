@@ -69,16 +69,7 @@ int deal(const SweepOptions& opts, Setup& setup, const std::string& temp_dir, in
       (void)collector.interrupted();
       return kInterrupted;
     }
-    bool busy = false;
-    while (pool.free_slots() > 0 && !setup.pending.empty()) {
-      pool.start(setup.pending.front());
-      setup.pending.pop_front();
-      busy = true;
-    }
-    for (Row& row : pool.collect()) {
-      collector.add(std::move(row));
-      busy = true;
-    }
+    bool busy = run_local_turn(pool, setup.pending, collector);
     int from = 0;
     while (const auto text = try_receive(MPI_ANY_SOURCE, kToDealer, &from)) {
       busy = true;

@@ -227,6 +227,20 @@ void idle_wait(long milliseconds) {
   (void)sigtimedwait(&child, nullptr, &pause);
 }
 
+bool run_local_turn(Pool& pool, std::deque<Job>& pending, Collector& collector) {
+  bool busy = false;
+  while (pool.free_slots() > 0 && !pending.empty()) {
+    pool.start(pending.front());
+    pending.pop_front();
+    busy = true;
+  }
+  for (Row& row : pool.collect()) {
+    collector.add(std::move(row));
+    busy = true;
+  }
+  return busy;
+}
+
 int run_local(const SweepOptions& opts, Setup& setup, const std::string& temp_dir) {
   Collector collector(opts, setup);
   Pool pool(opts.jobs, RunSettings{temp_dir, opts.timeout, opts.timeout_cycles, opts.net_args, 0});
@@ -235,17 +249,7 @@ int run_local(const SweepOptions& opts, Setup& setup, const std::string& temp_di
       pool.kill_all();
       return collector.interrupted();
     }
-    bool busy = false;
-    while (pool.free_slots() > 0 && !setup.pending.empty()) {
-      pool.start(setup.pending.front());
-      setup.pending.pop_front();
-      busy = true;
-    }
-    for (Row& row : pool.collect()) {
-      collector.add(std::move(row));
-      busy = true;
-    }
-    if (!busy) idle_wait();
+    if (!run_local_turn(pool, setup.pending, collector)) idle_wait();
   }
   return collector.finish();
 }

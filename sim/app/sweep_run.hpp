@@ -73,6 +73,10 @@ void install_interrupt_handlers();
 // at most.
 void idle_wait(long milliseconds = 5);
 
+// One turn of a scheduling loop on this process: starts pending jobs while `pool` has free
+// slots, hands finished rows to `collector`; true when anything happened.
+bool run_local_turn(Pool& pool, std::deque<Job>& pending, Collector& collector);
+
 // Runs the pending jobs with `slots` local children at a time (no MPI); returns the exit status.
 [[nodiscard]] int run_local(const SweepOptions& opts, Setup& setup, const std::string& temp_dir);
 
