@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include "firmware/regmap/regmap.hpp"
+#include "models/io/atomic_file.hpp"
 #include "octasim/regs/nvdla.hpp"
 
 namespace octasim::firmware {
@@ -56,11 +57,11 @@ std::string trace_interrupt_name(unsigned status_bit) {
 }
 
 void write_text_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw FirmwareError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
-  out << text;
-  out.close();
-  if (!out) throw FirmwareError(fmt::format("cannot write '{}': write failed", path));
+  try {
+    models::write_file_atomically(path, text);
+  } catch (const models::OutputFileError& e) {
+    throw FirmwareError(fmt::format("cannot write '{}': {}", e.path(), e.reason()));
+  }
 }
 
 void TraceWriter::line(const std::string& text) {
@@ -145,11 +146,21 @@ void TraceWriter::check_register(std::uint32_t addr, std::uint32_t expected) {
   line(fmt::format("reg_read_check({}, 0x{:x});", trace_register_name(addr), expected));
 }
 
-std::string TraceWriter::save(const std::string& dir, const std::string& cfg_name) const {
+std::string TraceWriter::save(
+    const std::string& dir, const std::string& cfg_name,
+    const std::vector<std::pair<std::string, std::string>>& beside) const {
   const std::string base = dir.empty() || dir.back() == '/' ? dir : dir + "/";
-  for (const DataFile& f : files_) write_text_file(base + f.name, format_dat(f.bytes));
   const std::string path = base + cfg_name;
-  write_text_file(path, text_);
+  // All or nothing: every file is written under a temporary name before any is renamed.
+  try {
+    models::PendingFileSet files;
+    for (const DataFile& f : files_) files.add(base + f.name, format_dat(f.bytes));
+    for (const auto& [name, text] : beside) files.add(base + name, text);
+    files.add(path, text_);
+    files.commit();
+  } catch (const models::OutputFileError& e) {
+    throw FirmwareError(fmt::format("cannot write '{}': {}", e.path(), e.reason()));
+  }
   return path;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "firmware/driver/mmio.hpp"
@@ -82,9 +83,12 @@ class TraceWriter final : public Mmio {
   [[nodiscard]] const std::string& text() const { return text_; }
   [[nodiscard]] const std::vector<DataFile>& data_files() const { return files_; }
 
-  // Writes the trace as `dir`/`cfg_name` and every data file beside it; `dir` must exist.
-  // Returns the trace's path. Throws FirmwareError naming the file that could not be written.
-  std::string save(const std::string& dir, const std::string& cfg_name) const;
+  // Writes the trace as `dir`/`cfg_name`, every data file and the `beside` files (name, text)
+  // beside it, all or none (each under a temporary name first: models/io/atomic_file.hpp);
+  // `dir` must exist. Returns the trace's path. Throws FirmwareError naming the file that could
+  // not be written.
+  std::string save(const std::string& dir, const std::string& cfg_name,
+                   const std::vector<std::pair<std::string, std::string>>& beside = {}) const;
 
  private:
   void line(const std::string& text);

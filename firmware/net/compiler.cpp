@@ -228,15 +228,12 @@ NetTraceFiles write_network_trace(const CompiledNetwork& net, const Tensor& imag
                      trace_memory(s.ram));
   }
   NetTraceFiles files;
-  files.trace = trace.save(dir, "net.cfg");
+  // The trace, its data files, the layer map and the calibration table: all or none.
+  files.trace = trace.save(dir, "net.cfg",
+                           {{"layer_map.json", layer_map(p).dump(2) + "\n"},
+                            {"calibration.json", calibration_table_text(p.table)}});
   files.layer_map = (std::filesystem::path(dir) / "layer_map.json").string();
-  write_text_file(files.layer_map, layer_map(p).dump(2) + "\n");
   files.calibration = (std::filesystem::path(dir) / "calibration.json").string();
-  try {
-    write_calibration_table(files.calibration, p.table);
-  } catch (const CalibrationError& e) {
-    throw FirmwareError(e.what());
-  }
   return files;
 }
 

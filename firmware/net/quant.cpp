@@ -7,6 +7,8 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "models/io/atomic_file.hpp"
+
 namespace octasim::firmware::net {
 
 const char* precision_name(NetPrecision p) {
@@ -180,16 +182,22 @@ CalibrationTable read_calibration_table(const std::string& path) {
   return table;
 }
 
-void write_calibration_table(const std::string& path, const CalibrationTable& table) {
+std::string calibration_table_text(const CalibrationTable& table) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [name, q] : table) {
     j[name] = {{"clip", q.clip}, {"scale", q.step()}, {"bits", q.bits}, {"unsigned", q.is_unsigned},
                {"min", q.min},   {"max", q.max},      {"offset", 0},    {"method", q.method}};
   }
-  std::ofstream out(path);
-  if (!out) throw CalibrationError(fmt::format("{}: cannot write the calibration table", path));
-  out << j.dump(2) << '\n';
-  if (!out) throw CalibrationError(fmt::format("{}: cannot write the calibration table", path));
+  return j.dump(2) + '\n';
+}
+
+void write_calibration_table(const std::string& path, const CalibrationTable& table) {
+  try {
+    models::write_file_atomically(path, calibration_table_text(table));
+  } catch (const models::OutputFileError& e) {
+    throw CalibrationError(
+        fmt::format("{}: cannot write the calibration table ({})", e.path(), e.reason()));
+  }
 }
 
 }  // namespace octasim::firmware::net

@@ -93,5 +93,7 @@ class CalibrationError : public std::runtime_error {
 // Writes the table in octasim's form (with "scale" = step as well, so NVDLA-style readers see
 // the step). Throws CalibrationError when the file cannot be written.
 void write_calibration_table(const std::string& path, const CalibrationTable& table);
+// The text write_calibration_table writes.
+[[nodiscard]] std::string calibration_table_text(const CalibrationTable& table);
 
 }  // namespace octasim::firmware::net

@@ -8,6 +8,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include "firmware/zoo/networks.hpp"
+#include "models/io/atomic_file.hpp"
 
 namespace octasim::firmware::zoo {
 namespace {
@@ -97,11 +98,11 @@ std::string serialize_model(const std::string& name) {
 
 void write_model(const std::string& name, const std::string& path) {
   const std::string bytes = serialize_model(name);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw ZooError(path + ": cannot write (" + std::strerror(errno) + ")");
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) throw ZooError(path + ": cannot write (" + std::strerror(errno) + ")");
+  try {
+    models::write_file_atomically(path, bytes);
+  } catch (const models::OutputFileError& e) {
+    throw ZooError(path + ": cannot write (" + e.reason() + ")");
+  }
 }
 
 }  // namespace octasim::firmware::zoo

@@ -9,6 +9,7 @@
 #include <system_error>
 #include <utility>
 
+#include "models/io/atomic_file.hpp"
 #include "models/io/zip_archive.hpp"
 #include "models/numerics/float_format.hpp"
 
@@ -164,22 +165,21 @@ void write_npy_float32(const std::string& path, const std::vector<std::size_t>& 
   const std::size_t total = kMagicLen + 4 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  std::ofstream out(path, std::ios::binary);
-  if (!out) fail(path, "cannot create file");
-  out.write(kMagic, kMagicLen);
-  const char version[2] = {1, 0};
-  out.write(version, 2);
-  const char len[2] = {static_cast<char>(header.size() & 0xff),
-                       static_cast<char>((header.size() >> 8) & 0xff)};
-  out.write(len, 2);
-  out.write(header.data(), static_cast<std::streamsize>(header.size()));
-  for (const float v : values) {
-    const std::uint32_t b = fp32_to_bits(v);
-    const char le[4] = {static_cast<char>(b & 0xff), static_cast<char>((b >> 8) & 0xff),
-                        static_cast<char>((b >> 16) & 0xff), static_cast<char>(b >> 24)};
-    out.write(le, 4);
-  }
-  if (!out) fail(path, "write failed");
+  write_file_atomically(path, [&](std::ostream& out) {
+    out.write(kMagic, kMagicLen);
+    const char version[2] = {1, 0};
+    out.write(version, 2);
+    const char len[2] = {static_cast<char>(header.size() & 0xff),
+                         static_cast<char>((header.size() >> 8) & 0xff)};
+    out.write(len, 2);
+    out.write(header.data(), static_cast<std::streamsize>(header.size()));
+    for (const float v : values) {
+      const std::uint32_t b = fp32_to_bits(v);
+      const char le[4] = {static_cast<char>(b & 0xff), static_cast<char>((b >> 8) & 0xff),
+                          static_cast<char>((b >> 16) & 0xff), static_cast<char>(b >> 24)};
+      out.write(le, 4);
+    }
+  });
 }
 
 }  // namespace octasim::models

@@ -63,9 +63,10 @@ struct ClipOptions {
 void add_clip_command(CLI::App& app, ClipOptions& opts);
 int run_clip(const ClipOptions& opts);
 
-// Creates (empties) each output file named, so that an unwritable path is a UsageError before
-// a run rather than an exception after it; empty names are skipped.
-void create_output_files(const std::vector<std::string>& paths);
+// Checks that each output file named can be written (creating and removing a temporary beside
+// it; an existing file is left as it is), so that an unwritable path is a UsageError before a
+// run rather than an exception after it; empty names are skipped.
+void check_output_files(const std::vector<std::string>& paths);
 
 struct RunOptions {
   std::string trace;

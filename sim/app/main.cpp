@@ -1,5 +1,6 @@
 // octasim command line: `octasim` runs the built-in default; subcommands do the
 // rest.
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -10,6 +11,7 @@
 
 #include "octasim/version.hpp"
 #include "sim/app/commands.hpp"
+#include "sim/core/stop_request.hpp"
 
 // SystemC prints a banner when its kernel starts; octasim's output stays its
 // own. SystemC reads the switch before sc_main runs, so octasim has its own
@@ -75,6 +77,11 @@ int sc_main(int argc, char** argv) {
     if (app.got_subcommand("zoo")) return run_zoo(zoo);
     if (app.got_subcommand("sweep")) return run_sweep(sweep);
     return run_demo(demo);
+  } catch (const octasim::Interrupted& e) {
+    // SIGINT or SIGTERM during a run (sim/core/stop_request.hpp): no output was written.
+    fmt::print(stderr, "octasim: {} at cycle {}\n",
+               e.signal == SIGTERM ? "terminated" : "interrupted", e.cycle);
+    return 128 + e.signal;
   } catch (const UsageError& e) {
     fmt::print(stderr, "octasim: error: {}\n", e.what());
     return 2;

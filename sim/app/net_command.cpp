@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -38,12 +40,14 @@
 #include "sim/app/net_data.hpp"
 #include "sim/app/net_run.hpp"
 #include "sim/core/hw_config.hpp"
+#include "sim/core/stop_request.hpp"
 #include "sim/dla/functional_device.hpp"
 #include "sim/ppu/ppu.hpp"
 #include "sim/report/report.hpp"
 #include "sim/soc/host_adapter.hpp"
 #include "sim/soc/soc.hpp"
 #include "sim/trace/device_mmio.hpp"
+#include "sim/trace/stoppable_device.hpp"
 
 namespace octasim::app {
 namespace {
@@ -188,6 +192,15 @@ nlohmann::json run_child_report(const std::vector<std::string>& args, const std:
   const std::string child_err((std::istreambuf_iterator<char>(err_in)),
                               std::istreambuf_iterator<char>());
   std::filesystem::remove(err);
+  // Ctrl-C reaches both processes: the child stops at a safe point, and so does this one.
+  if (spawned == 0 && WIFEXITED(status) &&
+      (WEXITSTATUS(status) == 128 + SIGINT || WEXITSTATUS(status) == 128 + SIGTERM)) {
+    std::filesystem::remove(report);
+    const auto at = child_err.rfind(" at cycle ");
+    throw Interrupted{
+        WEXITSTATUS(status) - 128,
+        at == std::string::npos ? 0 : std::strtoull(child_err.c_str() + at + 10, nullptr, 10)};
+  }
   if (spawned != 0 || !WIFEXITED(status) || WEXITSTATUS(status) > 1) {
     std::filesystem::remove(report);
     throw UsageError(fmt::format("--compare: the run on the second configuration failed: {}",
@@ -376,8 +389,8 @@ void add_net_command(CLI::App& app, NetOptions& o) {
 
 int run_net(const NetOptions& o) {
   const auto started = std::chrono::steady_clock::now();
-  // Output files are created first: an unwritable path is a usage error before the run.
-  create_output_files({o.report, o.timeline, o.output});
+  // Output files are checked first: an unwritable path is a usage error before the run.
+  check_output_files({o.report, o.timeline, o.output});
   if (o.batch > 1 && !o.compare.empty()) {
     throw UsageError("--compare with --batch is not supported (compare one image per run)");
   }
@@ -413,9 +426,11 @@ int run_net(const NetOptions& o) {
       o.schedule == "serial" ? fn::Schedule::kSerial : fn::Schedule::kOverlap;
   BatchResult batch;
   Timing timing;
+  const StopSignals stop_signals;  // SIGINT/SIGTERM end the run at a safe point (exit 130/143)
   try {
     if (o.functional) {
-      dla::FunctionalDevice device(p.hw);
+      dla::FunctionalDevice functional(p.hw);
+      trace::StoppableDevice device(functional, 0);
       BatchRunner runner(prog, p.images, device, o.timeout_cycles, schedule);
       runner.run(0, count, o.progress);
       batch = runner.result();

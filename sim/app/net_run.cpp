@@ -11,12 +11,14 @@
 #include <systemc>
 
 #include "firmware/net/schedule.hpp"
+#include "models/io/atomic_file.hpp"
 #include "octasim/version.hpp"
 #include "sim/app/commands.hpp"
 #include "sim/ppu/ppu.hpp"
 #include "sim/report/report.hpp"
 #include "sim/soc/host_adapter.hpp"
 #include "sim/soc/soc.hpp"
+#include "sim/trace/stoppable_device.hpp"
 
 namespace octasim::app {
 
@@ -133,7 +135,8 @@ Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const H
                        std::size_t count, bool progress, const CycleOutputs& out) {
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   soc::Soc soc("dla", hw);
-  soc::HostAdapter device(soc);
+  soc::HostAdapter host(soc);
+  trace::StoppableDevice device(host);  // SIGINT/SIGTERM: Interrupted at a safe point
   std::unique_ptr<stats::Timeline> timeline;
   if (!out.timeline.empty()) {
     timeline = std::make_unique<stats::Timeline>(stats::Detail::kLayer);
@@ -199,11 +202,14 @@ Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const H
   t.report["network"] = {{"layers", std::move(net_layers)}, {"cycles", t.cycles},
                          {"images", prog.images},           {"clock_mhz", hw.clock_mhz},
                          {"macs", prog.network_macs()},     {"device_macs", prog.macs()}};
+  // The report and timeline are written under temporary names now and renamed into place once
+  // every image has run: an interrupted or failed run leaves neither.
+  models::PendingFileSet files;
   try {
-    if (!out.report.empty()) report::write(t.report, out.report);
+    if (!out.report.empty()) files.add(out.report, report::report_text(t.report));
     if (timeline) {
       soc.set_timeline(nullptr);
-      report::write_timeline(*timeline, info.generator, out.timeline);
+      files.add(out.timeline, report::timeline_text(*timeline, info.generator));
     }
   } catch (const std::exception& e) {
     throw UsageError(e.what());
@@ -211,6 +217,12 @@ Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const H
   if (batch != nullptr) {
     runner.run(prog.images, count - prog.images, progress);
     *batch = runner.result();
+  }
+  throw_if_stop_requested(device.cycle());
+  try {
+    files.commit();
+  } catch (const std::exception& e) {
+    throw UsageError(e.what());
   }
   return t;
 }

@@ -15,14 +15,17 @@
 #include <systemc>
 
 #include "firmware/regmap/regmap.hpp"
+#include "models/io/atomic_file.hpp"
 #include "octasim/version.hpp"
 #include "sim/app/commands.hpp"
 #include "sim/core/hw_config.hpp"
+#include "sim/core/stop_request.hpp"
 #include "sim/dla/functional_device.hpp"
 #include "sim/report/report.hpp"
 #include "sim/soc/host_adapter.hpp"
 #include "sim/soc/soc.hpp"
 #include "sim/trace/player.hpp"
+#include "sim/trace/stoppable_device.hpp"
 #include "sim/trace/trace.hpp"
 #include "sim/trace/txn_reader.hpp"
 
@@ -153,6 +156,12 @@ std::vector<std::string> read_layer_map(const std::string& trace_path) {
   return nodes;
 }
 
+// The VCD file `--vcd FILE` names: FILE, with ".vcd" appended unless it ends so (SystemC's rule).
+std::string vcd_path(const std::string& option) {
+  const bool suffix = option.size() > 4 && option.compare(option.size() - 4, 4, ".vcd") == 0;
+  return suffix ? option : option + ".vcd";
+}
+
 report::RunInfo run_info(const RunOptions& opts, const trace::PlayResult& result) {
   report::RunInfo info;
   info.generator = fmt::format("octasim {}", kVersion);
@@ -178,31 +187,38 @@ trace::PlayResult play_cycle_level(const trace::Trace& t, const HwConfig& hw,
     timeline = std::make_unique<stats::Timeline>(detail);
     soc.set_timeline(timeline.get());
   }
+  // The waveform goes to a temporary file (SystemC appends ".vcd" to the name it is given),
+  // renamed into place with the other outputs once the run is complete.
+  std::optional<models::PendingFile> vcd_file;
   sc_core::sc_trace_file* vcd = nullptr;
   if (!opts.vcd.empty()) {
-    // SystemC appends ".vcd" to the name it is given.
-    std::string base = opts.vcd;
-    if (base.size() > 4 && base.compare(base.size() - 4, 4, ".vcd") == 0)
-      base.resize(base.size() - 4);
+    vcd_file.emplace(vcd_path(opts.vcd), ".vcd");
+    std::string base = vcd_file->temp_path();
+    base.resize(base.size() - 4);
     vcd = sc_core::sc_create_vcd_trace_file(base.c_str());
     vcd->set_time_unit(1, sc_core::SC_NS);
     soc.trace_signals(vcd);
   }
+  trace::StoppableDevice stoppable(device);
   trace::PlayResult result;
   if (opts.progress && isatty(STDERR_FILENO) == 1) {
-    ProgressDevice progress(device, t);
+    ProgressDevice progress(stoppable, t);
     result = trace::play(t, progress, po);
   } else {
-    result = trace::play(t, device, po);
+    result = trace::play(t, stoppable, po);
   }
+  throw_if_stop_requested(device.cycle());
   if (vcd != nullptr) sc_core::sc_close_vcd_trace_file(vcd);
   const report::RunInfo info = run_info(opts, result);
   nlohmann::json summary = report::build(soc, info);
   report::annotate_onnx_nodes(summary, read_layer_map(opts.trace));
   report::print_summary(summary);
   try {
-    if (!opts.report.empty()) report::write(summary, opts.report);
-    if (timeline) report::write_timeline(*timeline, info.generator, opts.timeline);
+    models::PendingFileSet outputs;  // all of them or none
+    if (!opts.report.empty()) outputs.add(opts.report, report::report_text(summary));
+    if (timeline) outputs.add(opts.timeline, report::timeline_text(*timeline, info.generator));
+    if (vcd_file) vcd_file->commit();
+    outputs.commit();
   } catch (const std::exception& e) {
     throw UsageError(e.what());
   }
@@ -211,12 +227,13 @@ trace::PlayResult play_cycle_level(const trace::Trace& t, const HwConfig& hw,
 
 trace::PlayResult play_functional(const trace::Trace& t, const HwConfig& hw,
                                   const trace::PlayerOptions& po, const std::string& trace_path) {
-  dla::FunctionalDevice device(hw);
+  dla::FunctionalDevice functional(hw);
+  trace::StoppableDevice device(functional, 0);
   trace::PlayResult result = trace::play(t, device, po);
   fmt::print("\nlayers (functional, {}):\n", hw.name);
   const std::vector<std::string> nodes = read_layer_map(trace_path);
   std::size_t i = 0;
-  for (const auto& l : device.layers()) {
+  for (const auto& l : functional.layers()) {
     print_layer(l.engine, l.group, l.result);
     if (!nodes.empty()) fmt::print("    ONNX: {}\n", nodes[i++ % nodes.size()]);
     print_counters(l.result);
@@ -226,11 +243,14 @@ trace::PlayResult play_functional(const trace::Trace& t, const HwConfig& hw,
 
 }  // namespace
 
-void create_output_files(const std::vector<std::string>& paths) {
+void check_output_files(const std::vector<std::string>& paths) {
   for (const std::string& path : paths) {
     if (path.empty()) continue;
-    std::ofstream probe(path);
-    if (!probe) throw UsageError(fmt::format("{}: cannot write file", path));
+    try {
+      models::check_writable(path);
+    } catch (const models::OutputFileError& e) {
+      throw UsageError(e.what());
+    }
   }
 }
 
@@ -288,12 +308,10 @@ int run_trace(const RunOptions& opts) {
       }
     }
   }
-  // Output files are created before the simulation runs, so that an unwritable path is a usage
-  // error up front rather than an exception after the SystemC kernel ran.
-  const bool vcd_suffix =
-      opts.vcd.size() > 4 && opts.vcd.compare(opts.vcd.size() - 4, 4, ".vcd") == 0;
-  create_output_files(
-      {opts.report, opts.timeline, opts.vcd.empty() || vcd_suffix ? opts.vcd : opts.vcd + ".vcd"});
+  // Output files are checked before the simulation runs, so that an unwritable path is a usage
+  // error up front rather than an exception after the SystemC kernel ran; they are written
+  // (atomically) only when the run completes.
+  check_output_files({opts.report, opts.timeline, opts.vcd.empty() ? "" : vcd_path(opts.vcd)});
   trace::Trace t;
   try {
     t = trace::read_trace_file(opts.trace);
@@ -308,6 +326,7 @@ int run_trace(const RunOptions& opts) {
   po.timeout_cycles = opts.timeout_cycles;
   po.report = [](const std::string& line) { fmt::print("{}\n", line); };
 
+  const StopSignals stop_signals;  // SIGINT/SIGTERM end the run at a safe point (exit 130/143)
   trace::PlayResult result;
   try {
     result = opts.functional ? play_functional(t, hw, po, opts.trace)

@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include "firmware/regmap/regmap.hpp"
+#include "models/io/atomic_file.hpp"
 #include "sim/mem/cvsram_port.hpp"
 #include "sim/mem/dram_channel.hpp"
 #include "sim/mem/l2_slice.hpp"
@@ -505,8 +506,7 @@ json read(const std::string& path) {
   return j;
 }
 
-void write_timeline(const stats::Timeline& timeline, const std::string& generator,
-                    const std::string& path) {
+std::string timeline_text(const stats::Timeline& timeline, const std::string& generator) {
   json events = json::array();
   // Processes in the order their first track or counter was created.
   std::vector<std::string> processes;
@@ -594,17 +594,20 @@ void write_timeline(const stats::Timeline& timeline, const std::string& generato
                {{"generator", generator},
                 {"detail", std::string(stats::detail_name(timeline.detail()))},
                 {"time_unit", "1 DLA cycle = 1 us in this file"}}}};
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error(fmt::format("{}: cannot write file", path));
-  out << doc.dump() << '\n';
-  if (!out) throw std::runtime_error(fmt::format("{}: cannot write file", path));
+  return doc.dump() + '\n';
+}
+
+void write_timeline(const stats::Timeline& timeline, const std::string& generator,
+                    const std::string& path) {
+  models::write_file_atomically(path, timeline_text(timeline, generator));
+}
+
+std::string report_text(const json& report) {
+  return report.dump(2) + '\n';
 }
 
 void write(const json& report, const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error(fmt::format("{}: cannot write file", path));
-  out << report.dump(2) << '\n';
-  if (!out) throw std::runtime_error(fmt::format("{}: cannot write file", path));
+  models::write_file_atomically(path, report_text(report));
 }
 
 namespace {

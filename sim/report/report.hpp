@@ -44,7 +44,10 @@ void print_summary(const nlohmann::json& report);
 // does not have.
 [[nodiscard]] nlohmann::json read(const std::string& path);
 
-// Writes `report` to `path` (indented); throws std::runtime_error naming the file on failure.
+// The text of a report file (indented JSON and a newline).
+[[nodiscard]] std::string report_text(const nlohmann::json& report);
+// Writes report_text(report) to `path` atomically (models/io/atomic_file.hpp: an old file stays
+// as it was on failure); throws std::runtime_error naming the file on failure.
 void write(const nlohmann::json& report, const std::string& path);
 
 // Compares two reports layer by layer and unit by unit (cycles, bytes, utilization: both
@@ -54,8 +57,10 @@ void print_diff(const nlohmann::json& a, const std::string& name_a, const nlohma
 
 // Writes `timeline` as Chrome-trace JSON (Perfetto, chrome://tracing): a process per engine and
 // the DRAM, a thread per unit, "X" slices, "C" counters (CACC credits, DRAM bandwidth per
-// window); timestamps are cycles, shown as microseconds. Throws std::runtime_error naming the
-// file when it cannot be written.
+// window); timestamps are cycles, shown as microseconds. timeline_text is the file's text;
+// write_timeline writes it atomically, throwing std::runtime_error naming the file on failure.
+[[nodiscard]] std::string timeline_text(const stats::Timeline& timeline,
+                                        const std::string& generator);
 void write_timeline(const stats::Timeline& timeline, const std::string& generator,
                     const std::string& path);
 
