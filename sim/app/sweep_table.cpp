@@ -1,8 +1,6 @@
 // `octasim sweep`'s results table (sweep_table.hpp).
 #include "sim/app/sweep_table.hpp"
 
-#include <unistd.h>
-
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -12,6 +10,7 @@
 
 #include <fmt/core.h>
 
+#include "models/io/atomic_file.hpp"
 #include "sim/app/commands.hpp"
 
 namespace octasim::app::sweep {
@@ -333,22 +332,10 @@ void write_table(const std::string& path, const std::vector<std::string>& grid_k
       text += '\n';
     }
   }
-  const std::string temp = fmt::format("{}.tmp-{}", path, ::getpid());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      std::filesystem::remove(temp, ec);
-      throw UsageError(fmt::format("{}: cannot write file", temp));
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec) {
-    std::filesystem::remove(temp, ec);
-    throw UsageError(fmt::format("{}: cannot replace file: {}", path, ec.message()));
+  try {
+    models::write_file_atomically(path, text);
+  } catch (const models::OutputFileError& e) {
+    throw UsageError(e.what());
   }
 }
 
