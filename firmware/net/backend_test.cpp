@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 
 #include "firmware/onnx/onnx_import.hpp"
+#include "models/graph/op_registry.hpp"
 #include "models/numerics/float_format.hpp"
 
 namespace octasim::firmware::net {
@@ -90,10 +91,8 @@ BoundTest bind_test(const Graph& g, const BackendDataSet& d) {
 }
 
 int rounded_operands(const std::string& op) {
-  if (op == "AveragePool") return 3;
-  static const std::set<std::string> two{"Conv", "ConvTranspose",     "Gemm", "MatMul",
-                                         "Mul",  "GlobalAveragePool", "LRN",  "BatchNormalization"};
-  return two.count(op) != 0 ? 2 : 1;
+  const models::graph::OpSchema* schema = models::graph::find_op(op);
+  return schema != nullptr ? schema->fp16_roundings : 1;
 }
 
 namespace {

@@ -69,7 +69,8 @@ struct BoundTest {
 [[nodiscard]] std::string fp16_bound_refusal(const models::graph::Graph& g,
                                              const BackendDataSet& d);
 
-// How many FP16-rounded operands multiply in one term of an op's sums (r above).
+// How many FP16-rounded operands multiply in one term of an op's sums (r above): the operator
+// registry's fp16_roundings (models/graph/op_registry.cpp), 1 for an operator it does not know.
 [[nodiscard]] int rounded_operands(const std::string& op_type);
 
 // The bound of every element of output `k` (above) for data set `d` of graph `g` (the graph as

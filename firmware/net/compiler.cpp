@@ -23,8 +23,8 @@ using models::graph::Tensor;
 
 CompiledNetwork prepare_network(models::graph::Graph g, const HwConfig& hw) {
   CompiledNetwork net;
-  (void)models::graph::remove_identities(g);
-  (void)models::graph::fold_batch_norm(g);
+  (void)models::graph::simplify_graph(g);
+  (void)insert_concat_copies(g);
   net.graph = std::move(g);
   net.plan = plan_network(net.graph, hw.name, hw.ppu.gpcs > 0);
   return net;

@@ -8,12 +8,14 @@
 
 #include "firmware/net/planner.hpp"
 #include "models/graph/macs.hpp"
+#include "models/graph/op_registry.hpp"
 #include "models/graph/passes.hpp"
 
 namespace octasim::firmware::net {
 
 using models::graph::Graph;
 using models::graph::GraphError;
+using models::graph::Lowering;
 using models::graph::Node;
 
 const char* layer_engine(LayerKind k) {
@@ -152,7 +154,7 @@ NetPlan Planner::run() {
                     data_inputs.size()));
   }
   plan_.input = data_inputs[0].name;
-  plan_.shapes = models::graph::infer_shapes_fast(g_, 1);
+  plan_.shapes = models::graph::infer_shapes(g_, 1);
   plan_.input_shape = plan_.shapes.at(plan_.input);
   set_cube(plan_.input, nullptr);
   for (const auto& o : g_.outputs) plan_.outputs.push_back(o.name);
@@ -484,26 +486,54 @@ void Planner::plan_view(std::size_t i) {
 
 void Planner::plan_node(std::size_t i) {
   const Node& n = g_.nodes[i];
-  const std::string& op = n.op_type;
-  if (op == "Conv" || op == "ConvInteger") return plan_conv(i);
-  if (op == "Gemm" || op == "MatMul" || op == "MatMulInteger") return plan_fc(i);
-  if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool") return plan_pool(i);
-  if (op == "LRN") return plan_lrn(i);
-  if (op == "Relu" || op == "BatchNormalization" || op == "Add" || op == "Mul" || op == "PRelu" ||
-      op == "LeakyRelu" || op == "QuantizeLinear" || op == "DequantizeLinear") {
-    return plan_sdp(i);
+  const models::graph::OpSchema* op = models::graph::find_op(n.op_type);
+  // The registry's lowerings in preference order: the first this configuration has.
+  for (const Lowering l : op != nullptr ? op->lowerings : std::vector<Lowering>{}) {
+    switch (l) {
+      case Lowering::kConv:
+        return plan_conv(i);
+      case Lowering::kFullyConnected:
+        return plan_fc(i);
+      case Lowering::kPool:
+        return plan_pool(i);
+      case Lowering::kLrn:
+        return plan_lrn(i);
+      case Lowering::kSdp:
+        return plan_sdp(i);
+      case Lowering::kView:
+        return plan_view(i);
+      case Lowering::kConcat:
+        return plan_concat(i);
+      case Lowering::kPpuSoftmax:
+        if (has_ppu_) return plan_softmax(i);
+        break;
+      case Lowering::kSdpLut:
+      case Lowering::kFolded:
+        break;
+    }
   }
-  if (op == "Flatten" || op == "Reshape") return plan_view(i);
-  if (op == "Concat") return plan_concat(i);
-  if (op == "Softmax" && has_ppu_) return plan_softmax(i);
-  throw GraphError(fmt::format(
-      "{}: {} is not supported on the DLA of {} (octasim lowers Conv, "
-      "Gemm, MatMul, ConvInteger, MatMulInteger, MaxPool, AveragePool, GlobalAveragePool, LRN, "
-      "Relu, Clip, BatchNormalization, Add, Mul, PRelu, LeakyRelu, QuantizeLinear, "
-      "DequantizeLinear, Flatten, "
-      "Reshape, Concat; Softmax on the PPU of "
-      "soc_* configurations)",
-      n.label(), op, config_));
+  throw GraphError(refusal(n, op));
+}
+
+std::string Planner::refusal(const Node& n, const models::graph::OpSchema* op) const {
+  if (op == nullptr) {
+    return fmt::format("{}: {} is not an operator octasim knows (`octasim ops` lists them)",
+                       n.label(), n.op_type);
+  }
+  const auto has = [&](Lowering l) {
+    return std::find(op->lowerings.begin(), op->lowerings.end(), l) != op->lowerings.end();
+  };
+  if (has(Lowering::kPpuSoftmax)) {
+    return fmt::format("{}: {} is not supported on the DLA of {} (no PPU in this configuration)",
+                       n.label(), n.op_type, config_);
+  }
+  if (has(Lowering::kFolded)) {
+    return fmt::format(
+        "{}: {} could not be folded away before lowering (a {} the graph passes cannot remove)",
+        n.label(), n.op_type,
+        n.op_type == "Pad" ? "non-zero, non-spatial or reflect/edge pad" : "form");
+  }
+  return fmt::format("{}: {} is not supported on the DLA of {}", n.label(), n.op_type, config_);
 }
 
 }  // namespace detail

@@ -13,6 +13,7 @@
 
 #include "firmware/net/plan.hpp"
 #include "models/graph/graph.hpp"
+#include "models/graph/op_registry.hpp"
 
 namespace octasim::firmware::net::detail {
 
@@ -89,7 +90,10 @@ class Planner {
   // constants, views, transposed inputs and a tensor concatenated twice.
   void plan_concat(std::size_t i);
 
+  // Node `i` through the first of its registry lowerings (models/graph/op_registry.hpp) this
+  // configuration has; otherwise the refusal.
   void plan_node(std::size_t i);
+  [[nodiscard]] std::string refusal(const Node& n, const models::graph::OpSchema* op) const;
 
   const Graph& g_;
   std::string config_;

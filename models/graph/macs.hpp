@@ -11,21 +11,15 @@
 #include <vector>
 
 #include "models/graph/graph.hpp"
+#include "models/graph/op_registry.hpp"
+#include "models/graph/passes.hpp"
 
 namespace octasim::models::graph {
 
-using ShapeMap = std::map<std::string, std::vector<std::int64_t>>;
-
-// Every tensor's shape, as infer_shapes (passes.hpp) finds them, for graph inputs whose -1
-// dimensions become `batch`. Conv, ConvInteger, QLinearConv, Gemm, MatMul, MatMulInteger and
-// QLinearMatMul get their output shape from their operands' shapes (ops::window, numpy matmul)
-// and a zero output; every other node runs in the reference executor on those values. Throws
-// GraphError like run_reference.
-[[nodiscard]] ShapeMap infer_shapes_fast(const Graph& g, std::int64_t batch = 1);
-
-// Multiply-accumulates of one node for the tensor shapes `shapes`: Conv, ConvInteger and
-// QLinearConv output elements x C_in/group x kernel elements; Gemm M x N x K; MatMul,
-// MatMulInteger and QLinearMatMul output elements x K. 0 for every other operator.
+// Multiply-accumulates of one node for the tensor shapes `shapes` (infer_shapes, passes.hpp):
+// its registry entry's MAC kernel (op_registry.cpp): Conv, ConvInteger and QLinearConv output
+// elements x C_in/group x kernel elements; Gemm M x N x K; MatMul, MatMulInteger and
+// QLinearMatMul output elements x K. 0 for every other operator.
 [[nodiscard]] std::uint64_t node_macs(const Node& n, const ShapeMap& shapes);
 
 struct NodeMacs {

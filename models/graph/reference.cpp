@@ -1,5 +1,5 @@
-// The reference executor's dispatch, element-wise operators (with numpy broadcasting), Softmax
-// and the shape operators (Flatten, Reshape, Concat).
+// The reference executor (its dispatch is the operator registry, op_registry.hpp), element-wise
+// operators (with numpy broadcasting), Softmax and the shape operators (Flatten, Reshape, Concat).
 #include "models/graph/reference.hpp"
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include <limits>
 #include <utility>
 
+#include "models/graph/op_registry.hpp"
 #include "models/graph/reference_ops.hpp"
 
 namespace octasim::models::graph {
@@ -21,8 +22,11 @@ const Tensor& input(const Node& n, const Inputs& in, std::size_t k) {
 }
 
 bool has_input(const Inputs& in, std::size_t k) {
-  // An omitted optional input is the executor's empty Tensor: no data at all.
-  return k < in.size() && in[k] != nullptr && (!in[k]->f.empty() || !in[k]->i.empty());
+  // An omitted optional input is the executor's empty Tensor: no data at all and no shape (a
+  // tensor of zero elements has a 0 in its shape).
+  if (k >= in.size() || in[k] == nullptr) return false;
+  const Tensor& t = *in[k];
+  return !t.f.empty() || !t.i.empty() || (!t.shape.empty() && t.elements() == 0);
 }
 
 double round_half_even(double v) {
@@ -97,12 +101,6 @@ std::vector<std::int64_t> for_each_matrix(
   return batch;
 }
 
-}  // namespace ops
-
-namespace {
-
-using ops::Inputs;
-
 Tensor binary(const Node& n, const Inputs& in, const std::function<double(double, double)>& fn) {
   const Tensor& a = ops::input(n, in, 0);
   const Tensor& b = ops::input(n, in, 1);
@@ -152,7 +150,11 @@ Tensor clip(const Node& n, const Inputs& in, std::int64_t opset) {
     lo = n.get_float("min", -std::numeric_limits<float>::max());
     hi = n.get_float("max", std::numeric_limits<float>::max());
   }
-  return unary(n, in, [&](double x) { return std::min(hi, std::max(lo, x)); });
+  Tensor out = ops::input(n, in, 0);
+  const auto bound = [&](double x) { return std::min(hi, std::max(lo, x)); };
+  for (float& v : out.f) v = static_cast<float>(bound(v));
+  for (std::int64_t& v : out.i) v = static_cast<std::int64_t>(bound(static_cast<double>(v)));
+  return out;
 }
 
 Tensor softmax(const Node& n, const Inputs& in, std::int64_t opset) {
@@ -283,113 +285,17 @@ Tensor concat(const Node& n, const Inputs& in) {
   return out;
 }
 
-using Kernel = std::function<std::vector<Tensor>(const Node&, const Inputs&, std::int64_t)>;
-
-const std::map<std::string, Kernel>& kernels() {
-  const auto one = [](Tensor t) { return std::vector<Tensor>{std::move(t)}; };
-  static const std::map<std::string, Kernel> table = {
-      {"Add",
-       [=](const Node& n, const Inputs& in, std::int64_t) {
-         return one(binary(n, in, [](double a, double b) { return a + b; }));
-       }},
-      {"Sub",
-       [=](const Node& n, const Inputs& in, std::int64_t) {
-         return one(binary(n, in, [](double a, double b) { return a - b; }));
-       }},
-      {"Mul",
-       [=](const Node& n, const Inputs& in, std::int64_t) {
-         return one(binary(n, in, [](double a, double b) { return a * b; }));
-       }},
-      {"Div",
-       [=](const Node& n, const Inputs& in, std::int64_t) {
-         const bool ints = !is_float(ops::input(n, in, 0).dtype);
-         return one(binary(
-             n, in, [ints](double a, double b) { return ints ? std::trunc(a / b) : a / b; }));
-       }},
-      {"PRelu",
-       [=](const Node& n, const Inputs& in, std::int64_t) {
-         return one(binary(n, in, [](double x, double s) { return x < 0 ? x * s : x; }));
-       }},
-      {"Relu",
-       [=](const Node& n, const Inputs& in, std::int64_t) {
-         return one(unary(n, in, [](double x) { return std::max(0.0, x); }));
-       }},
-      {"LeakyRelu",
-       [=](const Node& n, const Inputs& in, std::int64_t) {
-         const double alpha = n.get_float("alpha", 0.01F);
-         return one(unary(n, in, [alpha](double x) { return x < 0 ? alpha * x : x; }));
-       }},
-      {"Sigmoid",
-       [=](const Node& n, const Inputs& in, std::int64_t) {
-         return one(unary(n, in, [](double x) { return 1.0 / (1.0 + std::exp(-x)); }));
-       }},
-      {"Tanh",
-       [=](const Node& n, const Inputs& in, std::int64_t) {
-         return one(unary(n, in, [](double x) { return std::tanh(x); }));
-       }},
-      {"Clip", [=](const Node& n, const Inputs& in,
-                   std::int64_t opset) { return one(clip(n, in, opset)); }},
-      {"Softmax", [=](const Node& n, const Inputs& in,
-                      std::int64_t opset) { return one(softmax(n, in, opset)); }},
-      {"Identity",
-       [=](const Node& n, const Inputs& in, std::int64_t) { return one(ops::input(n, in, 0)); }},
-      {"Dropout",
-       [=](const Node& n, const Inputs& in, std::int64_t) {
-         if (n.outputs.size() > 1 && !n.outputs[1].empty()) {
-           throw GraphError(n.label() + ": the mask output is not supported");
-         }
-         return one(ops::input(n, in, 0));  // inference: the identity
-       }},
-      {"Flatten",
-       [=](const Node& n, const Inputs& in, std::int64_t) { return one(flatten(n, in)); }},
-      {"Concat", [=](const Node& n, const Inputs& in, std::int64_t) { return one(concat(n, in)); }},
-      {"Reshape",
-       [=](const Node& n, const Inputs& in, std::int64_t) { return one(reshape(n, in)); }},
-      {"Conv", [](const Node& n, const Inputs& in, std::int64_t) { return ops::conv(n, in); }},
-      {"ConvInteger",
-       [](const Node& n, const Inputs& in, std::int64_t) { return ops::conv_integer(n, in); }},
-      {"QLinearConv",
-       [](const Node& n, const Inputs& in, std::int64_t) { return ops::qlinear_conv(n, in); }},
-      {"MaxPool",
-       [](const Node& n, const Inputs& in, std::int64_t) { return ops::max_pool(n, in); }},
-      {"AveragePool",
-       [](const Node& n, const Inputs& in, std::int64_t) { return ops::average_pool(n, in); }},
-      {"GlobalAveragePool", [](const Node& n, const Inputs& in,
-                               std::int64_t) { return ops::global_pool(n, in, false); }},
-      {"GlobalMaxPool",
-       [](const Node& n, const Inputs& in, std::int64_t) { return ops::global_pool(n, in, true); }},
-      {"BatchNormalization",
-       [](const Node& n, const Inputs& in, std::int64_t) { return ops::batch_norm(n, in); }},
-      {"LRN", [](const Node& n, const Inputs& in, std::int64_t) { return ops::lrn(n, in); }},
-      {"Gemm", [](const Node& n, const Inputs& in, std::int64_t) { return ops::gemm(n, in); }},
-      {"MatMul", [](const Node& n, const Inputs& in, std::int64_t) { return ops::matmul(n, in); }},
-      {"MatMulInteger",
-       [](const Node& n, const Inputs& in, std::int64_t) { return ops::matmul_integer(n, in); }},
-      {"QLinearMatMul",
-       [](const Node& n, const Inputs& in, std::int64_t) { return ops::qlinear_matmul(n, in); }},
-      {"QuantizeLinear",
-       [](const Node& n, const Inputs& in, std::int64_t) { return ops::quantize_linear(n, in); }},
-      {"DequantizeLinear",
-       [](const Node& n, const Inputs& in, std::int64_t) { return ops::dequantize_linear(n, in); }},
-  };
-  return table;
-}
-
-}  // namespace
+}  // namespace ops
 
 bool reference_supports(const Node& node, std::string* why) {
-  if (kernels().count(node.op_type) != 0) return true;
+  if (find_op(node.op_type) != nullptr) return true;
   if (why != nullptr) *why = "the reference executor has no " + node.op_type;
   return false;
 }
 
 std::vector<Tensor> run_node(const Node& node, const std::vector<const Tensor*>& in,
                              std::int64_t opset) {
-  const auto it = kernels().find(node.op_type);
-  if (it == kernels().end()) {
-    throw GraphError(node.label() + ": operator " + node.op_type + " is not supported");
-  }
-  return it->second(node, in, opset);
+  return run_op(node, in, opset);
 }
 
 TensorMap run_reference(const Graph& g, const TensorMap& inputs) {

@@ -50,6 +50,16 @@ struct Window {
 Window window(const Node& n, std::int64_t height, std::int64_t width,
               const std::vector<std::int64_t>& kernel);
 
+// reference.cpp: element-wise with numpy broadcasting (`fn` on doubles; the output takes the
+// first input's type), Clip, Softmax, Flatten, Reshape, Concat.
+Tensor binary(const Node& n, const Inputs& in, const std::function<double(double, double)>& fn);
+Tensor unary(const Node& n, const Inputs& in, const std::function<double(double)>& fn);
+Tensor clip(const Node& n, const Inputs& in, std::int64_t opset);
+Tensor softmax(const Node& n, const Inputs& in, std::int64_t opset);
+Tensor flatten(const Node& n, const Inputs& in);
+Tensor reshape(const Node& n, const Inputs& in);
+Tensor concat(const Node& n, const Inputs& in);
+
 std::vector<Tensor> conv(const Node& n, const Inputs& in);
 std::vector<Tensor> conv_integer(const Node& n, const Inputs& in);
 std::vector<Tensor> qlinear_conv(const Node& n, const Inputs& in);
@@ -64,5 +74,23 @@ std::vector<Tensor> matmul_integer(const Node& n, const Inputs& in);
 std::vector<Tensor> qlinear_matmul(const Node& n, const Inputs& in);
 std::vector<Tensor> quantize_linear(const Node& n, const Inputs& in);
 std::vector<Tensor> dequantize_linear(const Node& n, const Inputs& in);
+
+// reference_tensor.cpp: data movement and shapes (ONNX semantics at `opset`), reductions.
+std::vector<Tensor> shape_op(const Node& n, const Inputs& in);
+std::vector<Tensor> gather(const Node& n, const Inputs& in);
+std::vector<Tensor> squeeze(const Node& n, const Inputs& in, std::int64_t opset);
+std::vector<Tensor> unsqueeze(const Node& n, const Inputs& in, std::int64_t opset);
+std::vector<Tensor> slice(const Node& n, const Inputs& in, std::int64_t opset);
+std::vector<Tensor> expand(const Node& n, const Inputs& in);
+std::vector<Tensor> constant_of_shape(const Node& n, const Inputs& in);
+std::vector<Tensor> cast(const Node& n, const Inputs& in, DType to);
+std::vector<Tensor> where(const Node& n, const Inputs& in);
+std::vector<Tensor> pad(const Node& n, const Inputs& in, std::int64_t opset);
+std::vector<Tensor> transpose(const Node& n, const Inputs& in);
+std::vector<Tensor> split(const Node& n, const Inputs& in, std::int64_t opset);
+// Resize and Upsample, nearest neighbour.
+std::vector<Tensor> resize(const Node& n, const Inputs& in, std::int64_t opset);
+enum class Reduction : std::uint8_t { kMean, kSum, kMax };
+std::vector<Tensor> reduce(const Node& n, const Inputs& in, std::int64_t opset, Reduction kind);
 
 }  // namespace octasim::models::graph::ops

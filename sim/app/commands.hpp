@@ -161,6 +161,10 @@ struct ZooOptions {
 void add_zoo_command(CLI::App& app, ZooOptions& opts);
 int run_zoo(const ZooOptions& opts);
 
+// `octasim ops`: the operator registry as a table.
+void add_ops_command(CLI::App& app);
+int run_ops();
+
 // `octasim sweep --traces DIR|FILE... --networks MODEL.onnx... --configs A,B --grid KEY=V1,V2
 // --out results.csv|.json [--jobs N] [--resume] [--timeout S]`: every (input, configuration)
 // pair in a child octasim, one row each; under mpirun rank 0 deals the pairs to every rank

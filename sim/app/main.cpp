@@ -49,6 +49,7 @@ int sc_main(int argc, char** argv) {
   add_onnx_test_command(app, onnx_test);
   ZooOptions zoo;
   add_zoo_command(app, zoo);
+  add_ops_command(app);
   SweepOptions sweep;
   add_sweep_command(app, sweep);
 
@@ -75,6 +76,7 @@ int sc_main(int argc, char** argv) {
     if (app.got_subcommand("compile")) return run_compile(compile);
     if (app.got_subcommand("onnx-test")) return run_onnx_test(onnx_test);
     if (app.got_subcommand("zoo")) return run_zoo(zoo);
+    if (app.got_subcommand("ops")) return run_ops();
     if (app.got_subcommand("sweep")) return run_sweep(sweep);
     return run_demo(demo);
   } catch (const octasim::Interrupted& e) {

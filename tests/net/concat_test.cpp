@@ -210,6 +210,52 @@ void expect_close_to_fp32(const CompiledNetwork& net, std::size_t images) {
   }
 }
 
+// DenseNet's pattern: every feature concatenated into every later block's input. The compiler
+// copies a tensor that already lives in a Concat (Mul by 1: an SDP layer) into the next one.
+models::graph::Graph dense_block() {
+  GraphBuilder b;
+  b.input("x", {1, 4, 5, 5});
+  conv1x1(b, "f1", "x", "f1_out", 4, 3);
+  concat(b, "cat1", {"x", "f1_out"}, "cat1");
+  conv1x1(b, "f2", "cat1", "f2_out", 7, 3);
+  concat(b, "cat2", {"x", "f1_out", "f2_out"}, "cat2");
+  conv1x1(b, "head", "cat2", "y", 10, 2, false);
+  b.output("y");
+  return b.graph();
+}
+
+TEST(ConcatCopies, ATensorAlreadyConcatenatedIsCopiedIntoTheNextConcat) {
+  models::graph::Graph g = dense_block();
+  EXPECT_NE(error_of([&] { (void)plan_network(g, "nv_small"); }), "");  // refused as it is
+  EXPECT_EQ(insert_concat_copies(g), 2U);                               // x and f1_out into cat2
+  const Node* cat2 = nullptr;
+  for (const Node& n : g.nodes) cat2 = n.name == "cat2" ? &n : cat2;
+  ASSERT_NE(cat2, nullptr);
+  for (std::size_t k = 0; k < 2; ++k) {
+    const Node* copy = g.producer(cat2->inputs[k]);
+    ASSERT_NE(copy, nullptr);
+    EXPECT_EQ(copy->op_type, "Mul");
+    EXPECT_EQ(g.initializers.at(copy->inputs[1]).f, std::vector<float>{1.0F});
+  }
+  EXPECT_EQ(cat2->inputs[2], "f2_out");
+  const NetPlan p = plan_network(g, "nv_small");
+  EXPECT_EQ(p.layers.size(), 5U);  // f1, f2, two copies, head
+  // A Concat naming one tensor twice gets one copy; a graph with nothing shared gets none.
+  GraphBuilder twice;
+  twice.input("x", {1, 4, 5, 5});
+  conv1x1(twice, "a", "x", "a_out", 4, 3);
+  concat(twice, "cat", {"a_out", "a_out"}, "y");
+  twice.output("y");
+  models::graph::Graph t = twice.graph();
+  EXPECT_EQ(insert_concat_copies(t), 1U);
+  models::graph::Graph n = nested(5, 3, 6);
+  EXPECT_EQ(insert_concat_copies(n), 0U);
+}
+
+TEST(ConcatCopies, DenseBlockRunsOnTheReferenceExecutor) {
+  expect_close_to_fp32(compile(dense_block(), "nv_small"), 2);
+}
+
 TEST(ConcatLayout, NestedPaddedConcatRunsOnTheReferenceExecutor) {
   expect_close_to_fp32(compile(nested(5, 3, 6), "nv_small"), 2);
 }

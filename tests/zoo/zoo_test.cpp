@@ -114,7 +114,7 @@ TEST_P(ZooModel, LoadsWithThePublishedMacsAndParameters) {
   EXPECT_EQ(graph.inputs[0].shape, model_info(p.name).input_shape);
   ASSERT_EQ(graph.outputs.size(), 1U);
   EXPECT_EQ(graph.outputs[0].shape, (std::vector<std::int64_t>{1, p.classes}));
-  EXPECT_EQ(g::infer_shapes_fast(graph).at(graph.outputs[0].name), graph.outputs[0].shape);
+  EXPECT_EQ(g::infer_shapes(graph).at(graph.outputs[0].name), graph.outputs[0].shape);
 
   const auto macs = static_cast<double>(g::count_macs(graph));
   EXPECT_GE(macs, p.macs_lo) << p.name;
@@ -203,12 +203,12 @@ g::Tensor random_image(const std::vector<std::int64_t>& shape) {
 
 // The reference executor runs the network: logits finite, spread neither vanished nor exploded
 // (He's scaling keeps the input's second moment, 1/3, within an order of magnitude or two), and
-// every tensor's shape as infer_shapes_fast found it.
+// every tensor's shape as infer_shapes found it.
 void expect_sane_logits(const std::string& name) {
   const g::Graph graph = written_and_loaded(name);
   const g::TensorMap values =
       g::run_reference(graph, {{graph.inputs[0].name, random_image(graph.inputs[0].shape)}});
-  const g::ShapeMap fast = g::infer_shapes_fast(graph);
+  const g::ShapeMap fast = g::infer_shapes(graph);
   for (const auto& [tensor, t] : values) EXPECT_EQ(fast.at(tensor), t.shape) << tensor;
   const g::Tensor& y = values.at(graph.outputs[0].name);
   double sum = 0, sum_sq = 0;

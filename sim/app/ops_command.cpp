@@ -1,0 +1,32 @@
+// `octasim ops`: the operator registry (models/graph/op_registry.hpp) as a table: every ONNX
+// operator octasim knows, where the compiler puts it, and what it computes.
+#include <string>
+
+#include <fmt/core.h>
+
+#include "models/graph/op_registry.hpp"
+#include "sim/app/commands.hpp"
+
+namespace octasim::app {
+
+void add_ops_command(CLI::App& app) {
+  app.add_subcommand("ops",
+                     "list the ONNX operators octasim knows: the device lowering of each (in "
+                     "preference order; 'folded': removed by the graph passes before lowering; "
+                     "'-': the reference executor only) and what it computes");
+}
+
+int run_ops() {
+  namespace g = models::graph;
+  fmt::print("{:<19} {:<28} {}\n", "operator", "lowering", "computes");
+  for (const g::OpSchema& op : g::all_ops()) {
+    std::string lowering;
+    for (const g::Lowering l : op.lowerings) {
+      lowering += (lowering.empty() ? "" : ", ") + std::string(g::lowering_name(l));
+    }
+    fmt::print("{:<19} {:<28} {}\n", op.op_type, lowering.empty() ? "-" : lowering, op.summary);
+  }
+  return 0;
+}
+
+}  // namespace octasim::app
