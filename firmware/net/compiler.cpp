@@ -9,6 +9,7 @@
 
 #include "firmware/driver/host_memory.hpp"
 #include "firmware/driver/trace_writer.hpp"
+#include "firmware/net/rewrite.hpp"
 #include "firmware/net/runtime.hpp"
 #include "models/graph/passes.hpp"
 #include "models/numerics/bit_cast.hpp"
@@ -24,7 +25,7 @@ using models::graph::Tensor;
 CompiledNetwork prepare_network(models::graph::Graph g, const HwConfig& hw) {
   CompiledNetwork net;
   (void)models::graph::simplify_graph(g);
-  (void)insert_concat_copies(g);
+  (void)rewrite_for_dla(g);
   net.graph = std::move(g);
   net.plan = plan_network(net.graph, hw.name, hw.ppu.gpcs > 0);
   return net;

@@ -157,15 +157,8 @@ struct NetPlan {
   [[nodiscard]] const std::string& resolve(const std::string& tensor) const;
 };
 
-// Where a Concat input cannot live inside the Concat's surface because it already lives
-// elsewhere — concatenated by an earlier Concat (DenseNet concatenates every feature into every
-// later block's input) or twice by one Concat — inserts
-// Mul(input, 1) before the Concat, which plans as an SDP layer copying (and at INT8 requantizing)
-// the tensor into place. Returns how many copies were inserted.
-std::size_t insert_concat_copies(models::graph::Graph& g);
-
-// Plans `g`, which must have had simplify_graph (models/graph/passes.hpp) and
-// insert_concat_copies applied. Throws
+// Plans `g`, which must have had simplify_graph (models/graph/passes.hpp) and the device's
+// rewrites (rewrite.hpp) applied. Throws
 // models::graph::GraphError naming the node: an op the DLA lacks ("Softmax 'prob': not supported
 // on the DLA of nv_small (no PPU in this configuration)"), an attribute it cannot honour, more
 // than one data input.

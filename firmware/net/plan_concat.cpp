@@ -4,7 +4,6 @@
 // the same). The offsets are chosen when the network is lowered (program.hpp), where the atom
 // size is known.
 #include <algorithm>
-#include <set>
 
 #include <fmt/core.h>
 
@@ -94,62 +93,3 @@ void Planner::plan_concat(std::size_t i) {
 }
 
 }  // namespace octasim::firmware::net::detail
-
-namespace octasim::firmware::net {
-
-std::size_t insert_concat_copies(models::graph::Graph& g) {
-  using models::graph::Node;
-  const auto is_view = [&](const std::string& t) {
-    const Node* p = g.producer(t);
-    return p != nullptr && models::graph::lowers_to(p->op_type, models::graph::Lowering::kView);
-  };
-  const auto is_graph_input = [&](const std::string& t) {
-    return std::any_of(g.inputs.begin(), g.inputs.end(),
-                       [&](const models::graph::ValueInfo& v) { return v.name == t; });
-  };
-  const auto taken = [&](const std::string& name) {
-    return g.is_constant(name) || g.producer(name) != nullptr || is_graph_input(name);
-  };
-  std::set<std::string> placed;
-  std::size_t copies = 0;
-  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
-    if (g.nodes[i].op_type != "Concat") continue;
-    for (std::size_t k = 0; k < g.nodes[i].inputs.size(); ++k) {
-      const std::string in = g.nodes[i].inputs[k];
-      if (in.empty() || g.is_constant(in) || is_view(in)) continue;  // plan_concat refuses them
-      if (placed.count(in) == 0) {
-        placed.insert(in);
-        continue;
-      }
-      // The tensor already lives elsewhere: an SDP layer copies it into this Concat's surface.
-      const std::string base = g.nodes[i].name.empty() ? "concat" : g.nodes[i].name;
-      const auto is_one = [&](const std::string& name) {
-        return g.is_constant(name) && g.initializers.at(name).elements() == 1 &&
-               g.initializers.at(name).dtype == models::graph::DType::kFloat32 &&
-               g.initializers.at(name).f[0] == 1.0F;
-      };
-      std::string one = base + "_copy_one";
-      for (int n = 1; taken(one) && !is_one(one); ++n) {
-        one = base + "_copy_one_" + std::to_string(n);
-      }
-      g.initializers[one] = models::graph::Tensor::floats({}, {1.0F});
-      std::string out = in + "_copy_" + std::to_string(k) + "_" + base;
-      for (int n = 1; taken(out); ++n) {
-        out = in + "_copy_" + std::to_string(k) + "_" + base + "_" + std::to_string(n);
-      }
-      Node copy;
-      copy.op_type = "Mul";
-      copy.name = base + "_copy_" + std::to_string(k);
-      copy.inputs = {in, one};
-      copy.outputs = {out};
-      g.nodes[i].inputs[k] = out;
-      placed.insert(out);
-      g.nodes.insert(g.nodes.begin() + static_cast<std::ptrdiff_t>(i), std::move(copy));
-      ++i;  // the Concat moved one on
-      ++copies;
-    }
-  }
-  return copies;
-}
-
-}  // namespace octasim::firmware::net

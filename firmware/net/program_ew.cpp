@@ -108,11 +108,14 @@ SdpLayer Builder::lower_sdp_quantized(const PlannedLayer& l, const NetTensor& in
     // x * mul[c] + add[c]: BS multiplies exactly, BN adds the bias and scales per channel
     // (ew_fixed_point.hpp, affine_fixed_point).
     check_wide_codes(dst.quant, who, "an affine map");
-    const std::vector<double> mul = a.mul.empty() ? std::vector<double>(channels, 1.0) : a.mul;
-    const AffineFixedPoint f =
-        affine_fixed_point(in.quant.step(), mul, a.add, dst.quant.step(), who);
+    // Per surface channel: a padded (Concat) layout's unused channels x * 1 + 0.
+    const std::size_t logical = std::max(a.mul.size(), a.add.size());
+    const std::vector<double> mul =
+        spread(a.mul.empty() ? std::vector<double>(logical, 1.0) : a.mul, dst, 1.0);
+    const std::vector<double> add = a.add.empty() ? a.add : spread(a.add, dst, 0.0);
+    const AffineFixedPoint f = affine_fixed_point(in.quant.step(), mul, add, dst.quant.step(), who);
     s.bias_scale = SdpBiasScale{
-        constant(who + " scale", sdp_bias_scale_table(std::vector<std::int16_t>(channels, 0),
+        constant(who + " scale", sdp_bias_scale_table(std::vector<std::int16_t>(mul.size(), 0),
                                                       f.bs_mul, Precision::kInt8, atom())),
         0, 0};
     s.bn_bias_scale =

@@ -290,8 +290,7 @@ std::vector<Tensor> cast(const Node& n, const Inputs& in, DType to) {
     if (to == DType::kBool) {
       out.i[k] = v != 0.0 ? 1 : 0;
     } else if (!std::isfinite(v)) {
-      throw GraphError(n.label() + ": cannot cast " + std::to_string(v) + " to " +
-                       dtype_name(to));
+      throw GraphError(n.label() + ": cannot cast " + std::to_string(v) + " to " + dtype_name(to));
     } else {
       out.i[k] = static_cast<std::int64_t>(std::trunc(v));
       if (to == DType::kInt8 || to == DType::kUInt8 || to == DType::kInt32) {
@@ -357,7 +356,8 @@ std::vector<Tensor> pad(const Node& n, const Inputs& in, std::int64_t opset) {
   }
   const std::string mode = n.get_string("mode", "constant");
   if (mode != "constant" && mode != "reflect" && mode != "edge") {
-    throw GraphError(n.label() + ": mode '" + mode + "' is not supported (constant, reflect, edge)");
+    throw GraphError(n.label() + ": mode '" + mode +
+                     "' is not supported (constant, reflect, edge)");
   }
   std::vector<std::int64_t> shape(rank);
   for (std::size_t d = 0; d < rank; ++d) {
@@ -427,7 +427,8 @@ std::vector<Tensor> transpose(const Node& n, const Inputs& in) {
 std::vector<Tensor> split(const Node& n, const Inputs& in, std::int64_t opset) {
   const Tensor& x = input(n, in, 0);
   if (x.shape.empty()) throw GraphError(n.label() + ": cannot split a scalar");
-  const auto axis = static_cast<std::size_t>(normalize_axis(n, n.get_int("axis", 0), x.shape.size()));
+  const auto axis =
+      static_cast<std::size_t>(normalize_axis(n, n.get_int("axis", 0), x.shape.size()));
   std::vector<std::int64_t> sizes;
   if (opset >= 13) {
     if (has_input(in, 1)) sizes = int_values(n, *in[1], "split");
@@ -437,9 +438,11 @@ std::vector<Tensor> split(const Node& n, const Inputs& in, std::int64_t opset) {
   const std::int64_t dim = x.shape[axis];
   if (sizes.empty()) {
     const std::size_t parts = n.outputs.size();
-    const auto want = static_cast<std::size_t>(n.get_int("num_outputs", static_cast<std::int64_t>(parts)));
+    const auto want =
+        static_cast<std::size_t>(n.get_int("num_outputs", static_cast<std::int64_t>(parts)));
     if (want == 0) throw GraphError(n.label() + ": no outputs");
-    const std::int64_t each = (dim + static_cast<std::int64_t>(want) - 1) / static_cast<std::int64_t>(want);
+    const std::int64_t each =
+        (dim + static_cast<std::int64_t>(want) - 1) / static_cast<std::int64_t>(want);
     for (std::int64_t left = dim; left > 0; left -= each) sizes.push_back(std::min(each, left));
     if (sizes.size() != want) {
       throw GraphError(n.label() + ": " + std::to_string(dim) + " elements do not split into " +
@@ -482,14 +485,15 @@ std::vector<Tensor> resize(const Node& n, const Inputs& in, std::int64_t opset) 
       const Tensor& s = input(n, in, 1);
       for (std::size_t k = 0; k < s.elements(); ++k) scales.push_back(s.at(k));
     } else {
-      for (const float v : n.attributes.count("scales") ? n.attributes.at("scales").floats
-                                                        : std::vector<float>{}) {
+      for (const float v :
+           n.attributes.count("scales") ? n.attributes.at("scales").floats : std::vector<float>{}) {
         scales.push_back(v);
       }
     }
     nearest = "floor";  // Upsample's nearest: floor(y / scale)
   } else {
-    coord = n.get_string("coordinate_transformation_mode", opset >= 11 ? "half_pixel" : "asymmetric");
+    coord =
+        n.get_string("coordinate_transformation_mode", opset >= 11 ? "half_pixel" : "asymmetric");
     nearest = n.get_string("nearest_mode", "round_prefer_floor");
     const std::size_t scales_at = opset >= 11 ? 2 : 1;
     if (has_input(in, scales_at)) {
@@ -499,7 +503,8 @@ std::vector<Tensor> resize(const Node& n, const Inputs& in, std::int64_t opset) 
     if (opset >= 11 && has_input(in, 3)) sizes = int_values(n, *in[3], "sizes");
     if (n.has("axes") || n.get_int("antialias", 0) != 0 ||
         n.get_string("keep_aspect_ratio_policy", "stretch") != "stretch") {
-      throw GraphError(n.label() + ": axes, antialias and keep_aspect_ratio_policy are not supported");
+      throw GraphError(n.label() +
+                       ": axes, antialias and keep_aspect_ratio_policy are not supported");
     }
   }
   if (mode != "nearest") {
@@ -515,8 +520,8 @@ std::vector<Tensor> resize(const Node& n, const Inputs& in, std::int64_t opset) 
     }
   } else {
     if (scales.size() != rank) {
-      throw GraphError(n.label() + ": scales must have one value per axis (" + std::to_string(rank) +
-                       ")");
+      throw GraphError(n.label() + ": scales must have one value per axis (" +
+                       std::to_string(rank) + ")");
     }
     for (std::size_t d = 0; d < rank; ++d) {
       if (!(scales[d] > 0)) throw GraphError(n.label() + ": scales must be positive");
@@ -560,7 +565,8 @@ std::vector<Tensor> resize(const Node& n, const Inputs& in, std::int64_t opset) 
   std::vector<std::size_t> map(count_of(shape));
   for_each_coord(shape, [&](std::size_t k, const std::vector<std::int64_t>& c) {
     std::size_t at = 0;
-    for (std::size_t d = 0; d < rank; ++d) at += static_cast<std::size_t>(source(d, c[d])) * stride[d];
+    for (std::size_t d = 0; d < rank; ++d)
+      at += static_cast<std::size_t>(source(d, c[d])) * stride[d];
     map[k] = at;
   });
   return {gather_elements(x, std::move(shape), map)};
@@ -579,7 +585,8 @@ std::vector<Tensor> reduce(const Node& n, const Inputs& in, std::int64_t opset, 
     if (noop) return {x};
     std::fill(reduced.begin(), reduced.end(), true);
   }
-  for (const std::int64_t a : axes) reduced[static_cast<std::size_t>(normalize_axis(n, a, rank))] = true;
+  for (const std::int64_t a : axes)
+    reduced[static_cast<std::size_t>(normalize_axis(n, a, rank))] = true;
   const bool keep = n.get_int("keepdims", 1) != 0;
   std::vector<std::int64_t> kept_shape(rank), shape;
   for (std::size_t d = 0; d < rank; ++d) {
@@ -587,9 +594,8 @@ std::vector<Tensor> reduce(const Node& n, const Inputs& in, std::int64_t opset, 
     if (!reduced[d] || keep) shape.push_back(kept_shape[d]);
   }
   const std::size_t out_count = count_of(kept_shape);
-  std::vector<double> acc(out_count, kind == Reduction::kMax
-                                         ? -std::numeric_limits<double>::infinity()
-                                         : 0.0);
+  std::vector<double> acc(out_count,
+                          kind == Reduction::kMax ? -std::numeric_limits<double>::infinity() : 0.0);
   const std::vector<std::size_t> out_stride = strides_of(kept_shape);
   std::size_t per_output = 1;
   for (std::size_t d = 0; d < rank; ++d) {

@@ -125,9 +125,12 @@ struct NetOptions {
   std::string compare;               // --compare CONFIG
   bool timing_only = false;          // --timing-only
   unsigned batch = 1;                // --batch N (firmware/net/batch.hpp)
+  std::vector<std::string> expect;   // --expect Y0.npy ...: one file per graph output
+  double max_rel_error = -1.0;       // --max-rel-error B (< 0: none)
 };
 void add_net_command(CLI::App& app, NetOptions& opts);
-// Exit status: 0 when every image's outputs equal the quantized reference executor's.
+// Exit status: 0 when every image's outputs equal the quantized reference executor's (and, with
+// --expect and --max-rel-error, every output is within the bound of the expected outputs).
 int run_net(const NetOptions& opts);
 
 // `octasim compile MODEL.onnx --out DIR`.

@@ -38,6 +38,7 @@
 #include "sim/app/commands.hpp"
 #include "sim/app/net_batch.hpp"
 #include "sim/app/net_data.hpp"
+#include "sim/app/net_expect.hpp"
 #include "sim/app/net_run.hpp"
 #include "sim/core/hw_config.hpp"
 #include "sim/core/stop_request.hpp"
@@ -355,6 +356,12 @@ void add_net_command(CLI::App& app, NetOptions& o) {
   cmd->add_option("--output", o.output, "write the device's outputs, dequantized, to FILE.npy");
   cmd->add_option("--labels", o.labels,
                   "labels of the images (.npy, .pb or IDX[.gz]): prints top-1 accuracy");
+  cmd->add_option("--expect", o.expect,
+                  "expected outputs (e.g. the framework's), one file per graph output, first axis "
+                  "the images: prints each output's relative L2 error and largest error");
+  cmd->add_option("--max-rel-error", o.max_rel_error,
+                  "with --expect: exit 1 when an output's relative L2 error exceeds this")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--functional", o.functional,
                 "run the images on the zero-time functional device (timing still comes from one "
                 "inference on the cycle-level device)");
@@ -421,7 +428,7 @@ int run_net(const NetOptions& o) {
   // Labels are checked before the (possibly long) run.
   const std::vector<std::int64_t> labels =
       o.labels.empty() ? std::vector<std::int64_t>{} : read_labels_file(o.labels, count);
-  const CycleOutputs outputs{o.common.model, o.report, o.timeline};
+  const CycleOutputs outputs{o.common.model, o.report, o.timeline, !o.expect.empty()};
   const fn::Schedule schedule =
       o.schedule == "serial" ? fn::Schedule::kSerial : fn::Schedule::kOverlap;
   BatchResult batch;
@@ -432,6 +439,7 @@ int run_net(const NetOptions& o) {
       dla::FunctionalDevice functional(p.hw);
       trace::StoppableDevice device(functional, 0);
       BatchRunner runner(prog, p.images, device, o.timeout_cycles, schedule);
+      runner.keep_all_outputs = !o.expect.empty();
       runner.run(0, count, o.progress);
       batch = runner.result();
       timing = run_cycle_level(prog, p.images, p.hw, o.timeout_cycles, schedule, nullptr, 1, false,
@@ -469,6 +477,13 @@ int run_net(const NetOptions& o) {
 
   fmt::print("\nimages: {} ({} device)\n", count, o.functional ? "functional" : "cycle-level");
   fmt::print("device vs quantized reference: {} of {} images bit-exact\n", batch.bit_exact, count);
+  bool expected_ok = true;
+  if (!o.expect.empty()) {
+    for (const ExpectedComparison& c :
+         compare_expected(o.expect, p.net.plan.outputs, batch.all_outputs, o.max_rel_error)) {
+      expected_ok = expected_ok && c.within;
+    }
+  }
   if (!o.labels.empty()) {
     std::size_t device_ok = 0, ref_ok = 0, agree = 0;
     for (std::size_t first = 0; first < count; first += 64) {
@@ -523,7 +538,7 @@ int run_net(const NetOptions& o) {
   const double host =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   fmt::print("host time: {:.1f} s\n", host);
-  return batch.bit_exact == count ? 0 : 1;
+  return batch.bit_exact == count && expected_ok ? 0 : 1;
 }
 
 void add_compile_command(CLI::App& app, CompileOptions& o) {

@@ -51,6 +51,12 @@ void BatchRunner::run(std::size_t first, std::size_t count, bool progress) {
     r_.bit_exact += run.exact_images;
     for (std::size_t b = 0; b < step; ++b) {
       r_.outputs.push_back(fn::read_output(prog_, 0, memory_, b));
+      if (!keep_all_outputs) continue;
+      std::vector<models::graph::Tensor> all;
+      for (std::size_t k = 0; k < prog_.outputs.size(); ++k) {
+        all.push_back(fn::read_output(prog_, k, memory_, b));
+      }
+      r_.all_outputs.push_back(std::move(all));
     }
     if (progress && std::chrono::steady_clock::now() - started > std::chrono::seconds(2) &&
         (i % 50 < step || i + step == first + count)) {
@@ -143,6 +149,7 @@ Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const H
     soc.set_timeline(timeline.get());
   }
   BatchRunner runner(prog, images, device, timeout, schedule);
+  runner.keep_all_outputs = out.keep_all_outputs;
   Timing t;
   const std::uint64_t start = device.cycle();
   runner.run(0, prog.images, false);  // one image, or one batch of a batched program

@@ -26,6 +26,8 @@ namespace octasim::app {
 // bit-exact against the quantized reference executor, and per-layer counts.
 struct BatchResult {
   std::vector<models::graph::Tensor> outputs;  // output 0 of each image
+  // Every output of each image (filled when BatchRunner::keep_all_outputs).
+  std::vector<std::vector<models::graph::Tensor>> all_outputs;
   std::size_t bit_exact = 0;
   std::vector<std::uint64_t> saturations;  // per layer, summed over the images
   std::vector<double> clip_sum;            // per OCTAV layer, the device's clips summed
@@ -41,6 +43,8 @@ class BatchRunner {
   // `progress`: a progress line on stderr for long runs.
   void run(std::size_t first, std::size_t count, bool progress);
   [[nodiscard]] BatchResult& result() { return r_; }
+  // Also keep every output of each image in result().all_outputs (--expect).
+  bool keep_all_outputs = false;
 
  private:
   const firmware::net::NetProgram& prog_;
@@ -80,8 +84,9 @@ struct Timing {
 // What the cycle-level run writes besides the summary.
 struct CycleOutputs {
   std::string model;
-  std::string report;    // --report FILE.json: the first inference's report
-  std::string timeline;  // --timeline FILE.json: the first inference's timeline
+  std::string report;             // --report FILE.json: the first inference's report
+  std::string timeline;           // --timeline FILE.json: the first inference's timeline
+  bool keep_all_outputs = false;  // --expect: every output of each image (BatchResult)
 };
 
 // The cycle-level device: image 0 timed (a batched program, firmware/net/batch.hpp: images

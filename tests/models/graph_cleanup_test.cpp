@@ -163,9 +163,10 @@ Graph pad_graph(const std::string& consumer, std::vector<std::int64_t> pads, flo
   std::mt19937 rng(7);
   g.initializers["W"] = random_floats({3, 2, 3, 3}, rng);
   g.nodes.push_back(node("Pad", {"X", "pads", "value"}, {"p"}));
-  Node c = node(consumer, consumer == "Conv" ? std::vector<std::string>{"p", "W"}
-                                             : std::vector<std::string>{"p"},
-                {"Y"});
+  Node c =
+      node(consumer,
+           consumer == "Conv" ? std::vector<std::string>{"p", "W"} : std::vector<std::string>{"p"},
+           {"Y"});
   if (consumer != "Conv") c.attributes["kernel_shape"] = ints({3, 3});
   g.nodes.push_back(c);
   return g;

@@ -16,6 +16,7 @@
 
 #include "firmware/driver/host_memory.hpp"
 #include "firmware/net/compiler.hpp"
+#include "firmware/net/rewrite.hpp"
 #include "firmware/net/runtime.hpp"
 #include "firmware/net/weights.hpp"
 #include "models/graph/reference.hpp"
@@ -250,6 +251,40 @@ TEST(ConcatCopies, ATensorAlreadyConcatenatedIsCopiedIntoTheNextConcat) {
   EXPECT_EQ(insert_concat_copies(t), 1U);
   models::graph::Graph n = nested(5, 3, 6);
   EXPECT_EQ(insert_concat_copies(n), 0U);
+}
+
+// A squeeze-excitation's global pooling over 16 x 12 (PDP's kernel is at most 8): AveragePool
+// 8x6 stride 8x6, then GlobalAveragePool over 2 x 2; the same means as one global pool.
+TEST(GlobalPoolSplit, LargeExtentsBecomeAChainOfPools) {
+  GraphBuilder b;
+  b.input("x", {1, 4, 16, 12});
+  conv1x1(b, "a", "x", "a_out", 4, 8);
+  b.node("GlobalAveragePool", "gap", {"a_out"}, {"m"});
+  b.output("m");
+  models::graph::Graph g = b.graph();
+  const models::graph::Graph original = g;
+  EXPECT_EQ(split_global_pools(g), 1U);
+  ASSERT_EQ(g.nodes.size(), original.nodes.size() + 1);
+  const Node& stage = g.nodes[g.nodes.size() - 2];
+  EXPECT_EQ(stage.op_type, "AveragePool");
+  EXPECT_EQ(stage.get_ints("kernel_shape", {}), (std::vector<std::int64_t>{8, 6}));
+  EXPECT_EQ(stage.get_ints("strides", {}), (std::vector<std::int64_t>{8, 6}));
+  EXPECT_EQ(g.nodes.back().op_type, "GlobalAveragePool");
+  const Tensor x = random_images(plan_network(g, "nv_full"), 1, 5);
+  const Tensor want = models::graph::run_reference(original, {{"x", x}}).at("m");
+  const Tensor got = models::graph::run_reference(g, {{"x", x}}).at("m");
+  ASSERT_EQ(got.shape, want.shape);
+  for (std::size_t e = 0; e < want.f.size(); ++e) EXPECT_NEAR(got.f[e], want.f[e], 1e-5) << e;
+  expect_close_to_fp32(compile(g, "nv_full"), 1);
+  // 7 x 7 fits PDP; 11 x 11 has no factor of at most 8: both left alone.
+  for (const std::int64_t side : {7, 11}) {
+    GraphBuilder c;
+    c.input("x", {1, 4, side, side});
+    c.node("GlobalAveragePool", "gap", {"x"}, {"m"});
+    c.output("m");
+    models::graph::Graph h = c.graph();
+    EXPECT_EQ(split_global_pools(h), 0U) << side;
+  }
 }
 
 TEST(ConcatCopies, DenseBlockRunsOnTheReferenceExecutor) {

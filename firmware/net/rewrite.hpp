@@ -1,0 +1,30 @@
+// Graph rewrites the DLA's limits call for, after models/graph's device-independent clean-up
+// (passes.hpp simplify_graph) and before planning (plan.hpp): each replaces nodes the planner
+// would refuse by equivalent ones it lowers. Every rewrite keeps the graph's outputs (exactly in
+// real arithmetic) and returns how many places it changed.
+#pragma once
+
+#include <cstddef>
+
+#include "models/graph/graph.hpp"
+
+namespace octasim::firmware::net {
+
+// Where a Concat input cannot live inside the Concat's surface because it already lives
+// elsewhere — concatenated by an earlier Concat (DenseNet concatenates every feature into every
+// later block's input) or twice by one Concat — inserts Mul(input, 1) before the Concat, which
+// plans as an SDP layer copying (and at INT8 requantizing) the tensor into place.
+std::size_t insert_concat_copies(models::graph::Graph& g);
+
+// PDP's kernel is at most 8 x 8 (kPdpMaxKernel): a GlobalAveragePool over a larger H or W (a
+// squeeze-excitation block at 32 x 32) becomes a chain of AveragePools with equal, non-overlapping
+// windows (kernel = stride = a factor of H and of W, each at most 8), then a GlobalAveragePool of
+// what is left: the mean of equal-sized means is the mean. H or W with a prime factor above 8
+// stays (the planner refuses it with PDP's message).
+inline constexpr unsigned kPdpMaxKernel = 8;
+std::size_t split_global_pools(models::graph::Graph& g);
+
+// Both, in that order.
+std::size_t rewrite_for_dla(models::graph::Graph& g);
+
+}  // namespace octasim::firmware::net
