@@ -104,8 +104,9 @@ class Builder {
                        NetLayer& out, const ConvGroup* group = nullptr);
   // The direct convolution `conv` of `l` in Winograd mode when the compiler uses it there
   // (winograd.cpp); nullopt: it stays direct.
+  // `dense_groups`: a grouped convolution run as one dense layer (never in Winograd mode).
   std::optional<ConvLayer> winograd_layer(const PlannedLayer& l, const NetTensor& in,
-                                          const ConvLayer& conv) const;
+                                          const ConvLayer& conv, bool dense_groups) const;
 
   // `conv` with the pooling `pool` that alone reads its output, on the fly (ConvPoolLayer), or
   // the two through memory where the PDP cannot take SDP's stream. Lowers both; returns true.

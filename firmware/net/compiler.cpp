@@ -11,6 +11,7 @@
 #include "firmware/driver/trace_writer.hpp"
 #include "firmware/net/rewrite.hpp"
 #include "firmware/net/runtime.hpp"
+#include "firmware/net/winograd.hpp"
 #include "models/graph/passes.hpp"
 #include "models/numerics/bit_cast.hpp"
 #include "models/numerics/crc32.hpp"
@@ -35,12 +36,15 @@ void quantize_network(CompiledNetwork& net, const HwConfig& hw, const Tensor& ca
                       const QuantOptions& options, const CalibrationTable* table,
                       const PlacementOptions& placement) {
   // FP16 and integer networks hold the values themselves: nothing to calibrate.
+  const bool values = options.precision == NetPrecision::kFp16 || integer_network(net.graph);
+  const Tensor batch = values ? Tensor{} : as_input_batch(net.plan, calibration_images);
   const CalibrationTable t =
-      options.precision == NetPrecision::kFp16 || integer_network(net.graph)
-          ? CalibrationTable{}
-          : calibrate(net.graph, net.plan, as_input_batch(net.plan, calibration_images), options,
-                      table);
-  net.program = build_program(net.graph, net.plan, t, options, hw);
+      values ? CalibrationTable{} : calibrate(net.graph, net.plan, batch, options, table);
+  QuantOptions o = options;
+  if (!values && o.winograd == WinogradMode::kAuto) {
+    o.winograd_measured = measure_winograd(net.graph, net.plan, t, batch, o, hw);
+  }
+  net.program = build_program(net.graph, net.plan, t, o, hw);
   place_in_cvsram(net.program, hw, placement);
 }
 
@@ -140,8 +144,16 @@ nlohmann::json layer_map(const NetProgram& p) {
                       {"unsigned", q.is_unsigned},
                       {"macs", l.macs},
                       {"records", device_records(l).size()}});
-    if (const ConvLayer* conv = layer_conv(l))
+    if (const ConvLayer* conv = layer_conv(l)) {
       layers.back()["conv_mode"] = conv->winograd ? "winograd" : "direct";
+      // --winograd auto: what Winograd mode was measured to cost (winograd.hpp).
+      if (const auto& m = l.winograd_measure) {
+        layers.back()["winograd_error"] = {{"direct", m->direct_error},
+                                           {"winograd", m->winograd_error},
+                                           {"budget", p.options.winograd_budget},
+                                           {"accepted", m->accepted}};
+      }
+    }
     if (l.bands > 1) {  // Split H: band `band` of the convolution's `bands` (split.hpp)
       layers.back()["band"] = l.band;
       layers.back()["bands"] = l.bands;

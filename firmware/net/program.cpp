@@ -352,7 +352,8 @@ ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const 
     throw GraphError(fmt::format("{}: output {}x{} differs from the graph's {}x{}", out.nodes,
                                  oc.width, oc.height, dst.surface.width, dst.surface.height));
   }
-  if (std::optional<ConvLayer> wino = winograd_layer(l, in, conv)) {
+  if (std::optional<ConvLayer> wino =
+          winograd_layer(l, in, conv, a.groups > 1 && group == nullptr)) {
     conv = *wino;
     w = winograd_conv_weights(g_, l, c, code_bits(options_.precision), options_.weights, index);
     place(w);
@@ -377,6 +378,8 @@ ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const 
   // A grouped convolution's kernels see C / groups channels each; the dense expansion the
   // device runs (or a group's window wider than its channels) multiplies the others by zero.
   out.network_macs = dense_macs / read_channels * (c.channels / a.groups);
+  const auto measured = options_.winograd_measured.find(l.output);
+  if (measured != options_.winograd_measured.end()) out.winograd_measure = measured->second;
   out.weight_scale_min = *std::min_element(w.scales.begin(), w.scales.end());
   out.weight_scale_max = *std::max_element(w.scales.begin(), w.scales.end());
   return conv;  // push_layer splits it or refuses it (split_conv), before anything runs

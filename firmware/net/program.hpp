@@ -141,6 +141,8 @@ struct NetLayer {
   std::uint64_t network_macs = 0;
   // Weight quantization of a CONV layer: the smallest and largest per-channel scale.
   double weight_scale_min = 0.0, weight_scale_max = 0.0;
+  // --winograd auto: what Winograd mode was measured to cost for this convolution (winograd.hpp).
+  std::optional<WinogradMeasure> winograd_measure;
   // Split H (split.hpp): a CONV layer that is band `band` of the `bands` consecutive layers
   // computing one convolution (same nodes; their MACs add up to its), each writing a band of
   // rows of the one output surface `whole_output` (bands > 1).

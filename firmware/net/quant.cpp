@@ -200,4 +200,26 @@ void write_calibration_table(const std::string& path, const CalibrationTable& ta
   }
 }
 
+const char* winograd_mode_name(WinogradMode m) {
+  switch (m) {
+    case WinogradMode::kAuto:
+      return "auto";
+    case WinogradMode::kOn:
+      return "on";
+    case WinogradMode::kOff:
+      return "off";
+  }
+  return "?";
+}
+
+bool parse_winograd_mode(const std::string& s, WinogradMode& out) {
+  for (const WinogradMode m : {WinogradMode::kAuto, WinogradMode::kOn, WinogradMode::kOff}) {
+    if (s == winograd_mode_name(m)) {
+      out = m;
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace octasim::firmware::net

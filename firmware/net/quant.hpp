@@ -37,6 +37,21 @@ enum class FoldMode : std::uint8_t { kAuto, kOff, kColumns, kFull };
 [[nodiscard]] bool parse_calibration(const std::string& s, ClipCalibration& out);
 [[nodiscard]] bool parse_weight_quantizer(const std::string& s, WeightQuantizer& out);
 
+enum class WinogradMode : std::uint8_t { kAuto, kOn, kOff };
+[[nodiscard]] const char* winograd_mode_name(WinogradMode m);
+[[nodiscard]] bool parse_winograd_mode(const std::string& s, WinogradMode& out);
+
+// Winograd's price in accuracy for one convolution (winograd.hpp measure_winograd): the relative
+// L2 error of its output (before the output's requantization, which both modes share) against
+// the FP32 reference on the calibration images, in direct and in Winograd mode.
+struct WinogradMeasure {
+  double direct_error = 0.0;
+  double winograd_error = 0.0;
+  bool accepted = false;  // winograd_error <= (1 + budget) direct_error
+};
+// --winograd auto's budget: Winograd's error may exceed direct mode's by 10%.
+inline constexpr double kDefaultWinogradBudget = 0.10;
+
 struct QuantOptions {
   NetPrecision precision = NetPrecision::kInt8;
   ClipCalibration calibration = ClipCalibration::kMax;
@@ -45,9 +60,13 @@ struct QuantOptions {
   FoldMode fold = FoldMode::kAuto;
   // Images per run with the fully-connected layers in multi-batch mode (batch.hpp); 1: one image.
   unsigned fc_batch = 1;
-  // 3x3 convolutions in the convolution core's Winograd mode where the hardware and the layer
-  // allow it (program.cpp: Builder::winograd_candidate); false: direct convolution everywhere.
-  bool winograd = true;
+  // 3x3 convolutions in the convolution core's Winograd mode (winograd.hpp): kOn where the
+  // hardware, the layer and the cost model allow it; kAuto there too, but only for the layers
+  // whose measured output error in Winograd mode is within `winograd_budget` of direct mode's
+  // (`winograd_measured`, filled by quantize_network); kOff: direct convolution everywhere.
+  WinogradMode winograd = WinogradMode::kAuto;
+  double winograd_budget = kDefaultWinogradBudget;
+  std::map<std::string, WinogradMeasure> winograd_measured;  // by the layer's output tensor
   // A grouped convolution as one CONV layer per group where the surfaces allow it (groups.cpp:
   // Builder::conv_groups); false: one dense layer, zero weights between groups, everywhere.
   bool conv_groups = true;

@@ -103,9 +103,11 @@ struct NetCommonOptions {
   std::size_t calib_images = 100;
   std::string calibration_table;
   std::string save_calibration;
-  bool fold = true;           // --no-fold: the first convolution reads the input unfolded
-  bool no_cvsram = false;     // --no-cvsram: keep everything in DRAM
-  bool winograd = true;       // --no-winograd: direct convolution everywhere
+  bool fold = true;               // --no-fold: the first convolution reads the input unfolded
+  bool no_cvsram = false;         // --no-cvsram: keep everything in DRAM
+  std::string winograd = "auto";  // --winograd auto|on|off (--no-winograd: off)
+  double winograd_budget = 0.10;  // --winograd-budget: auto's allowed extra error
+  bool no_winograd = false;
   bool dense_groups = false;  // --dense-groups: a grouped convolution as one dense layer
 };
 

@@ -72,7 +72,10 @@ fn::QuantOptions quant_options(const NetCommonOptions& o) {
   }
   q.percentile = o.percentile;
   if (!o.fold) q.fold = fn::FoldMode::kOff;
-  q.winograd = o.winograd;
+  if (!fn::parse_winograd_mode(o.no_winograd ? std::string("off") : o.winograd, q.winograd)) {
+    throw UsageError(fmt::format("--winograd {}: expected auto, on or off", o.winograd));
+  }
+  q.winograd_budget = o.winograd_budget;
   q.conv_groups = !o.dense_groups;
   return q;
 }
@@ -167,9 +170,16 @@ void print_layers(const fn::CompiledNetwork& net, const Timing& timing, const Ba
                       : fmt::format("{:.4g} ({}, {}) {}", q.clip, q.bits, q.is_unsigned ? "u" : "s",
                                     q.method);
     const firmware::ConvLayer* conv = fn::layer_conv(l);
+    std::string mode = conv != nullptr && conv->winograd ? " [Winograd]" : "";
+    // --winograd auto: the measured errors behind the choice (firmware/net/winograd.hpp).
+    if (conv != nullptr && l.winograd_measure) {
+      mode = fmt::format(
+          " [{}: error Winograd {:.3g}%, direct {:.3g}%]", conv->winograd ? "Winograd" : "direct",
+          100.0 * l.winograd_measure->winograd_error, 100.0 * l.winograd_measure->direct_error);
+    }
     fmt::print("  {:>2}  {:<5} {:>9} {:>7}  {:<16} {:<28} {:>11}  {}{}\n", i, l.engine, cycles,
                util, bound, clip.size() > 28 ? clip.substr(0, 28) : clip, r.saturations[i], l.nodes,
-               conv != nullptr && conv->winograd ? " [Winograd]" : "");
+               mode);
   }
 }
 
@@ -257,7 +267,9 @@ void compare_configurations(const NetOptions& o, const Prepared& a, const Timing
   add("--calib-data", o.common.calib_data);
   add("--calibration-table", o.common.calibration_table);
   if (!o.common.fold) args.emplace_back("--no-fold");
-  if (!o.common.winograd) args.emplace_back("--no-winograd");
+  args.insert(args.end(),
+              {"--winograd", o.common.no_winograd ? std::string("off") : o.common.winograd});
+  args.insert(args.end(), {"--winograd-budget", fmt::format("{}", o.common.winograd_budget)});
   if (o.common.dense_groups) args.emplace_back("--dense-groups");
   if (o.common.no_cvsram) args.emplace_back("--no-cvsram");
   const nlohmann::json rb = run_child_report(args, report);
@@ -332,9 +344,17 @@ void add_net_common_options(CLI::App& cmd, NetCommonOptions& o) {
   cmd.add_flag("!--no-fold", o.fold,
                "the first convolution reads the graph input as it is, its few channels not "
                "folded with the kernel's columns (or rows) by the host");
-  cmd.add_flag("!--no-winograd", o.winograd,
-               "3x3 convolutions in direct mode even where the configuration has Winograd "
-               "(by default they use it where the layer allows: stride 1, output a multiple of 4)");
+  cmd.add_option("--winograd", o.winograd,
+                 "3x3 convolutions in the convolution core's Winograd mode where the configuration "
+                 "has it and the layer allows it (stride 1, output a multiple of 4) and it is "
+                 "faster: auto (default) only where the error measured on the calibration images "
+                 "is within --winograd-budget of direct mode's; on: wherever it is faster; off")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
+  cmd.add_option("--winograd-budget", o.winograd_budget,
+                 "--winograd auto: Winograd's relative output error may exceed direct mode's by "
+                 "this fraction (default 0.1)")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_flag("--no-winograd", o.no_winograd, "the same as --winograd off");
   cmd.add_flag("--dense-groups", o.dense_groups,
                "a grouped convolution as one dense CONV layer, its weights zero between groups "
                "(by default each group is a layer of its own where its channels start on an atom)");

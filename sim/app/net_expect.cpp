@@ -24,9 +24,10 @@ std::vector<ExpectedComparison> compare_expected(
     std::size_t elements = 0;
     for (const auto& image : device) elements += image.at(k).f.size();
     if (want.elements() != elements) {
-      throw UsageError(fmt::format(
-          "--expect {}: {} values, the device computed {} for output '{}' ({} image{})", files[k],
-          want.elements(), elements, output_names[k], device.size(), device.size() == 1 ? "" : "s"));
+      throw UsageError(
+          fmt::format("--expect {}: {} values, the device computed {} for output '{}' ({} image{})",
+                      files[k], want.elements(), elements, output_names[k], device.size(),
+                      device.size() == 1 ? "" : "s"));
     }
     ExpectedComparison c;
     c.output = output_names[k];
@@ -47,8 +48,8 @@ std::vector<ExpectedComparison> compare_expected(
     fmt::print("output '{}' vs {}: relative L2 error {:.3g}, max |error| {:.3g}{}\n", c.output,
                c.file, c.rel_l2, c.max_abs,
                max_rel_error < 0.0 ? ""
-               : c.within         ? fmt::format(" (within {:g})", max_rel_error)
-                                  : fmt::format(" (ABOVE {:g})", max_rel_error));
+               : c.within          ? fmt::format(" (within {:g})", max_rel_error)
+                                   : fmt::format(" (ABOVE {:g})", max_rel_error));
     out.push_back(c);
   }
   return out;

@@ -35,7 +35,7 @@ fn::NetProgram compile(const GroupCase& c, const char* config, fn::QuantOptions 
 
 fn::QuantOptions direct() {
   fn::QuantOptions o;
-  o.winograd = false;  // the MACs below are the direct convolution's
+  o.winograd = fn::WinogradMode::kOff;  // the MACs below are the direct convolution's
   // The convolution reads the graph input as it is (a folded input keeps the dense layer).
   o.fold = fn::FoldMode::kOff;
   return o;
@@ -246,6 +246,7 @@ TEST(ConvGroups, GroupLayersMayUseWinograd) {
   c.height = c.width = 32;
   fn::QuantOptions o;
   o.fold = fn::FoldMode::kOff;
+  o.winograd = fn::WinogradMode::kOn;  // wherever faster (auto measures the accuracy first)
   const fn::NetProgram p = compile(c, "nv_full", o);
   const std::vector<const fn::NetLayer*> convs = conv_layers(p);
   ASSERT_EQ(convs.size(), 2U);
@@ -254,6 +255,53 @@ TEST(ConvGroups, GroupLayersMayUseWinograd) {
     EXPECT_EQ(l->macs, std::uint64_t{32} * 32 * 32 * 4 * 32);
   }
   EXPECT_EQ(p.network_macs(), nettest::group_network_macs(c));
+}
+
+// --winograd auto (firmware/net/winograd.hpp): each 3x3 layer measured both ways on the
+// calibration images; Winograd kept exactly where its error is within the budget of direct's.
+TEST(WinogradAuto, TheBudgetDecides) {
+  GroupCase c;
+  c.height = c.width = 32;
+  c.groups = 1;
+  const HwConfig hw = load_hw_config("nv_full");
+  fn::CompiledNetwork net = fn::prepare_network(nettest::group_graph(c), hw);
+  const models::graph::Tensor images = fn::random_images(net.plan, 2);
+  const auto winograd_of = [&](double budget, fn::WinogradMeasure* m) {
+    fn::QuantOptions o;
+    o.fold = fn::FoldMode::kOff;
+    o.winograd_budget = budget;
+    fn::quantize_network(net, hw, images, o);
+    const std::vector<const fn::NetLayer*> convs = conv_layers(net.program);
+    EXPECT_EQ(convs.size(), 1U);
+    EXPECT_TRUE(convs[0]->winograd_measure.has_value());
+    if (convs[0]->winograd_measure) *m = *convs[0]->winograd_measure;
+    return std::get<ConvLayer>(convs[0]->hw).winograd;
+  };
+  fn::WinogradMeasure loose, strict;
+  EXPECT_TRUE(winograd_of(100.0, &loose));  // any error accepted
+  EXPECT_TRUE(loose.accepted);
+  EXPECT_GT(loose.direct_error, 0.0);
+  EXPECT_LT(loose.direct_error, 0.05);                  // INT8 codes: a few percent at most
+  EXPECT_GT(loose.winograd_error, loose.direct_error);  // PRA's 2 bits and wider weights
+  // A budget just below the measured excess: direct.
+  const double excess = loose.winograd_error / loose.direct_error - 1.0;
+  EXPECT_FALSE(winograd_of(0.99 * excess, &strict));
+  EXPECT_FALSE(strict.accepted);
+  EXPECT_EQ(strict.winograd_error, loose.winograd_error);  // the same measurement
+  EXPECT_TRUE(winograd_of(1.01 * excess, &strict));
+}
+
+// A dense-expanded grouped convolution (depthwise: 1 channel per group) never runs in Winograd.
+TEST(WinogradAuto, DenseExpandedGroupsStayDirect) {
+  GroupCase c;
+  c.height = c.width = 32;
+  c.channels = c.kernels = c.groups = 64;
+  fn::QuantOptions o;
+  o.fold = fn::FoldMode::kOff;
+  o.winograd = fn::WinogradMode::kOn;
+  o.conv_groups = false;
+  const fn::NetProgram p = compile(c, "nv_full", o);
+  for (const fn::NetLayer* l : conv_layers(p)) EXPECT_FALSE(std::get<ConvLayer>(l->hw).winograd);
 }
 
 // A group whose input exceeds the CBUF runs in bands (split.cpp): nv_small (128 KiB CBUF), 16

@@ -2,7 +2,8 @@
 # winograd_net.sh OCTASIM MODEL IMAGES LABELS DIR
 # The compiler's Winograd mode on a trained network: the Fashion-MNIST CNN on nv_full with its
 # first layer unfolded (--no-fold: a 3x3, stride-1 convolution with a 28x28 output, which the
-# compiler runs in Winograd mode) against the same run with --no-winograd, on 500 test images:
+# compiler runs in Winograd mode with --winograd on) against the same run with --no-winograd, on
+# 500 test images:
 # - the Winograd run marks conv1 [Winograd] and reports fewer device MACs than network MACs
 #   (16 products per 2x2 outputs instead of 36), the direct run marks nothing and reports none;
 # - both are bit-exact against the quantized reference (the device reads the transformed weights
@@ -19,8 +20,17 @@ run() {
   "$octasim" net "$model" --config nv_full --no-fold --input "$images" --labels "$labels" \
     --limit 500 --functional --no-progress "$@"
 }
-run >"$dir/wino.txt" 2>&1 || fail "Winograd run exited $?"
-run --no-winograd >"$dir/direct.txt" 2>&1 || fail "direct run exited $?"
+run --winograd on >"$dir/wino.txt" 2>&1 || fail "Winograd run exited $?"
+run --no-winograd --output "$dir/direct.npy" >"$dir/direct.txt" 2>&1 || fail "direct run exited $?"
+# --winograd auto (the default) measures conv1's output error both ways on the calibration images
+# and keeps direct mode: Winograd's is more than 10% above direct's (firmware/net/winograd.hpp).
+run --output "$dir/auto.npy" >"$dir/auto.txt" 2>&1 || fail "auto run exited $?"
+line=$(grep -E "^ +0 +CONV .*Conv '/conv1/Conv'" "$dir/auto.txt")
+[[ $line =~ \[direct:\ error\ Winograd\ ([0-9.]+)%,\ direct\ ([0-9.]+)%\]$ ]] ||
+  fail "auto: conv1 does not show its measured errors: $line"
+/usr/bin/python3 -c "import sys; w, d = map(float, sys.argv[1:]); sys.exit(0 if w > 1.1 * d > 0 else 1)" \
+  "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" || fail "auto kept direct mode without the error to show for it"
+cmp -s "$dir/auto.npy" "$dir/direct.npy" || fail "auto (all direct) differs from --no-winograd"
 grep -qE "^ +0 +CONV .*Conv '/conv1/Conv'.* \[Winograd\]$" "$dir/wino.txt" ||
   fail "conv1 is not marked [Winograd]"
 [ "$(grep -c '\[Winograd\]' "$dir/wino.txt")" -eq 1 ] || fail "expected one Winograd layer"
