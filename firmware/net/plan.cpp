@@ -493,6 +493,8 @@ void Planner::plan_node(std::size_t i) {
       op == "LeakyRelu" || op == "QuantizeLinear" || op == "DequantizeLinear") {
     return plan_sdp(i);
   }
+  if (op == "Sigmoid" || op == "Tanh" || op == "HardSigmoid" || op == "HardSwish")
+    return plan_activation(i);
   if (op == "Flatten" || op == "Reshape") return plan_view(i);
   if (op == "Concat") return plan_concat(i);
   if (op == "Softmax" && has_ppu_) return plan_softmax(i);

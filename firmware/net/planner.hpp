@@ -2,7 +2,7 @@
 // cuts them into hardware layers. Private to firmware/net: plan.cpp holds the walk and the
 // CONV/PDP/CDP layers and views, plan_fuse.cpp the residual Add fused into a CONV, plan_sdp.cpp
 // the SDP and PPU layers (ReLU, BatchNormalization, Add/Mul, QuantizeLinear/DequantizeLinear,
-// Softmax), plan_concat.cpp Concat.
+// Softmax), plan_activation.cpp Sigmoid/Tanh/HardSigmoid/HardSwish/SiLU, plan_concat.cpp Concat.
 #pragma once
 
 #include <cstddef>
@@ -82,6 +82,10 @@ class Planner {
   // Softmax over one ONNX axis: the device cube's C, H or W (plan.hpp's tensor mapping). Before
   // opset 13 ONNX flattens from the axis on, which is one axis only when it is the last non-1.
   void plan_softmax(std::size_t i);
+
+  // Sigmoid, Tanh, HardSigmoid, HardSwish, and Mul(x, Sigmoid(x)) as SiLU: one SDP layer
+  // (plan_activation.cpp).
+  void plan_activation(std::size_t i);
 
   void plan_view(std::size_t i);
 

@@ -327,6 +327,18 @@ const std::map<std::string, Kernel>& kernels() {
        [=](const Node& n, const Inputs& in, std::int64_t) {
          return one(unary(n, in, [](double x) { return std::tanh(x); }));
        }},
+      {"HardSigmoid",
+       [=](const Node& n, const Inputs& in, std::int64_t) {
+         const double alpha = n.get_float("alpha", 0.2F), beta = n.get_float("beta", 0.5F);
+         return one(unary(n, in, [alpha, beta](double x) {
+           return std::max(0.0, std::min(1.0, alpha * x + beta));
+         }));
+       }},
+      {"HardSwish",
+       [=](const Node& n, const Inputs& in, std::int64_t) {
+         return one(unary(
+             n, in, [](double x) { return x * std::max(0.0, std::min(1.0, x / 6.0 + 0.5)); }));
+       }},
       {"Clip", [=](const Node& n, const Inputs& in,
                    std::int64_t opset) { return one(clip(n, in, opset)); }},
       {"Softmax", [=](const Node& n, const Inputs& in,

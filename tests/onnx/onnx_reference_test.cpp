@@ -26,11 +26,12 @@ namespace g = models::graph;
 
 const char* const kNodeDir = "/usr/include/onnx/backend/test/data/node";
 
-// The node tests octasim's compiler covers (the operators of issue 15, and Concat).
+// The node tests octasim's compiler covers (the operators of issue 15, Concat, and the unary
+// activations on SDP's LUT).
 const std::regex kCovered(
     "test_(conv|convinteger|qlinearconv|maxpool|averagepool|globalaveragepool|lrn|relu|"
     "batchnorm|gemm|matmul|matmulinteger|qlinearmatmul|add|softmax|flatten|quantizelinear|"
-    "dequantizelinear|concat)(_.*)?");
+    "dequantizelinear|concat|sigmoid|tanh|hardsigmoid|hardswish)(_.*)?");
 
 // Tests the importer or the reference executor refuses, with why (an error is expected).
 const std::map<std::string, std::string> kUnsupported = {
