@@ -39,6 +39,8 @@ double Unary::operator()(double x) const {
       return x * clamp01(x / 6.0 + 0.5);
     case UnaryFunction::kSilu:
       return x * sigmoid(x);
+    case UnaryFunction::kErf:
+      return std::erf(x);
   }
   return 0.0;
 }
@@ -55,6 +57,8 @@ const char* Unary::name() const {
       return "HardSwish";
     case UnaryFunction::kSilu:
       return "SiLU";
+    case UnaryFunction::kErf:
+      return "Erf";
   }
   return "?";
 }
@@ -65,7 +69,7 @@ bool Unary::non_negative() const {
 
 double Unary::magnitude_bound() const {
   return function == UnaryFunction::kSigmoid || function == UnaryFunction::kTanh ||
-                 function == UnaryFunction::kHardSigmoid
+                 function == UnaryFunction::kHardSigmoid || function == UnaryFunction::kErf
              ? 1.0
              : 0.0;
 }
@@ -86,6 +90,9 @@ double Unary::second_derivative_bound(double a, double b) const {
       return -2 * t * (1 - t * t);
     };
     critical = std::atanh(1.0 / std::sqrt(3.0));  // f''' = -2 (1 - t^2)(1 - 3 t^2) = 0
+  } else if (function == UnaryFunction::kErf) {
+    d2 = [](double x) { return -4 * x / std::sqrt(std::acos(-1.0)) * std::exp(-x * x); };
+    critical = 1.0 / std::sqrt(2.0);  // f''' = (4 / sqrt(pi)) (2x^2 - 1) e^(-x^2) = 0
   } else {
     throw FirmwareError(fmt::format("SDP LUT: no second-derivative bound for {}", name()));
   }
@@ -124,9 +131,10 @@ SdpLutTable sdp_lut_per_code(const Unary& f, double in_step, int in_lo, int in_h
 }
 
 SdpLutTable sdp_lut_int16(const Unary& f, double in_step, double out_step) {
-  if (f.function != UnaryFunction::kSigmoid && f.function != UnaryFunction::kTanh) {
+  if (f.function != UnaryFunction::kSigmoid && f.function != UnaryFunction::kTanh &&
+      f.function != UnaryFunction::kErf) {
     throw FirmwareError(fmt::format(
-        "SDP LUT: the two-level INT16 table is built for Sigmoid and Tanh, not {}", f.name()));
+        "SDP LUT: the two-level INT16 table is built for Sigmoid, Tanh and Erf, not {}", f.name()));
   }
   constexpr std::int32_t kLoStart = -16384, kLoEnd = 16384;
   constexpr int kLoSelect = 7;  // 256 segments of 128 codes

@@ -1,4 +1,5 @@
-// Unary activations on SDP (plan_activation.cpp plans them, program_activation.cpp lowers them):
+// Unary activations on SDP — Sigmoid, Tanh, HardSigmoid, HardSwish, SiLU, Erf (plan_activation.cpp
+// plans them, program_activation.cpp lowers them):
 // how each runs at each precision and what it costs in accuracy.
 //
 // INT8/INT4 (quantized codes; configurations with the SDP LUT: nv_full, nv_large, soc_large,
@@ -6,19 +7,19 @@
 // code (firmware/dla/sdp_lut_tables.hpp sdp_lut_per_code): the output code is the exact f of the
 // input code's value, rounded once to the output's step and clamped to its codes — within 1/2 an
 // output step of the unclipped value. Sigmoid and HardSigmoid write unsigned codes; every
-// output's clip is calibrated as any other tensor's, capped at 1 for Sigmoid, Tanh and
-// HardSigmoid. Without the LUT (nv_small), HardSigmoid runs as the affine map clip(alpha x +
+// output's clip is calibrated as any other tensor's, capped at 1 for Sigmoid, Tanh, HardSigmoid
+// and Erf. Without the LUT (nv_small), HardSigmoid runs as the affine map clip(alpha x +
 // beta, 0, 1) on BS/BN (ew_fixed_point.hpp affine_fixed_point: within 1/2 + eps output steps;
 // ReLU for 0, the output's saturation at its clip <= 1 for 1); the others are refused.
 //
 // FP16 (NVDLA's SDP LUT is in the integer pipeline here: the register and LUT documents give the
 // FP16 LUT's START/END and slopes as FP16/FP32 values but not its index and fraction arithmetic,
 // so it cannot be modelled bit for bit; the LUT runs between SDP's precision convertors):
-//   Sigmoid, Tanh: three SDP layers — FP16 -> INT16 codes q = round(x 2^k) (the QuantizeLinear
+//   Sigmoid, Tanh, Erf: three SDP layers — FP16 -> INT16 codes q = round(x 2^k) (the QuantizeLinear
 //     layer with 1/s = 2^k: exact scaling, one rounding, saturating at the INT16 range: |x| up to
 //     2^(15-k)); the two-level INT16 LUT (sdp_lut_int16) to codes of 2^-15, converted to FP16 by
 //     the INT16 -> FP16 output convertor; an FP16 layer multiplying by 2^-15 (exact).
-//     k = 11 for Sigmoid (|x| <= 16), 12 for Tanh (|x| <= 8).
+//     k = 11 for Sigmoid (|x| <= 16), 12 for Tanh and Erf (|x| <= 8).
 //   SiLU: the same three layers for Sigmoid, the third also multiplying by x (EW, FP32, then
 //     the output's one FP16 rounding).
 //   HardSigmoid: one FP16 layer: BS (x + fp16(beta/alpha)) * fp16(alpha), ReLU, BN MIN 1.0.

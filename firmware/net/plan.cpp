@@ -493,7 +493,7 @@ void Planner::plan_node(std::size_t i) {
       op == "LeakyRelu" || op == "QuantizeLinear" || op == "DequantizeLinear") {
     return plan_sdp(i);
   }
-  if (op == "Sigmoid" || op == "Tanh" || op == "HardSigmoid" || op == "HardSwish")
+  if (op == "Sigmoid" || op == "Tanh" || op == "HardSigmoid" || op == "HardSwish" || op == "Erf")
     return plan_activation(i);
   if (op == "Flatten" || op == "Reshape") return plan_view(i);
   if (op == "Concat") return plan_concat(i);

@@ -1,6 +1,6 @@
-// Unary activations on SDP (planner.hpp): Sigmoid, Tanh, HardSigmoid, HardSwish, and the pattern
-// Mul(x, Sigmoid(x)) — SiLU/Swish as PyTorch exports nn.SiLU at opset 13 — as one SDP layer.
-// program_activation.cpp lowers it (the EW stage's LUT at INT8; FP16 recipes).
+// Unary activations on SDP (planner.hpp): Sigmoid, Tanh, Erf, HardSigmoid, HardSwish, and the
+// pattern Mul(x, Sigmoid(x)) — SiLU/Swish as PyTorch exports nn.SiLU at opset 13 — as one SDP
+// layer. program_activation.cpp lowers it (the EW stage's LUT at INT8; FP16 recipes).
 #include <fmt/core.h>
 
 #include "firmware/net/planner.hpp"
@@ -30,6 +30,8 @@ void Planner::plan_activation(std::size_t i) {
     }
   } else if (n.op_type == "Tanh") {
     u.function = UnaryFunction::kTanh;
+  } else if (n.op_type == "Erf") {
+    u.function = UnaryFunction::kErf;
   } else if (n.op_type == "HardSigmoid") {
     u.function = UnaryFunction::kHardSigmoid;
     u.alpha = n.get_float("alpha", 0.2F);

@@ -30,7 +30,12 @@ double table_bound(const Unary& u) {
   static const double tanh = sdp_lut_int16(Unary{UnaryFunction::kTanh}, std::ldexp(1.0, -12),
                                            std::ldexp(1.0, -kFp16LutOutputExponent))
                                  .error_bound;
-  return u.function == UnaryFunction::kTanh ? tanh : sigmoid;
+  static const double erf = sdp_lut_int16(Unary{UnaryFunction::kErf}, std::ldexp(1.0, -12),
+                                          std::ldexp(1.0, -kFp16LutOutputExponent))
+                                .error_bound;
+  return u.function == UnaryFunction::kTanh  ? tanh
+         : u.function == UnaryFunction::kErf ? erf
+                                             : sigmoid;
 }
 
 // |BS/BN's FP32 hard sigmoid - (alpha x + beta)| before the output's rounding (the clamps to
@@ -46,7 +51,7 @@ double hard_sigmoid_error(const Unary& u, double x) {
 }  // namespace
 
 int fp16_lut_input_exponent(const Unary& u) {
-  return u.function == UnaryFunction::kTanh ? 12 : 11;
+  return u.function == UnaryFunction::kTanh || u.function == UnaryFunction::kErf ? 12 : 11;
 }
 
 double activation_lipschitz(const Unary& u) {
@@ -61,6 +66,8 @@ double activation_lipschitz(const Unary& u) {
       return 1.5;  // x/3 + 1/2 on [-3, 3]
     case UnaryFunction::kSilu:
       return 1.1;  // sup |s(x)(1 + x(1 - s(x)))| = 1.0998
+    case UnaryFunction::kErf:
+      return 2.0 / std::sqrt(std::acos(-1.0));
   }
   return 1.0;
 }
@@ -71,11 +78,14 @@ double fp16_activation_bound(const Unary& u, double x) {
   const double ax = std::abs(x);
   switch (u.function) {
     case UnaryFunction::kSigmoid:
-    case UnaryFunction::kTanh: {
+    case UnaryFunction::kTanh:
+    case UnaryFunction::kErf: {
       const int k = fp16_lut_input_exponent(u);
       const double edge = std::ldexp(1.0, 15 - k);
-      const double tail =
-          u.function == UnaryFunction::kTanh ? 1.0 - std::tanh(edge) : 1.0 / (1.0 + std::exp(edge));
+      // How far f is from its limit beyond the grid's edge (the clamp of |x|).
+      const double tail = u.function == UnaryFunction::kTanh  ? 1.0 - std::tanh(edge)
+                          : u.function == UnaryFunction::kErf ? std::erfc(edge)
+                                                              : 1.0 / (1.0 + std::exp(edge));
       const double e = activation_lipschitz(u) * std::ldexp(1.0, -(k + 1)) +
                        table_bound(u) * std::ldexp(1.0, -kFp16LutOutputExponent) + tail;
       return e + r16 * (y + e);  // the code's FP16 rounding; the 2^-15 multiply is exact

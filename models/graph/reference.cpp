@@ -327,6 +327,10 @@ const std::map<std::string, Kernel>& kernels() {
        [=](const Node& n, const Inputs& in, std::int64_t) {
          return one(unary(n, in, [](double x) { return std::tanh(x); }));
        }},
+      {"Erf",
+       [=](const Node& n, const Inputs& in, std::int64_t) {
+         return one(unary(n, in, [](double x) { return std::erf(x); }));
+       }},
       {"HardSigmoid",
        [=](const Node& n, const Inputs& in, std::int64_t) {
          const double alpha = n.get_float("alpha", 0.2F), beta = n.get_float("beta", 0.5F);

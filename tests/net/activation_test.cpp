@@ -34,7 +34,7 @@ GraphBuilder unary_graph(const char* op) {
 }
 
 TEST(PlanActivation, OneSdpLayerPerActivation) {
-  for (const char* op : {"Sigmoid", "Tanh", "HardSigmoid", "HardSwish"}) {
+  for (const char* op : {"Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Erf"}) {
     const NetPlan p = plan_network(unary_graph(op).graph(), "nv_full");
     ASSERT_EQ(p.layers.size(), 1U) << op;
     const PlannedLayer& l = p.layers[0];

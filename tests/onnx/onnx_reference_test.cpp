@@ -31,7 +31,7 @@ const char* const kNodeDir = "/usr/include/onnx/backend/test/data/node";
 const std::regex kCovered(
     "test_(conv|convinteger|qlinearconv|maxpool|averagepool|globalaveragepool|lrn|relu|"
     "batchnorm|gemm|matmul|matmulinteger|qlinearmatmul|add|softmax|flatten|quantizelinear|"
-    "dequantizelinear|concat|sigmoid|tanh|hardsigmoid|hardswish)(_.*)?");
+    "dequantizelinear|concat|sigmoid|tanh|hardsigmoid|hardswish|erf)(_.*)?");
 
 // Tests the importer or the reference executor refuses, with why (an error is expected).
 const std::map<std::string, std::string> kUnsupported = {
