@@ -168,6 +168,12 @@ void Builder::lower_activation_fp16(const PlannedLayer& l, const NetTensor& in,
   if (u.function == UnaryFunction::kHardSigmoid || u.function == UnaryFunction::kHardSwish) {
     // One layer: BS (x + b) * m, ReLU, BN MIN 1.0, and for HardSwish EW's x * that.
     const HardSigmoidOperands o = hard_sigmoid_operands(u);
+    if (!std::isfinite(o.bias) || o.scale == 0.0F) {
+      throw GraphError(fmt::format(
+          "{}: alpha {:g} and beta {:g}: alpha or beta/alpha does not fit FP16 (BS computes "
+          "(x + beta/alpha) * alpha with FP16 operands)",
+          who, u.alpha, u.beta));
+    }
     const std::uint32_t channels = dst.surface.channels;
     SdpLayer s;
     s.precision = Precision::kFp16;

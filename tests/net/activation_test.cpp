@@ -121,6 +121,14 @@ TEST(LowerActivation, WithoutTheLutOnlyHardSigmoidRuns) {
   EXPECT_EQ(compile_error(unary_graph("HardSigmoid").graph(), "nv_small", NetPrecision::kInt8), "");
 }
 
+TEST(LowerActivation, Fp16HardSigmoidOperandsMustFitFp16) {
+  GraphBuilder b = unary_graph("HardSigmoid");
+  b.graph().nodes[0].attributes["alpha"] = float_attr(1e-6F);
+  EXPECT_EQ(compile_error(b.graph(), "nv_full", NetPrecision::kFp16),
+            "HardSigmoid 'act': alpha 1e-06 and beta 0.5: alpha or beta/alpha does not fit FP16 "
+            "(BS computes (x + beta/alpha) * alpha with FP16 operands)");
+}
+
 TEST(LowerActivation, Int8IsOneLutLayerWithUnsignedSigmoidCodes) {
   const HwConfig hw = load_hw_config("nv_full");
   CompiledNetwork net = prepare_network(unary_graph("Sigmoid").graph(), hw);
