@@ -25,6 +25,18 @@
 //   HardSigmoid: one FP16 layer: BS (x + fp16(beta/alpha)) * fp16(alpha), ReLU, BN MIN 1.0.
 //   HardSwish: the same layer with alpha = 1/6, beta = 1/2, then EW multiplies by x.
 // fp16_activation_bound gives the resulting error for one element.
+//
+// Why these recipes. HardSigmoid and HardSwish are piecewise linear/quadratic and could run on
+// BS/BN (multiplier, ALU, ReLU, clamp) or, for HardSwish, an EW multiply by x. At INT8 the
+// per-code LUT is the better choice wherever it exists: its output is the exact function rounded
+// once (1/2 step), where BS/BN's affine map adds its fixed point's eps and an INT8 x * g(x) would
+// need a second requantization of the product (and INT8 Mul of two tensors is not lowered); so
+// BS/BN serve only where there is no LUT. At FP16 it is the other way round: the LUT needs the
+// INT16 grid (an absolute error of about 2^-13 on x), while BS/BN/EW compute alpha x + beta and
+// x * g(x) in FP32 from the FP16 input itself — only alpha and beta/alpha are rounded to FP16 —
+// with one FP16 rounding at the output, so HardSigmoid and HardSwish use those units. Sigmoid,
+// Tanh and Erf have no such form and take the INT16 LUT; SiLU multiplies the Sigmoid by x in EW
+// (FP32) rather than tabulating x s(x), whose INT16 codes would have to cover |x| up to 65504.
 #pragma once
 
 #include "firmware/dla/sdp_lut_tables.hpp"

@@ -308,7 +308,7 @@ CalibrationTable calibrate(const Graph& g, const NetPlan& plan, const Tensor& im
     if (layer != nullptr && layer->kind == LayerKind::kConv && layer->conv.clip_max > 0.0) {
       q.clip = std::min(q.clip, layer->conv.clip_max);
     }
-    // Sigmoid, Tanh, HardSigmoid: |y| <= 1, so no clip above 1.
+    // Sigmoid, Tanh, Erf, HardSigmoid: |y| <= 1, so no clip above 1.
     if (layer != nullptr && layer->kind == LayerKind::kSdp && layer->sdp.unary &&
         layer->sdp.unary->magnitude_bound() > 0.0) {
       q.clip = std::min(q.clip, layer->sdp.unary->magnitude_bound());
