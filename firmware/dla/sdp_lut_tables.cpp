@@ -15,6 +15,11 @@ double sigmoid(double x) {
   return 1.0 / (1.0 + std::exp(-x));
 }
 
+// The standard normal distribution's CDF, Phi(x) = (1 + erf(x / sqrt 2)) / 2.
+double normal_cdf(double x) {
+  return 0.5 * std::erfc(-x / std::sqrt(2.0));
+}
+
 double clamp01(double v) {
   return std::max(0.0, std::min(1.0, v));
 }
@@ -41,6 +46,10 @@ double Unary::operator()(double x) const {
       return x * sigmoid(x);
     case UnaryFunction::kErf:
       return std::erf(x);
+    case UnaryFunction::kGelu:
+      return x * normal_cdf(x);
+    case UnaryFunction::kNormalCdf:
+      return normal_cdf(x);
   }
   return 0.0;
 }
@@ -59,17 +68,23 @@ const char* Unary::name() const {
       return "SiLU";
     case UnaryFunction::kErf:
       return "Erf";
+    case UnaryFunction::kGelu:
+      return "GELU";
+    case UnaryFunction::kNormalCdf:
+      return "Phi";
   }
   return "?";
 }
 
 bool Unary::non_negative() const {
-  return function == UnaryFunction::kSigmoid || function == UnaryFunction::kHardSigmoid;
+  return function == UnaryFunction::kSigmoid || function == UnaryFunction::kHardSigmoid ||
+         function == UnaryFunction::kNormalCdf;
 }
 
 double Unary::magnitude_bound() const {
   return function == UnaryFunction::kSigmoid || function == UnaryFunction::kTanh ||
-                 function == UnaryFunction::kHardSigmoid || function == UnaryFunction::kErf
+                 function == UnaryFunction::kHardSigmoid || function == UnaryFunction::kErf ||
+                 function == UnaryFunction::kNormalCdf
              ? 1.0
              : 0.0;
 }
@@ -93,6 +108,9 @@ double Unary::second_derivative_bound(double a, double b) const {
   } else if (function == UnaryFunction::kErf) {
     d2 = [](double x) { return -4 * x / std::sqrt(std::acos(-1.0)) * std::exp(-x * x); };
     critical = 1.0 / std::sqrt(2.0);  // f''' = (4 / sqrt(pi)) (2x^2 - 1) e^(-x^2) = 0
+  } else if (function == UnaryFunction::kNormalCdf) {
+    d2 = [](double x) { return -x * std::exp(-x * x / 2) / std::sqrt(2 * std::acos(-1.0)); };
+    critical = 1.0;  // f''' = (x^2 - 1) phi(x) = 0
   } else {
     throw FirmwareError(fmt::format("SDP LUT: no second-derivative bound for {}", name()));
   }
@@ -132,9 +150,10 @@ SdpLutTable sdp_lut_per_code(const Unary& f, double in_step, int in_lo, int in_h
 
 SdpLutTable sdp_lut_int16(const Unary& f, double in_step, double out_step) {
   if (f.function != UnaryFunction::kSigmoid && f.function != UnaryFunction::kTanh &&
-      f.function != UnaryFunction::kErf) {
+      f.function != UnaryFunction::kErf && f.function != UnaryFunction::kNormalCdf) {
     throw FirmwareError(fmt::format(
-        "SDP LUT: the two-level INT16 table is built for Sigmoid, Tanh and Erf, not {}", f.name()));
+        "SDP LUT: the two-level INT16 table is built for Sigmoid, Tanh, Erf and Phi, not {}",
+        f.name()));
   }
   constexpr std::int32_t kLoStart = -16384, kLoEnd = 16384;
   constexpr int kLoSelect = 7;  // 256 segments of 128 codes

@@ -1,5 +1,5 @@
 // SDP LUT contents for unary activation functions (Sigmoid, Tanh, HardSigmoid, HardSwish, SiLU,
-// Erf)
+// Erf, GELU)
 // over integer codes, and the error bound of each table against the exact function. The lookup
 // itself is models::ops::sdp_lut_lookup (NVDLA's integer LUT datapath); these functions only
 // choose what goes into S_LUT_* and the two tables.
@@ -15,7 +15,7 @@
 //   LO). Bound: |lookup(q) - clamp(f(q in_step) / out_step, out_lo, out_hi)| <= 0.5 + 2^-30
 //   (the 2^-30 covers f being evaluated in double precision).
 //
-// * Two-level INT16 (sdp_lut_int16, Sigmoid, Tanh, Erf): input codes -32768..32767. LO is the
+// * Two-level INT16 (sdp_lut_int16, Sigmoid, Tanh, Erf, Phi): input codes -32768..32767. LO is the
 //   density table, linear over the central half (-16384, 16384), 256 segments of 128 codes
 //   (LO_START -16384, index select 7); LE the raw table, linear over the whole range, 64 segments
 //   of 1024 codes from LE_START -32769 (index select 10) to LE_END 32767. Both in range: LO
@@ -26,7 +26,7 @@
 //   I = max over the segments each table answers of h^2/8 * sup|f''| on the segment / out_step
 //   (linear interpolation between exact samples; h the segment in input units; sup|f''| from
 //   |f''| at the segment's ends and at the zeros of f''' inside it: Sigmoid +-ln(2+sqrt(3)),
-//   Tanh +-atanh(1/sqrt(3)), Erf +-1/sqrt(2)), E = the largest |entry - f(node)/out_step|
+//   Tanh +-atanh(1/sqrt(3)), Erf +-1/sqrt(2), Phi +-1), E = the largest |entry - f(node)/out_step|
 //   (rounding, and the clamp of Sigmoid's and Tanh's +1 to 32767 at out_step 2^-15), 1/2 the
 //   lookup's own rounding of the interpolated value (sdp_lut_lookup rounds the 35-bit fraction's
 //   product half away). At in_step 2^-11 (Sigmoid, inputs to +-16) and 2^-12 (Tanh, +-8), out_step
@@ -40,7 +40,18 @@
 
 namespace octasim::firmware {
 
-enum class UnaryFunction : std::uint8_t { kSigmoid, kTanh, kHardSigmoid, kHardSwish, kSilu, kErf };
+// kGelu: x Phi(x) (ONNX's Gelu, PyTorch's nn.GELU); kNormalCdf: Phi(x) = (1 + erf(x / sqrt 2)) / 2,
+// the table the FP16 GELU multiplies by x.
+enum class UnaryFunction : std::uint8_t {
+  kSigmoid,
+  kTanh,
+  kHardSigmoid,
+  kHardSwish,
+  kSilu,
+  kErf,
+  kGelu,
+  kNormalCdf
+};
 
 // A unary function of the network compiler's activations: ONNX's definitions.
 struct Unary {
@@ -48,13 +59,13 @@ struct Unary {
   double alpha = 0.2, beta = 0.5;  // HardSigmoid's max(0, min(1, alpha x + beta))
 
   [[nodiscard]] double operator()(double x) const;
-  // "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "SiLU", "Erf".
+  // "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "SiLU", "Erf", "GELU", "Phi".
   [[nodiscard]] const char* name() const;
-  // sup |f''| over [a, b] (Sigmoid, Tanh and Erf; FirmwareError for the others).
+  // sup |f''| over [a, b] (Sigmoid, Tanh, Erf, Phi; FirmwareError for the others).
   [[nodiscard]] double second_derivative_bound(double a, double b) const;
   // The function's range lies in [0, +inf) (Sigmoid, HardSigmoid): unsigned output codes.
   [[nodiscard]] bool non_negative() const;
-  // The least upper bound of |f| when it is finite (1 for Sigmoid, Tanh, HardSigmoid and Erf),
+  // The least upper bound of |f| when it is finite (1 for Sigmoid, Tanh, HardSigmoid, Erf, Phi),
   // else 0.
   [[nodiscard]] double magnitude_bound() const;
 };
@@ -69,7 +80,7 @@ struct SdpLutTable {
 [[nodiscard]] SdpLutTable sdp_lut_per_code(const Unary& f, double in_step, int in_lo, int in_hi,
                                            double out_step, int out_lo, int out_hi);
 
-// The two-level table over INT16 input codes (Sigmoid, Tanh and Erf). Throws FirmwareError for
+// The two-level table over INT16 input codes (Sigmoid, Tanh, Erf, Phi). Throws FirmwareError for
 // other functions.
 [[nodiscard]] SdpLutTable sdp_lut_int16(const Unary& f, double in_step, double out_step);
 

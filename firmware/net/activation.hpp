@@ -1,5 +1,5 @@
-// Unary activations on SDP — Sigmoid, Tanh, HardSigmoid, HardSwish, SiLU, Erf (plan_activation.cpp
-// plans them, program_activation.cpp lowers them):
+// Unary activations on SDP — Sigmoid, Tanh, HardSigmoid, HardSwish, SiLU, Erf, GELU
+// (plan_activation.cpp plans them, program_activation.cpp lowers them):
 // how each runs at each precision and what it costs in accuracy.
 //
 // INT8/INT4 (quantized codes; configurations with the SDP LUT: nv_full, nv_large, soc_large,
@@ -20,8 +20,9 @@
 //     2^(15-k)); the two-level INT16 LUT (sdp_lut_int16) to codes of 2^-15, converted to FP16 by
 //     the INT16 -> FP16 output convertor; an FP16 layer multiplying by 2^-15 (exact).
 //     k = 11 for Sigmoid (|x| <= 16), 12 for Tanh and Erf (|x| <= 8).
-//   SiLU: the same three layers for Sigmoid, the third also multiplying by x (EW, FP32, then
-//     the output's one FP16 rounding).
+//   SiLU, GELU: the same three layers for Sigmoid (SiLU) or Phi(x) = (1 + erf(x / sqrt 2)) / 2
+//     (GELU, k = 12), the third also multiplying by x (EW, FP32, then the output's one FP16
+//     rounding).
 //   HardSigmoid: one FP16 layer: BS (x + fp16(beta/alpha)) * fp16(alpha), ReLU, BN MIN 1.0.
 //   HardSwish: the same layer with alpha = 1/6, beta = 1/2, then EW multiplies by x.
 // fp16_activation_bound gives the resulting error for one element.
@@ -42,6 +43,9 @@
 #include "firmware/dla/sdp_lut_tables.hpp"
 
 namespace octasim::firmware::net {
+
+// The function the FP16 recipe tabulates: Sigmoid for SiLU, Phi for GELU (then times x), else u.
+[[nodiscard]] Unary lut_factor(const Unary& u);
 
 // The INT16 codes' input exponent k of the FP16 recipe (x 2^k) and the LUT's output step 2^-15.
 [[nodiscard]] int fp16_lut_input_exponent(const Unary& u);

@@ -156,7 +156,8 @@ std::string fp16_bound_refusal(const Graph& g, const BackendDataSet& d) {
 namespace {
 
 bool is_activation(const std::string& op) {
-  return op == "Sigmoid" || op == "Tanh" || op == "HardSigmoid" || op == "HardSwish" || op == "Erf";
+  return op == "Sigmoid" || op == "Tanh" || op == "HardSigmoid" || op == "HardSwish" ||
+         op == "Erf" || op == "Gelu";
 }
 
 // The node's function with ONNX's attributes (their defaults as the planner takes them).
@@ -164,6 +165,7 @@ Unary node_unary(const models::graph::Node& n) {
   Unary u;
   if (n.op_type == "Tanh") u.function = UnaryFunction::kTanh;
   if (n.op_type == "Erf") u.function = UnaryFunction::kErf;
+  if (n.op_type == "Gelu") u.function = UnaryFunction::kGelu;
   if (n.op_type == "HardSigmoid") {
     u.function = UnaryFunction::kHardSigmoid;
     u.alpha = n.get_float("alpha", 0.2F);

@@ -493,7 +493,8 @@ void Planner::plan_node(std::size_t i) {
       op == "LeakyRelu" || op == "QuantizeLinear" || op == "DequantizeLinear") {
     return plan_sdp(i);
   }
-  if (op == "Sigmoid" || op == "Tanh" || op == "HardSigmoid" || op == "HardSwish" || op == "Erf")
+  if (op == "Sigmoid" || op == "Tanh" || op == "HardSigmoid" || op == "HardSwish" || op == "Erf" ||
+      op == "Gelu" || op == "Div")
     return plan_activation(i);
   if (op == "Flatten" || op == "Reshape") return plan_view(i);
   if (op == "Concat") return plan_concat(i);

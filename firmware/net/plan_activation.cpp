@@ -1,11 +1,53 @@
-// Unary activations on SDP (planner.hpp): Sigmoid, Tanh, Erf, HardSigmoid, HardSwish, and the
-// pattern Mul(x, Sigmoid(x)) — SiLU/Swish as PyTorch exports nn.SiLU at opset 13 — as one SDP
-// layer. program_activation.cpp lowers it (the EW stage's LUT at INT8; FP16 recipes).
+// Unary activations on SDP (planner.hpp): Sigmoid, Tanh, Erf, HardSigmoid, HardSwish, Gelu, and
+// the patterns Mul(x, Sigmoid(x)) — SiLU/Swish as PyTorch exports nn.SiLU at opset 13 — and
+// Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5) — nn.GELU before opset 20 — as one SDP layer.
+// program_activation.cpp lowers it (the EW stage's LUT at INT8; FP16 recipes).
+#include <cmath>
+
 #include <fmt/core.h>
 
 #include "firmware/net/planner.hpp"
 
 namespace octasim::firmware::net::detail {
+namespace {
+
+// Whether `name` is a one-element constant within 1e-6 (relative) of `value`.
+bool scalar_near(const Graph& g, const std::string& name, double value) {
+  if (!g.is_constant(name)) return false;
+  const models::graph::Tensor& t = g.initializers.at(name);
+  return t.elements() == 1 && std::abs(t.at(0) - value) <= 1e-6 * std::abs(value);
+}
+
+// The operand of binary node `n` other than `tensor` (empty when neither input is it).
+std::string other_operand(const Node& n, const std::string& tensor) {
+  if (n.inputs.size() != 2) return {};
+  if (n.inputs[0] == tensor) return n.inputs[1];
+  if (n.inputs[1] == tensor) return n.inputs[0];
+  return {};
+}
+
+}  // namespace
+
+// PyTorch's GELU at opsets before 20, from its Div: x / sqrt(2) -> Erf -> + 1 -> x * . -> * 0.5,
+// each node the only reader of the one before. Returns the nodes after the Div, or none.
+std::vector<std::size_t> Planner::gelu_pattern(std::size_t div) const {
+  const Node& d = g_.nodes[div];
+  if (d.inputs.size() != 2 || !scalar_near(g_, d.inputs[1], std::sqrt(2.0))) return {};
+  const std::string& x = d.inputs[0];
+  std::size_t erf = 0, add = 0, mul = 0, half = 0;
+  const Node* e = sole_consumer(d.outputs.at(0), &erf);
+  if (e == nullptr || e->op_type != "Erf") return {};
+  const Node* a = sole_consumer(e->outputs.at(0), &add);
+  if (a == nullptr || a->op_type != "Add" || !scalar_near(g_, other_operand(*a, e->outputs[0]), 1))
+    return {};
+  const Node* m = sole_consumer(a->outputs.at(0), &mul);
+  if (m == nullptr || m->op_type != "Mul" || other_operand(*m, a->outputs[0]) != x) return {};
+  const Node* h = sole_consumer(m->outputs.at(0), &half);
+  if (h == nullptr || h->op_type != "Mul" ||
+      !scalar_near(g_, other_operand(*h, m->outputs[0]), 0.5))
+    return {};
+  return {erf, add, mul, half};
+}
 
 void Planner::plan_activation(std::size_t i) {
   const Node& n = g_.nodes[i];
@@ -32,6 +74,27 @@ void Planner::plan_activation(std::size_t i) {
     u.function = UnaryFunction::kTanh;
   } else if (n.op_type == "Erf") {
     u.function = UnaryFunction::kErf;
+  } else if (n.op_type == "Gelu") {
+    u.function = UnaryFunction::kGelu;
+    const std::string approximate = n.get_string("approximate", "none");
+    if (approximate != "none") {
+      throw GraphError(fmt::format("{}: approximate='{}' is not lowered (the exact GELU is)",
+                                   n.label(), approximate));
+    }
+  } else if (n.op_type == "Div") {
+    const std::vector<std::size_t> rest = gelu_pattern(i);
+    if (rest.empty()) {
+      throw GraphError(fmt::format(
+          "{}: Div is not supported on the DLA of {} (it is lowered only as the start of GELU: "
+          "Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5))",
+          n.label(), config_));
+    }
+    u.function = UnaryFunction::kGelu;
+    for (const std::size_t k : rest) {
+      l.nodes.push_back(k);
+      used_[k] = true;
+    }
+    l.output = g_.nodes[rest.back()].outputs.at(0);
   } else if (n.op_type == "HardSigmoid") {
     u.function = UnaryFunction::kHardSigmoid;
     u.alpha = n.get_float("alpha", 0.2F);

@@ -83,9 +83,11 @@ class Planner {
   // opset 13 ONNX flattens from the axis on, which is one axis only when it is the last non-1.
   void plan_softmax(std::size_t i);
 
-  // Sigmoid, Tanh, HardSigmoid, HardSwish, and Mul(x, Sigmoid(x)) as SiLU: one SDP layer
-  // (plan_activation.cpp).
+  // Sigmoid, Tanh, Erf, HardSigmoid, HardSwish, Gelu, Mul(x, Sigmoid(x)) as SiLU and PyTorch's
+  // GELU pattern from its Div: one SDP layer (plan_activation.cpp).
   void plan_activation(std::size_t i);
+  // The Erf, Add, Mul, Mul after Div node `div` when they compute GELU, or none.
+  std::vector<std::size_t> gelu_pattern(std::size_t div) const;
 
   void plan_view(std::size_t i);
 

@@ -33,9 +33,13 @@ double table_bound(const Unary& u) {
   static const double erf = sdp_lut_int16(Unary{UnaryFunction::kErf}, std::ldexp(1.0, -12),
                                           std::ldexp(1.0, -kFp16LutOutputExponent))
                                 .error_bound;
-  return u.function == UnaryFunction::kTanh  ? tanh
-         : u.function == UnaryFunction::kErf ? erf
-                                             : sigmoid;
+  static const double phi = sdp_lut_int16(Unary{UnaryFunction::kNormalCdf}, std::ldexp(1.0, -12),
+                                          std::ldexp(1.0, -kFp16LutOutputExponent))
+                                .error_bound;
+  return u.function == UnaryFunction::kTanh        ? tanh
+         : u.function == UnaryFunction::kErf       ? erf
+         : u.function == UnaryFunction::kNormalCdf ? phi
+                                                   : sigmoid;
 }
 
 // |BS/BN's FP32 hard sigmoid - (alpha x + beta)| before the output's rounding (the clamps to
@@ -50,8 +54,17 @@ double hard_sigmoid_error(const Unary& u, double x) {
 
 }  // namespace
 
+Unary lut_factor(const Unary& u) {
+  if (u.function == UnaryFunction::kSilu) return Unary{UnaryFunction::kSigmoid};
+  if (u.function == UnaryFunction::kGelu) return Unary{UnaryFunction::kNormalCdf};
+  return u;
+}
+
 int fp16_lut_input_exponent(const Unary& u) {
-  return u.function == UnaryFunction::kTanh || u.function == UnaryFunction::kErf ? 12 : 11;
+  return u.function == UnaryFunction::kTanh || u.function == UnaryFunction::kErf ||
+                 u.function == UnaryFunction::kNormalCdf
+             ? 12
+             : 11;
 }
 
 double activation_lipschitz(const Unary& u) {
@@ -68,6 +81,10 @@ double activation_lipschitz(const Unary& u) {
       return 1.1;  // sup |s(x)(1 + x(1 - s(x)))| = 1.0998
     case UnaryFunction::kErf:
       return 2.0 / std::sqrt(std::acos(-1.0));
+    case UnaryFunction::kGelu:
+      return 1.13;  // sup |Phi(x) + x phi(x)| = 1.1289
+    case UnaryFunction::kNormalCdf:
+      return 1.0 / std::sqrt(2 * std::acos(-1.0));
   }
   return 1.0;
 }
@@ -79,19 +96,23 @@ double fp16_activation_bound(const Unary& u, double x) {
   switch (u.function) {
     case UnaryFunction::kSigmoid:
     case UnaryFunction::kTanh:
-    case UnaryFunction::kErf: {
+    case UnaryFunction::kErf:
+    case UnaryFunction::kNormalCdf: {
       const int k = fp16_lut_input_exponent(u);
       const double edge = std::ldexp(1.0, 15 - k);
       // How far f is from its limit beyond the grid's edge (the clamp of |x|).
       const double tail = u.function == UnaryFunction::kTanh  ? 1.0 - std::tanh(edge)
                           : u.function == UnaryFunction::kErf ? std::erfc(edge)
-                                                              : 1.0 / (1.0 + std::exp(edge));
+                          : u.function == UnaryFunction::kNormalCdf
+                              ? 0.5 * std::erfc(edge / std::sqrt(2.0))
+                              : 1.0 / (1.0 + std::exp(edge));
       const double e = activation_lipschitz(u) * std::ldexp(1.0, -(k + 1)) +
                        table_bound(u) * std::ldexp(1.0, -kFp16LutOutputExponent) + tail;
       return e + r16 * (y + e);  // the code's FP16 rounding; the 2^-15 multiply is exact
     }
-    case UnaryFunction::kSilu: {
-      const double d = fp16_activation_bound(Unary{UnaryFunction::kSigmoid}, x);
+    case UnaryFunction::kSilu:
+    case UnaryFunction::kGelu: {
+      const double d = fp16_activation_bound(lut_factor(u), x);
       const double e = ax * d + r32 * ax;
       return e + r16 * (y + e);
     }
@@ -198,9 +219,10 @@ void Builder::lower_activation_fp16(const PlannedLayer& l, const NetTensor& in,
     throw GraphError(
         fmt::format("{}: {} runs on the SDP LUT, which {} does not have", who, u.name(), hw_.name));
   }
-  // Sigmoid, Tanh, SiLU: FP16 -> INT16 codes of 2^-k, the LUT into FP16 codes of 2^-15, times
-  // 2^-15 (and x).
-  const Unary g = u.function == UnaryFunction::kSilu ? Unary{UnaryFunction::kSigmoid} : u;
+  // Sigmoid, Tanh, Erf, SiLU, GELU: FP16 -> INT16 codes of 2^-k, the LUT (of Sigmoid for SiLU,
+  // Phi for GELU) into FP16 codes of 2^-15, times 2^-15 (and x).
+  const Unary g = lut_factor(u);
+  const bool times_x = g.function != u.function;  // SiLU, GELU: x * g(x)
   const int k = fp16_lut_input_exponent(g);
   const std::uint64_t bytes = surface_bytes(dst.surface, Precision::kInt16, atom());
   FeatureSurface codes = dst.surface;
@@ -237,9 +259,7 @@ void Builder::lower_activation_fp16(const PlannedLayer& l, const NetTensor& in,
   const std::vector<float> step(dst.surface.channels,
                                 static_cast<float>(std::ldexp(1.0, -kFp16LutOutputExponent)));
   scale.scale = SdpPerChannel{constant(who + " 2^-15", sdp_fp16_table(step, atom())), 0};
-  if (u.function == UnaryFunction::kSilu) {
-    scale.ew = SdpElementwise(in.surface, SdpEwOp::kMul, ew_unit(false, who));
-  }
+  if (times_x) scale.ew = SdpElementwise(in.surface, SdpEwOp::kMul, ew_unit(false, who));
   (void)sdp_model_config(scale, atom());
 
   NetLayer first = out;
@@ -249,7 +269,7 @@ void Builder::lower_activation_fp16(const PlannedLayer& l, const NetTensor& in,
   second.nodes = who + fmt::format(" ({} LUT)", g.name());
   second.hw = lut;
   NetLayer third = out;
-  third.nodes = who + (u.function == UnaryFunction::kSilu ? " (x 2^-15 x x)" : " (x 2^-15)");
+  third.nodes = who + (times_x ? " (x 2^-15 x x)" : " (x 2^-15)");
   third.hw = scale;
   prog_.layers.push_back(std::move(first));
   prog_.layers.push_back(std::move(second));

@@ -331,6 +331,17 @@ const std::map<std::string, Kernel>& kernels() {
        [=](const Node& n, const Inputs& in, std::int64_t) {
          return one(unary(n, in, [](double x) { return std::erf(x); }));
        }},
+      {"Gelu",
+       [=](const Node& n, const Inputs& in, std::int64_t) {
+         const bool tanh = n.get_string("approximate", "none") == "tanh";
+         return one(unary(n, in, [tanh](double x) {
+           if (tanh) {
+             const double c = std::sqrt(2.0 / std::acos(-1.0));
+             return 0.5 * x * (1.0 + std::tanh(c * (x + 0.044715 * x * x * x)));
+           }
+           return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+         }));
+       }},
       {"HardSigmoid",
        [=](const Node& n, const Inputs& in, std::int64_t) {
          const double alpha = n.get_float("alpha", 0.2F), beta = n.get_float("beta", 0.5F);

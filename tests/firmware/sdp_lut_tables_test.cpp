@@ -21,6 +21,8 @@ const Fn kSigmoid = [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
 const Fn kTanh = [](double x) { return std::tanh(x); };
 const Fn kSilu = [](double x) { return x / (1.0 + std::exp(-x)); };
 const Fn kErf = [](double x) { return std::erf(x); };
+const Fn kPhi = [](double x) { return 0.5 * (1.0 + std::erf(x / std::sqrt(2.0))); };
+const Fn kGelu = [](double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); };
 const Fn kHardSwish = [](double x) { return x * std::clamp(x / 6.0 + 0.5, 0.0, 1.0); };
 Fn hard_sigmoid(double a, double b) {
   return [a, b](double x) { return std::clamp(a * x + b, 0.0, 1.0); };
@@ -56,6 +58,7 @@ TEST(SdpLutPerCode, EveryInt8CodeIsTheRoundedFunction) {
       {Unary{UnaryFunction::kHardSwish, 1.0 / 6, 0.5}, kHardSwish, 5.0 / 127, 5.0 / 127, -127, 127},
       {Unary{UnaryFunction::kSilu}, kSilu, 8.0 / 127, 8.0 / 127, -127, 127},
       {Unary{UnaryFunction::kErf}, kErf, 3.0 / 127, 1.0 / 127, -127, 127},
+      {Unary{UnaryFunction::kGelu}, kGelu, 6.0 / 127, 6.0 / 127, -127, 127},
       // 4-bit output codes in INT8 elements.
       {Unary{UnaryFunction::kSigmoid}, kSigmoid, 4.0 / 127, 1.0 / 15, 0, 15},
   };
@@ -94,10 +97,12 @@ struct Int16Case {
 };
 
 TEST(SdpLutInt16, EveryInt16CodeWithinTheBound) {
-  // Sigmoid at 2^-11 (|x| <= 16), Tanh and Erf at 2^-12 (|x| <= 8), outputs in steps of 2^-15.
+  // Sigmoid at 2^-11 (|x| <= 16), Tanh, Erf and Phi (GELU's) at 2^-12 (|x| <= 8), outputs in
+  // steps of 2^-15.
   const std::vector<Int16Case> cases = {{UnaryFunction::kSigmoid, kSigmoid, 11, 4.0},
                                         {UnaryFunction::kTanh, kTanh, 12, 5.0},
-                                        {UnaryFunction::kErf, kErf, 12, 6.0}};
+                                        {UnaryFunction::kErf, kErf, 12, 6.0},
+                                        {UnaryFunction::kNormalCdf, kPhi, 12, 3.0}};
   const double out_step = std::ldexp(1.0, -15);
   for (const Int16Case& c : cases) {
     const double in_step = std::ldexp(1.0, -c.in_exponent);

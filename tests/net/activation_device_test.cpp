@@ -1,4 +1,5 @@
-// Sigmoid, Tanh, HardSigmoid, HardSwish, SiLU (Mul(x, Sigmoid(x))) and Erf through the whole
+// Sigmoid, Tanh, HardSigmoid, HardSwish, SiLU (Mul(x, Sigmoid(x))), Erf and GELU (PyTorch's
+// opset-13 pattern) through the whole
 // compiler onto the cycle-level SoC (firmware/net/activation.hpp says how each runs):
 //   - every layer's output equals the quantized reference executor's (models/ ops, the same
 //     LUT) byte for byte (soc_run.hpp);
@@ -53,6 +54,8 @@ std::vector<Activation> activations() {
        [](double x) { return x * std::clamp(x / 6 + 0.5, 0.0, 1.0); }, 1.5},
       {"y_silu", Unary{UnaryFunction::kSilu}, [=](double x) { return x * sigmoid(x); }, 1.1},
       {"y_erf", Unary{UnaryFunction::kErf}, [](double x) { return std::erf(x); }, 1.1284},
+      {"y_gelu", Unary{UnaryFunction::kGelu},
+       [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }, 1.129},
   };
 }
 
@@ -71,7 +74,16 @@ models::graph::Graph activation_graph(bool only_hard_sigmoid) {
     b.node("Sigmoid", "s", {"x"}, {"s"});
     b.node("Mul", "silu", {"x", "s"}, {"y_silu"});
     b.node("Erf", "erf", {"x"}, {"y_erf"});
-    for (const char* y : {"y_sig", "y_tanh", "y_hsig", "y_hswish", "y_silu", "y_erf"}) {
+    // PyTorch's nn.GELU at opset 13: x * (erf(x / sqrt 2) + 1) * 0.5.
+    b.constant("sqrt2", {}, {1.4142135F});
+    b.constant("one", {}, {1.0F});
+    b.constant("half", {}, {0.5F});
+    b.node("Div", "gelu_div", {"x", "sqrt2"}, {"g_d"});
+    b.node("Erf", "gelu_erf", {"g_d"}, {"g_e"});
+    b.node("Add", "gelu_add", {"g_e", "one"}, {"g_a"});
+    b.node("Mul", "gelu_mul", {"x", "g_a"}, {"g_m"});
+    b.node("Mul", "gelu_half", {"g_m", "half"}, {"y_gelu"});
+    for (const char* y : {"y_sig", "y_tanh", "y_hsig", "y_hswish", "y_silu", "y_erf", "y_gelu"}) {
       b.output(y);
     }
   } else {
@@ -147,21 +159,21 @@ void check_activations(const char* config, fn::NetPrecision precision, bool only
 }
 
 TEST(ActivationsOnSoc, Int8NvFull) {
-  check_activations("nv_full", fn::NetPrecision::kInt8, false, 6);
+  check_activations("nv_full", fn::NetPrecision::kInt8, false, 7);
 }
 
 TEST(ActivationsOnSoc, Int8SocLarge) {
-  check_activations("soc_large", fn::NetPrecision::kInt8, false, 6);
+  check_activations("soc_large", fn::NetPrecision::kInt8, false, 7);
 }
 
-// Sigmoid, Tanh, SiLU, Erf: three layers each (FP16 -> INT16, the LUT, x 2^-15); HardSigmoid and
-// HardSwish one.
+// Sigmoid, Tanh, SiLU, Erf, GELU: three layers each (FP16 -> INT16, the LUT, x 2^-15);
+// HardSigmoid and HardSwish one.
 TEST(ActivationsOnSoc, Fp16NvFull) {
-  check_activations("nv_full", fn::NetPrecision::kFp16, false, 14);
+  check_activations("nv_full", fn::NetPrecision::kFp16, false, 17);
 }
 
 TEST(ActivationsOnSoc, Fp16SocLarge) {
-  check_activations("soc_large", fn::NetPrecision::kFp16, false, 14);
+  check_activations("soc_large", fn::NetPrecision::kFp16, false, 17);
 }
 
 // nv_small has no LUT: HardSigmoid as the affine map with ReLU (BS/BN).

@@ -78,6 +78,59 @@ TEST(PlanActivation, MulOfXAndSigmoidOfXIsOneSiluLayer) {
   }
 }
 
+// x [1, 4, 3, 3] -> Div(x, sqrt 2) -> Erf -> Add 1 -> Mul x -> Mul 0.5 (PyTorch's nn.GELU at
+// opset 13), with the constants as initializers.
+GraphBuilder gelu_graph(float sqrt2) {
+  GraphBuilder b;
+  b.input("x", {1, 4, 3, 3});
+  b.constant("c", {}, {sqrt2});
+  b.constant("one", {}, {1.0F});
+  b.constant("half", {}, {0.5F});
+  b.node("Div", "div", {"x", "c"}, {"d"});
+  b.node("Erf", "erf", {"d"}, {"e"});
+  b.node("Add", "add", {"e", "one"}, {"a"});
+  b.node("Mul", "mul", {"x", "a"}, {"m"});
+  b.node("Mul", "half", {"m", "half"}, {"y"});
+  b.output("y");
+  return b;
+}
+
+TEST(PlanActivation, PytorchGeluIsOneLayer) {
+  const GraphBuilder b = gelu_graph(1.4142135F);
+  const NetPlan p = plan_network(b.graph(), "nv_full");
+  ASSERT_EQ(p.layers.size(), 1U);
+  EXPECT_EQ(p.layers[0].sdp.unary->function, UnaryFunction::kGelu);
+  EXPECT_EQ(p.layers[0].nodes, (std::vector<std::size_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(p.layers[0].input, "x");
+  EXPECT_EQ(p.layers[0].output, "y");
+  // ONNX's own Gelu (opset 20).
+  const NetPlan q = plan_network(unary_graph("Gelu").graph(), "nv_full");
+  EXPECT_EQ(q.layers.at(0).sdp.unary->function, UnaryFunction::kGelu);
+  GraphBuilder t = unary_graph("Gelu");
+  models::graph::Attribute tanh;
+  tanh.kind = models::graph::Attribute::Kind::kString;
+  tanh.s = "tanh";
+  t.graph().nodes[0].attributes["approximate"] = tanh;
+  try {
+    (void)plan_network(t.graph(), "nv_full");
+    ADD_FAILURE() << "tanh GELU planned";
+  } catch (const GraphError& e) {
+    EXPECT_STREQ(e.what(), "Gelu 'act': approximate='tanh' is not lowered (the exact GELU is)");
+  }
+}
+
+TEST(PlanActivation, ADivThatIsNotGeluIsRefused) {
+  // x / 2 is not x / sqrt(2): the Div is not the start of GELU.
+  try {
+    (void)plan_network(gelu_graph(2.0F).graph(), "nv_full");
+    ADD_FAILURE() << "Div planned";
+  } catch (const GraphError& e) {
+    EXPECT_STREQ(e.what(),
+                 "Div 'div': Div is not supported on the DLA of nv_full (it is lowered only as the "
+                 "start of GELU: Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5))");
+  }
+}
+
 TEST(PlanActivation, OtherProductsOfASigmoidStayTwoLayers) {
   // Mul(r, Sigmoid(x)) with r another tensor: a Sigmoid, then an element-wise Mul.
   GraphBuilder b;
