@@ -176,6 +176,35 @@ TEST(ActivationsOnSoc, Fp16SocLarge) {
   check_activations("soc_large", fn::NetPrecision::kFp16, false, 17);
 }
 
+// The overlapped schedule (`octasim net`'s default) with seven SDP layers reading x, six of them
+// with different LUTs in the one LUT storage, is bit-exact with models/. The simulator reads the
+// LUT when a layer starts, and a layer waiting in the other register group starts the moment the
+// one before it ends, before the host can write anything: so it cannot show a LUT rewritten
+// under a running layer, which the hardware forbids. ScheduleActivation (activation_test.cpp)
+// checks the ordering that prevents it: a layer with a different LUT waits for the one before.
+TEST(ActivationsOnSoc, OverlappedScheduleKeepsEachLayersLut) {
+  const HwConfig hw = load_hw_config("nv_full");
+  fn::CompiledNetwork net = fn::prepare_network(activation_graph(false), hw);
+  const Tensor images = centred(fn::random_images(net.plan, kImages, 7), 5.0F);
+  fn::quantize_network(net, hw, images, fn::QuantOptions{});
+  const fn::NetProgram& prog = net.program;
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  soc::Soc soc("dla", hw);
+  soc::HostAdapter device(soc);
+  trace::DeviceMmio mmio(device, 50'000'000);
+  DeviceMemory memory = trace::dma_memory(device);
+  fn::load_constants(prog, memory);
+  firmware::HostMemory golden;
+  fn::load_constants(prog, golden);
+  fn::GroupState groups;
+  for (std::size_t i = 0; i < kImages; ++i) {
+    const fn::ImageRun r =
+        fn::run_image(prog, images, i, memory, mmio, groups, golden, fn::Schedule::kOverlap);
+    EXPECT_EQ(r.exact_images, 1U) << "image " << i << ": output " << r.differing_output;
+  }
+  EXPECT_EQ(soc.dla().layers().size(), prog.layers.size() * kImages);
+}
+
 // nv_small has no LUT: HardSigmoid as the affine map with ReLU (BS/BN).
 TEST(ActivationsOnSoc, Int8NvSmallHardSigmoid) {
   check_activations("nv_small", fn::NetPrecision::kInt8, true, 1);
