@@ -163,6 +163,11 @@ ConvCubeSize check_conv_layer(const ConvLayer& l, const ConvHardware& hw) {
   }
   check_batches(l, hw);
   check_sdp_stage(conv_sdp_layer(l), hw.atom_bytes, "convolution: SDP");
+  if (l.sdp.lut) {
+    throw FirmwareError(
+        "convolution: SDP LUT in the flying stage is not encoded (an SDP layer "
+        "from memory runs it)");
+  }
   if (l.winograd) check_winograd_layer(l, hw, out);
   return out;
 }

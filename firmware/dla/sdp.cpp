@@ -167,6 +167,10 @@ void check_sdp_stage(const SdpLayer& l, unsigned atom_bytes, const char* who) {
         fmt::format("{} output convertor shift {} is outside 0..63", who, l.cvt.shift));
   }
   if (l.precision == Precision::kFp16) check_fp16_stage(l, who);
+  if (l.lut && (l.precision == Precision::kFp16 || l.quantize)) {
+    throw FirmwareError(
+        fmt::format("{} the LUT is encoded for the INT8/INT16 pipelines only (not FP16)", who));
+  }
   detail::check_sdp_ew(l, atom_bytes, who);
 }
 
@@ -284,7 +288,57 @@ void write_sdp_core_registers(Mmio& mmio, const SdpLayer& l, SdpInput input) {
   mmio.write32(S::D_CVT_SCALE::kAddr, static_cast<std::uint16_t>(l.cvt.scale));
   mmio.write32(S::D_CVT_SHIFT::kAddr, l.cvt.shift);
   mmio.write32(S::D_PERF_ENABLE::kAddr,
-               S::D_PERF_ENABLE::PERF_SAT_EN.set(0, l.count_saturation ? 1 : 0));
+               S::D_PERF_ENABLE::PERF_SAT_EN.set(0, l.count_saturation ? 1 : 0) |
+                   S::D_PERF_ENABLE::PERF_LUT_EN.set(0, l.lut && l.count_lut ? 1 : 0));
+}
+
+// The shared LUT: both tables through the auto-incrementing access port from entry 0
+// (lut-programming.rst, "LUT storage programming"), LE then LO, then the S_LUT_* registers.
+void write_sdp_lut(Mmio& mmio, const models::ops::SdpLutConfig& lut) {
+  using A = S::S_LUT_ACCESS_CFG;
+  const std::uint32_t write = A::LUT_ACCESS_TYPE.set(0, A::LUT_ACCESS_TYPE_WRITE);
+  mmio.write32(A::kAddr, write | A::LUT_TABLE_ID.set(0, A::LUT_TABLE_ID_LE));
+  for (const std::int16_t e : lut.le) {
+    mmio.write32(S::S_LUT_ACCESS_DATA::kAddr, static_cast<std::uint16_t>(e));
+  }
+  mmio.write32(A::kAddr, write | A::LUT_TABLE_ID.set(0, A::LUT_TABLE_ID_LO));
+  for (const std::int16_t e : lut.lo) {
+    mmio.write32(S::S_LUT_ACCESS_DATA::kAddr, static_cast<std::uint16_t>(e));
+  }
+  using Cfg = S::S_LUT_CFG;
+  mmio.write32(
+      Cfg::kAddr,
+      Cfg::LUT_LE_FUNCTION.set(
+          0, lut.le_linear ? Cfg::LUT_LE_FUNCTION_LINEAR : Cfg::LUT_LE_FUNCTION_EXPONENT) |
+          Cfg::LUT_UFLOW_PRIORITY.set(
+              0, lut.uflow_priority_lo ? Cfg::LUT_UFLOW_PRIORITY_LO : Cfg::LUT_UFLOW_PRIORITY_LE) |
+          Cfg::LUT_OFLOW_PRIORITY.set(
+              0, lut.oflow_priority_lo ? Cfg::LUT_OFLOW_PRIORITY_LO : Cfg::LUT_OFLOW_PRIORITY_LE) |
+          Cfg::LUT_HYBRID_PRIORITY.set(0, lut.hybrid_priority_lo ? Cfg::LUT_HYBRID_PRIORITY_LO
+                                                                 : Cfg::LUT_HYBRID_PRIORITY_LE));
+  using Info = S::S_LUT_INFO;
+  const auto byte = [](std::int8_t v) {
+    return static_cast<std::uint32_t>(static_cast<std::uint8_t>(v));
+  };
+  mmio.write32(Info::kAddr, Info::LUT_LE_INDEX_OFFSET.set(0, byte(lut.le_index_offset)) |
+                                Info::LUT_LE_INDEX_SELECT.set(0, byte(lut.le_index_select)) |
+                                Info::LUT_LO_INDEX_SELECT.set(0, byte(lut.lo_index_select)));
+  mmio.write32(S::S_LUT_LE_START::kAddr, static_cast<std::uint32_t>(lut.le_start));
+  mmio.write32(S::S_LUT_LE_END::kAddr, static_cast<std::uint32_t>(lut.le_end));
+  mmio.write32(S::S_LUT_LO_START::kAddr, static_cast<std::uint32_t>(lut.lo_start));
+  mmio.write32(S::S_LUT_LO_END::kAddr, static_cast<std::uint32_t>(lut.lo_end));
+  const auto scale = [](std::int16_t uflow, std::int16_t oflow) {
+    return static_cast<std::uint32_t>(static_cast<std::uint16_t>(uflow)) |
+           static_cast<std::uint32_t>(static_cast<std::uint16_t>(oflow)) << 16;
+  };
+  const auto shift = [](std::int8_t uflow, std::int8_t oflow) {
+    return (static_cast<std::uint32_t>(uflow) & 0x1fu) | (static_cast<std::uint32_t>(oflow) & 0x1fu)
+                                                             << 5;
+  };
+  mmio.write32(S::S_LUT_LE_SLOPE_SCALE::kAddr, scale(lut.le_uflow_scale, lut.le_oflow_scale));
+  mmio.write32(S::S_LUT_LE_SLOPE_SHIFT::kAddr, shift(lut.le_uflow_shift, lut.le_oflow_shift));
+  mmio.write32(S::S_LUT_LO_SLOPE_SCALE::kAddr, scale(lut.lo_uflow_scale, lut.lo_oflow_scale));
+  mmio.write32(S::S_LUT_LO_SLOPE_SHIFT::kAddr, shift(lut.lo_uflow_shift, lut.lo_oflow_shift));
 }
 
 }  // namespace
@@ -301,6 +355,7 @@ unsigned program_sdp(Mmio& mmio, const SdpLayer& l, unsigned group, unsigned ato
   if (rg > 1) throw FirmwareError(fmt::format("SDP_RDMA: register group {} is not 0 or 1", rg));
   mmio.write32(S::S_POINTER::kAddr, S::S_POINTER::PRODUCER.set(0, group));
   mmio.write32(RD::S_POINTER::kAddr, RD::S_POINTER::PRODUCER.set(0, rg));
+  if (l.lut) write_sdp_lut(mmio, *l.lut);
   write_sdp_registers(mmio, l, SdpInput::kMemory, atom_bytes);
   mmio.write32(RD::D_OP_ENABLE::kAddr, RD::D_OP_ENABLE::OP_EN_ENABLE);
   mmio.write32(S::D_OP_ENABLE::kAddr, S::D_OP_ENABLE::OP_EN_ENABLE);
@@ -389,6 +444,11 @@ models::ops::SdpConfig sdp_model_config(const SdpLayer& l, unsigned atom_bytes) 
     c.bn.mul_shift = static_cast<std::uint8_t>(l.scale->shift);
   }
   detail::set_model_sdp_ew(l, c);
+  if (l.lut) {
+    c.ew.bypass = false;
+    c.ew.lut_bypass = false;
+    c.lut = *l.lut;
+  }
   if (l.quantize) detail::set_model_quantize(*l.quantize, op_stride, c);
   c.cvt.offset = l.cvt.offset;
   c.cvt.scale = l.cvt.scale;

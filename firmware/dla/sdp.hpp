@@ -7,11 +7,12 @@
 // Encoded: the INT8/INT16 pipelines (input, processing and output precision equal), memory
 // input and output, per-channel INT16 operands from memory, an element-wise operand surface
 // (SdpStage::ew: per element through NRDMA into BN, or through ERDMA and its operand convertor
-// into EW); the same registers for the flying SDP stage of a convolution (firmware/dla/conv.hpp;
-// with `ew`, NVDLA's online element-wise mode). Not encoded (refused or simply not expressible
-// here): batches with an element-wise operand, Winograd, per-element BS operands, the LUT,
-// INT <-> FP16 conversion with an element-wise operand. Output to PDP (SdpStage::output_to_pdp)
-// is programmed for a convolution's SDP stage by firmware/dla/conv_pool.hpp.
+// into EW), the EW stage's LUT (SdpStage::lut); the same registers for the flying SDP stage of
+// a convolution (firmware/dla/conv.hpp; with `ew`, NVDLA's online element-wise mode). Not
+// encoded (refused or simply not expressible here): batches with an element-wise operand,
+// Winograd, per-element BS operands, the LUT in the FP16 pipeline or a flying stage, INT <->
+// FP16 conversion with an element-wise operand. Output to PDP (SdpStage::output_to_pdp) is
+// programmed for a convolution's SDP stage by firmware/dla/conv_pool.hpp.
 //
 // FP16 (Precision::kFp16: FP16 in memory and out; in flying mode CACC's FP32 in): the same
 // stages with FP16 operands — per-channel tables of FP16 bit patterns (sdp_fp16_table,
@@ -142,6 +143,15 @@ struct SdpStage {
   bool output_to_pdp = false;
   // An element-wise operand (a convolution's flying stage: NVDLA's online element-wise mode).
   std::optional<SdpElementwise> ew;
+  // The EW stage's LUT, last in the datapath (after EW's multiplier and ALU): the S_LUT_*
+  // registers and both tables (firmware/dla/sdp_lut_tables.hpp builds them), written through
+  // S_LUT_ACCESS_CFG/DATA by program_sdp. INT8/INT16 memory-to-memory layers only (the FP16
+  // pipeline has none here, nor does a convolution's flying stage). The LUT is one storage
+  // shared by both register groups: do not program a layer with a different LUT while one is
+  // pending (firmware/net/schedule.hpp orders them).
+  std::optional<models::ops::SdpLutConfig> lut;
+  // D_PERF_ENABLE.PERF_LUT_EN: count LUT under/overflows and hits into D_PERF_LUT_*.
+  bool count_lut = true;
 };
 
 // QuantizeLinear on the FP16 pipeline (SdpLayer with precision kFp16 and out_precision kInt16):
@@ -223,7 +233,8 @@ void check_sdp_stage(const SdpLayer& layer, unsigned atom_bytes, const char* who
 void write_sdp_registers(Mmio& mmio, const SdpLayer& layer, SdpInput input, unsigned atom_bytes);
 
 // Programs `layer` into register group `group` (0 or 1) of SDP and SDP_RDMA and enables it:
-// S_POINTER first (SDP, then SDP_RDMA), the SDP_RDMA then SDP D_ registers, then D_OP_ENABLE of
+// S_POINTER first (SDP, then SDP_RDMA), the LUT when the layer has one (LE then LO through the
+// access port, then the S_LUT_* registers), the SDP_RDMA then SDP D_ registers, then D_OP_ENABLE of
 // SDP_RDMA before SDP's (the order of NVDLA's firmware). Returns the GLB S_INTR_STATUS bit that
 // signals completion (SDP_DONE_STATUS<group>), for Mmio::wait_interrupt. Throws FirmwareError,
 // before any register is written, for a layer it cannot program. `rdma_group`, when given, is

@@ -238,11 +238,12 @@ void write_bn_registers(Mmio& mmio, const SdpLayer& l, const SdpStages& st) {
 void write_ew_registers(Mmio& mmio, const SdpLayer& l) {
   using E = S::D_DP_EW_CFG;
   const SdpElementwise* e = sdp_ew_operand(l);
+  const std::uint32_t lut =
+      E::EW_LUT_BYPASS.set(0, l.lut ? E::EW_LUT_BYPASS_NO : E::EW_LUT_BYPASS_YES);
   if (e == nullptr) {
-    mmio.write32(E::kAddr, E::EW_BYPASS.set(0, E::EW_BYPASS_YES) |
+    mmio.write32(E::kAddr, E::EW_BYPASS.set(0, l.lut ? E::EW_BYPASS_NO : E::EW_BYPASS_YES) |
                                E::EW_ALU_BYPASS.set(0, E::EW_ALU_BYPASS_YES) |
-                               E::EW_MUL_BYPASS.set(0, E::EW_MUL_BYPASS_YES) |
-                               E::EW_LUT_BYPASS.set(0, E::EW_LUT_BYPASS_YES));
+                               E::EW_MUL_BYPASS.set(0, E::EW_MUL_BYPASS_YES) | lut);
     return;
   }
   const bool add = add_op(*e);
@@ -254,7 +255,7 @@ void write_ew_registers(Mmio& mmio, const SdpLayer& l) {
                    E::EW_MUL_BYPASS.set(0, add ? E::EW_MUL_BYPASS_YES : E::EW_MUL_BYPASS_NO) |
                    E::EW_MUL_PRELU.set(
                        0, e->op == SdpEwOp::kPrelu ? E::EW_MUL_PRELU_YES : E::EW_MUL_PRELU_NO) |
-                   E::EW_LUT_BYPASS.set(0, E::EW_LUT_BYPASS_YES));
+                   lut);
   // FP16: offset FP32 0.0, scale FP16 1.0, truncate 0.
   const std::uint32_t offset = fp16 ? 0u : static_cast<std::uint32_t>(e->cvt.offset);
   const std::uint32_t scale = fp16 ? kFp16One : static_cast<std::uint16_t>(e->cvt.scale);
@@ -325,7 +326,7 @@ void set_model_sdp_ew(const SdpLayer& l, models::ops::SdpConfig& c) {
   }
   c.erdma = model_operand(l, e);
   c.ew.bypass = false;
-  c.ew.lut_bypass = true;
+  c.ew.lut_bypass = !l.lut.has_value();
   const models::ops::SdpEwConvertor cvt =
       l.precision == Precision::kFp16
           ? models::ops::SdpEwConvertor{false, 0, static_cast<std::int16_t>(kFp16One), 0}

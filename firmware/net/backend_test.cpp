@@ -4,10 +4,12 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <set>
 
 #include <fmt/core.h>
 
+#include "firmware/net/activation.hpp"
 #include "firmware/onnx/onnx_import.hpp"
 #include "models/graph/op_registry.hpp"
 #include "models/numerics/float_format.hpp"
@@ -150,7 +152,110 @@ std::string fp16_bound_refusal(const Graph& g, const BackendDataSet& d) {
   return softmax_refusal(softmax_input_max(g, d));
 }
 
+namespace {
+
+bool is_activation(const std::string& op) {
+  return op == "Sigmoid" || op == "Tanh" || op == "HardSigmoid" || op == "HardSwish" ||
+         op == "Erf" || op == "Gelu";
+}
+
+// The node's function with ONNX's attributes (their defaults as the planner takes them).
+Unary node_unary(const models::graph::Node& n) {
+  Unary u;
+  if (n.op_type == "Tanh") u.function = UnaryFunction::kTanh;
+  if (n.op_type == "Erf") u.function = UnaryFunction::kErf;
+  if (n.op_type == "Gelu") u.function = UnaryFunction::kGelu;
+  if (n.op_type == "HardSigmoid") {
+    u.function = UnaryFunction::kHardSigmoid;
+    u.alpha = n.get_float("alpha", 0.2F);
+    u.beta = n.get_float("beta", 0.5F);
+  }
+  if (n.op_type == "HardSwish") {
+    u.function = UnaryFunction::kHardSwish;
+    u.alpha = 1.0 / 6.0;
+  }
+  return u;
+}
+
+// A graph of unary activations and Mul (activation.hpp): the error of every tensor, bounded
+// element by element and carried from node to node. The data's rounding to FP16 starts it
+// (2^-11 |x| + 2^-25); an activation adds its Lipschitz constant times its input's error and
+// fp16_activation_bound at its input (the reference on the FP16 data, widened by that error);
+// a Mul of a and b (EW: one FP32 product, one FP16 rounding) |a| e_b + |b| e_a + e_a e_b and the
+// rounding of its output. ONNX's float32 expected values add 2^-20 |b| + 2^-24.
+std::vector<double> activation_bounds(const Graph& g, const BackendDataSet& d, std::size_t k) {
+  std::vector<models::graph::Tensor> rounded;
+  for (const Tensor& t : d.inputs) {
+    Tensor r = t;
+    for (float& v : r.f) v = models::fp16_to_float(models::fp16_from_float(v));
+    rounded.push_back(std::move(r));
+  }
+  models::graph::TensorMap in;
+  for (std::size_t i = 0; i < g.inputs.size(); ++i) in[g.inputs[i].name] = rounded.at(i);
+  const models::graph::TensorMap ref = models::graph::run_reference(g, in);
+  const double r16 = std::ldexp(1.0, -11);
+  std::map<std::string, std::vector<double>> err;
+  for (std::size_t i = 0; i < g.inputs.size(); ++i) {
+    const Tensor& x = d.inputs.at(i);
+    std::vector<double>& e = err[g.inputs[i].name];
+    for (std::size_t j = 0; j < x.elements(); ++j) {
+      e.push_back(r16 * std::abs(x.at(j)) + std::ldexp(1.0, -25));
+    }
+  }
+  for (const auto& n : g.nodes) {
+    const Tensor& y = ref.at(n.outputs.at(0));
+    std::vector<double> e(y.elements());
+    if (is_activation(n.op_type)) {
+      const Unary u = node_unary(n);
+      const Tensor& x = ref.at(n.inputs.at(0));
+      const std::vector<double>& ex = err.at(n.inputs.at(0));
+      for (std::size_t j = 0; j < e.size(); ++j) {
+        double own = 0.0;
+        for (const double at : {x.at(j) - ex[j], double{x.at(j)}, x.at(j) + ex[j]}) {
+          own = std::max(own, fp16_activation_bound(u, at));
+        }
+        e[j] = activation_lipschitz(u) * ex[j] + own;
+      }
+    } else if (n.op_type == "Mul" && n.inputs.size() == 2 && err.count(n.inputs[0]) != 0 &&
+               err.count(n.inputs[1]) != 0 && ref.at(n.inputs[0]).elements() == e.size() &&
+               ref.at(n.inputs[1]).elements() == e.size()) {
+      const Tensor& a = ref.at(n.inputs[0]);
+      const Tensor& b = ref.at(n.inputs[1]);
+      const std::vector<double>& ea = err.at(n.inputs[0]);
+      const std::vector<double>& eb = err.at(n.inputs[1]);
+      for (std::size_t j = 0; j < e.size(); ++j) {
+        const double p = std::abs(a.at(j)) * eb[j] + std::abs(b.at(j)) * ea[j] + ea[j] * eb[j];
+        e[j] = p + (r16 + std::ldexp(1.0, -24)) * (std::abs(y.at(j)) + p);
+      }
+    } else {
+      throw GraphError(fmt::format(
+          "{}: no FP16 error bound for {} in a graph of LUT activations (Sigmoid, Tanh, "
+          "HardSigmoid, HardSwish with Mul)",
+          n.label(), n.op_type));
+    }
+    err[n.outputs[0]] = std::move(e);
+  }
+  const Tensor& b = d.outputs.at(k);
+  std::vector<double> bound = err.at(g.outputs.at(k).name);
+  if (bound.size() != b.elements()) {
+    throw GraphError(
+        fmt::format("output {}: the reference computes {} elements, ONNX's data "
+                    "holds {}",
+                    k, bound.size(), b.elements()));
+  }
+  for (std::size_t j = 0; j < bound.size(); ++j) {
+    bound[j] += std::ldexp(1.0, -20) * std::abs(b.at(j)) + std::ldexp(1.0, -24);
+  }
+  return bound;
+}
+
+}  // namespace
+
 std::vector<double> fp16_bounds(const Graph& g, const BackendDataSet& d, std::size_t k) {
+  if (std::any_of(g.nodes.begin(), g.nodes.end(),
+                  [](const auto& n) { return is_activation(n.op_type); })) {
+    return activation_bounds(g, d, k);
+  }
   // Terms by magnitude: every input and constant by its magnitude; a BatchNormalization's mean
   // negative, so that x - mean adds the magnitudes.
   std::set<std::string> means;

@@ -26,6 +26,11 @@
 // them by up to 2^-11 M (M: the largest |x|), so its term is (2^-10 M + 2^-20) |b| instead —
 // a first-order bound, refused (GraphError) when 2^-10 M exceeds 1/16. PRelu and LeakyRelu: x or
 // slope x, both rounded: (2 2^-11 + 2^-20) |b|.
+// Sigmoid, Tanh, HardSigmoid, HardSwish (with Mul: SiLU, HardSwish expanded) run on recipes
+// whose error is not a few roundings of the operands (an INT16 grid and a LUT, activation.hpp):
+// a graph holding one is bounded by carrying each tensor's error bound node by node —
+// fp16_activation_bound for the activations, Lipschitz constants for their input's error, the
+// product rule and one rounding for Mul — refused (GraphError) for any other node.
 #pragma once
 
 #include <cstddef>

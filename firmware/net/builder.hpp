@@ -3,7 +3,8 @@
 // Private to firmware/net: program.cpp holds the walk and the CONV/PDP/CDP lowering,
 // program_concat.cpp the channel layouts of Concat, program_sdp.cpp the SDP and PPU layers (ReLU,
 // BatchNormalization, Add/Mul, Quantize/ DequantizeLinear, a layer followed by an element-wise
-// constant, Softmax), program_ew.cpp the element-wise Add at INT8/INT4 (fused into a convolution
+// constant, Softmax), program_activation.cpp the unary activations (Sigmoid, Tanh, HardSigmoid,
+// HardSwish, SiLU), program_ew.cpp the element-wise Add at INT8/INT4 (fused into a convolution
 // or on SDP alone) and the affine map, winograd.cpp the choice of Winograd mode, groups.cpp a
 // grouped convolution group by group.
 #pragma once
@@ -170,6 +171,14 @@ class Builder {
   // the scale: fp16(fp16(s) (q - zp)), one rounding.
   void lower_dequantize(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
                         NetLayer& out);
+
+  // program_activation.cpp: Sigmoid, Tanh, HardSigmoid, HardSwish, SiLU (activation.hpp): one
+  // INT8 LUT layer (or HardSigmoid's affine map without a LUT), or the FP16 recipes; pushes the
+  // layers.
+  void lower_activation(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                        NetLayer& out);
+  void lower_activation_fp16(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                             NetLayer& out);
 
   // An initializer broadcast to the shape of `like` as an FP16 surface among the constants.
   FeatureSurface constant_surface(const std::string& name, const NetTensor& like,

@@ -21,7 +21,7 @@ namespace {
 // Whether an SDP layer keeps its input's codes (a lone ReLU: max(code, 0)).
 bool keeps_codes(const PlannedLayer& l) {
   return l.kind == LayerKind::kSdp && l.sdp.mul.empty() && l.sdp.add.empty() &&
-         l.sdp.ew == EwOp::kNone && l.sdp.convert == SdpAttrs::Convert::kNone;
+         l.sdp.ew == EwOp::kNone && l.sdp.convert == SdpAttrs::Convert::kNone && !l.sdp.unary;
 }
 
 // An SDP layer's output: a lone ReLU keeps the codes (unsigned); an affine map (BatchNormalization,
@@ -32,6 +32,12 @@ TensorQuant sdp_code_format(const PlannedLayer& l, const QuantOptions& options, 
   q.bits = wide;
   if (keeps_codes(l)) {
     q.is_unsigned = true;
+    return q;
+  }
+  // A unary activation (activation.hpp): unsigned where its range is (Sigmoid, HardSigmoid),
+  // 8-bit codes (the LUT's entries are clamped to them).
+  if (l.sdp.unary) {
+    q.is_unsigned = l.sdp.unary->non_negative();
     return q;
   }
   const bool tensor_add = l.sdp.ew == EwOp::kAdd && !l.sdp.operand.empty();
@@ -301,6 +307,11 @@ CalibrationTable calibrate(const Graph& g, const NetPlan& plan, const Tensor& im
     }
     if (layer != nullptr && layer->kind == LayerKind::kConv && layer->conv.clip_max > 0.0) {
       q.clip = std::min(q.clip, layer->conv.clip_max);
+    }
+    // Sigmoid, Tanh, Erf, HardSigmoid: |y| <= 1, so no clip above 1.
+    if (layer != nullptr && layer->kind == LayerKind::kSdp && layer->sdp.unary &&
+        layer->sdp.unary->magnitude_bound() > 0.0) {
+      q.clip = std::min(q.clip, layer->sdp.unary->magnitude_bound());
     }
     if (!(q.clip > 0.0)) {
       // An all-zero tensor on the calibration data: any positive clip represents it.

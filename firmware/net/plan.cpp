@@ -487,6 +487,10 @@ void Planner::plan_view(std::size_t i) {
 void Planner::plan_node(std::size_t i) {
   const Node& n = g_.nodes[i];
   const models::graph::OpSchema* op = models::graph::find_op(n.op_type);
+  // A pattern one SDP layer computes, from its first node: PyTorch's GELU (plan_activation.cpp).
+  if ((n.op_type == "Div" || n.op_type == "Mul") && !gelu_pattern(i).empty()) {
+    return plan_activation(i);
+  }
   // The registry's lowerings in preference order: the first this configuration has.
   for (const Lowering l : op != nullptr ? op->lowerings : std::vector<Lowering>{}) {
     switch (l) {
@@ -508,6 +512,7 @@ void Planner::plan_node(std::size_t i) {
         if (has_ppu_) return plan_softmax(i);
         break;
       case Lowering::kSdpLut:
+        return plan_activation(i);
       case Lowering::kFolded:
         break;
     }

@@ -16,6 +16,8 @@
 //   PRelu, LeakyRelu                             add (BS; at INT8 BS and BN), an element-wise
 //   (not after a convolution, or an Add the      operand (EW or BN: another tensor, or a
 //   convolution cannot take)                     constant broadcast to the output)
+//   Sigmoid, Tanh, HardSigmoid, HardSwish,       SDP, memory to memory (plan_activation.cpp): the
+//   Mul(x, Sigmoid(x)) (SiLU)                    EW stage's LUT, or FP16 recipes
 //   Softmax (configurations with a PPU)          the PPU's softmax kernel over one axis of the
 //                                                FP16 surface
 //   Flatten, Reshape                             nothing: a view of the producer's surface (read
@@ -33,10 +35,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "firmware/dla/sdp_lut_tables.hpp"
 #include "models/graph/graph.hpp"
 
 namespace octasim::firmware::net {
@@ -99,6 +103,10 @@ struct SdpAttrs {
   enum class Convert : std::uint8_t { kNone, kQuantize, kDequantize } convert = Convert::kNone;
   std::vector<double> scale, zero_point;
   std::int32_t lo = 0, hi = 0;
+  // A unary activation (plan_activation.cpp): Sigmoid, Tanh, HardSigmoid, HardSwish, or SiLU
+  // (Mul(x, Sigmoid(x))); nothing else of the layer is used. Lowered through the EW stage's LUT
+  // (INT8) or the FP16 recipes of program_activation.cpp.
+  std::optional<Unary> unary;
 };
 
 // Softmax on the PPU (soc_* configurations): over one axis of the device cube.

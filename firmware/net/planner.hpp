@@ -2,7 +2,7 @@
 // cuts them into hardware layers. Private to firmware/net: plan.cpp holds the walk and the
 // CONV/PDP/CDP layers and views, plan_fuse.cpp the residual Add fused into a CONV, plan_sdp.cpp
 // the SDP and PPU layers (ReLU, BatchNormalization, Add/Mul, QuantizeLinear/DequantizeLinear,
-// Softmax), plan_concat.cpp Concat.
+// Softmax), plan_activation.cpp Sigmoid/Tanh/HardSigmoid/HardSwish/SiLU, plan_concat.cpp Concat.
 #pragma once
 
 #include <cstddef>
@@ -83,6 +83,12 @@ class Planner {
   // Softmax over one ONNX axis: the device cube's C, H or W (plan.hpp's tensor mapping). Before
   // opset 13 ONNX flattens from the axis on, which is one axis only when it is the last non-1.
   void plan_softmax(std::size_t i);
+
+  // Sigmoid, Tanh, Erf, HardSigmoid, HardSwish, Gelu, Mul(x, Sigmoid(x)) as SiLU and PyTorch's
+  // GELU pattern from its Div: one SDP layer (plan_activation.cpp).
+  void plan_activation(std::size_t i);
+  // The Erf, Add, Mul, Mul after Div node `div` when they compute GELU, or none.
+  std::vector<std::size_t> gelu_pattern(std::size_t div) const;
 
   void plan_view(std::size_t i);
 

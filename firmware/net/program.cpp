@@ -201,6 +201,7 @@ void Builder::lower(const PlannedLayer& l) {
   if (l.kind == LayerKind::kSdp && l.sdp.convert == SdpAttrs::Convert::kDequantize) {
     return lower_dequantize(l, in, dst, out);
   }
+  if (l.kind == LayerKind::kSdp && l.sdp.unary) return lower_activation(l, in, dst, out);
   switch (l.kind) {
     case LayerKind::kConv:
       if (!l.conv.matrix_bias.empty()) return lower_conv_matrix_bias(l, in, dst, out);

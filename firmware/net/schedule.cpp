@@ -27,6 +27,25 @@ ByteRange weights(const ConvLayer& l, const ConvHardware& hw) {
   return {l.weight_address, l.weight_address + plan.weight_bytes + plan.wmb_bytes, l.weight_ram};
 }
 
+// The SDP LUT an SDP layer programs (SdpStage::lut), or null.
+const models::ops::SdpLutConfig* sdp_lut(const NetProgram& p, std::size_t i) {
+  const auto* s = std::get_if<SdpLayer>(&p.layers[i].hw);
+  return s != nullptr && s->lut ? &*s->lut : nullptr;
+}
+
+bool same_sdp_lut(const models::ops::SdpLutConfig& a, const models::ops::SdpLutConfig& b) {
+  return a.le_linear == b.le_linear && a.uflow_priority_lo == b.uflow_priority_lo &&
+         a.oflow_priority_lo == b.oflow_priority_lo &&
+         a.hybrid_priority_lo == b.hybrid_priority_lo && a.le_index_offset == b.le_index_offset &&
+         a.le_index_select == b.le_index_select && a.lo_index_select == b.lo_index_select &&
+         a.le_start == b.le_start && a.le_end == b.le_end && a.lo_start == b.lo_start &&
+         a.lo_end == b.lo_end && a.le_uflow_scale == b.le_uflow_scale &&
+         a.le_oflow_scale == b.le_oflow_scale && a.lo_uflow_scale == b.lo_uflow_scale &&
+         a.lo_oflow_scale == b.lo_oflow_scale && a.le_uflow_shift == b.le_uflow_shift &&
+         a.le_oflow_shift == b.le_oflow_shift && a.lo_uflow_shift == b.lo_uflow_shift &&
+         a.lo_oflow_shift == b.lo_oflow_shift && a.le == b.le && a.lo == b.lo;
+}
+
 }  // namespace
 
 LayerAccess layer_access(const NetProgram& p, std::size_t i) {
@@ -115,7 +134,12 @@ std::vector<std::vector<std::size_t>> layer_dependencies(const NetProgram& p) {
       const bool memory = any_overlap(access[j].writes, access[i].reads) ||
                           any_overlap(access[j].writes, access[i].writes) ||
                           any_overlap(access[j].reads, access[i].writes);
-      if (memory || barrier(i) || barrier(j)) d.push_back(j);
+      // The SDP LUT is one storage for both register groups (lut-programming.rst): a layer
+      // that writes a different one waits until every earlier layer using it is done.
+      const models::ops::SdpLutConfig* li = sdp_lut(p, i);
+      const models::ops::SdpLutConfig* lj = sdp_lut(p, j);
+      const bool lut = li != nullptr && lj != nullptr && !same_sdp_lut(*li, *lj);
+      if (memory || lut || barrier(i) || barrier(j)) d.push_back(j);
     }
     for (const char* unit : layer_units(p, i)) {
       std::deque<std::size_t>& h = holders[unit];

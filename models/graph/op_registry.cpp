@@ -212,6 +212,14 @@ std::vector<Tensor> dropout_kernel(const Node& n, const Inputs& in, std::int64_t
   return out;
 }
 
+double gelu(const Node& n, double x) {
+  if (n.get_string("approximate", "none") == "tanh") {
+    const double c = std::sqrt(2.0 / std::acos(-1.0));
+    return 0.5 * x * (1.0 + std::tanh(c * (x + 0.044715 * x * x * x)));
+  }
+  return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+}
+
 std::vector<OpSchema> make_table() {
   using L = Lowering;
   using Q = Quantized;
@@ -506,7 +514,16 @@ std::vector<OpSchema> make_table() {
        nullptr,
        true,
        Q::kRequantize,
-       {},
+       {L::kSdpLut},
+       1},
+      {"Gelu",
+       "x Phi(x) (approximate: none or tanh)",
+       OCTASIM_UNARY(gelu(n, x)),
+       nullptr,
+       nullptr,
+       true,
+       Q::kRequantize,
+       {L::kSdpLut},
        1},
       // Reductions.
       {"ReduceMean",

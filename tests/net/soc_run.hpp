@@ -34,6 +34,8 @@ struct SocRun {
   std::uint64_t dram_bytes = 0;                  // read and written in DRAM, over the run
   std::uint64_t cvsram_bytes = 0;                // read and written in the CV-SRAM, over the run
   std::uint64_t conv_weight_bytes = 0;           // weight bytes CDMA fetched (dla.CONV)
+  // Every output dequantized, per image.
+  std::vector<std::vector<models::graph::Tensor>> every_output;
 };
 
 inline std::vector<std::uint8_t> memory_bytes(const models::ops::Memory& m, std::uint64_t addr,
@@ -87,6 +89,10 @@ inline SocRun run_on_soc(const firmware::net::NetProgram& prog, const HwConfig& 
     run.differing_images += same ? 0 : 1;
     run.codes.push_back(dev);
     run.outputs.push_back(fn::read_output(prog, 0, memory));
+    run.every_output.emplace_back();
+    for (std::size_t k = 0; k < prog.outputs.size(); ++k) {
+      run.every_output.back().push_back(fn::read_output(prog, k, memory));
+    }
   }
   run.layers_run = soc.dla().layers().size();
   const MemorySystem& ms = soc.memory_system();
