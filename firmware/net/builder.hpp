@@ -137,6 +137,9 @@ class Builder {
   // fused residual Add, and INT8/INT4 memory-to-memory SDP layers (affine map, Add of a tensor),
   // each with the fixed point of ew_fixed_point.hpp.
   SdpEwUnit ew_unit(bool relu, const std::string& who) const;
+  // The unit a per-channel operand read from a tensor's surface multiplies in: BN (NRDMA,
+  // PER_KERNEL), whose ReLU follows it.
+  SdpEwUnit channel_operand_unit(const std::string& who) const;
   SdpStage residual_stage(const QuantizedWeights& w, const PlannedLayer& l, const NetTensor& in,
                           const NetTensor& dst, const std::string& who);
   SdpLayer lower_sdp_quantized(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
@@ -206,6 +209,11 @@ class Builder {
   // at its channel offset, or a buffer of its own.
   FeatureSurface placed_surface(const std::string& name, std::uint32_t physical,
                                 Precision precision);
+  // A channel slice (plan.hpp PlannedSlice): its source's surface from channel `first` on, which
+  // must start an atom (C' channels) — a slice elsewhere is refused naming the node (SDP, the one
+  // engine that could copy it, keeps every channel in its atom lane) — with the source's
+  // quantization.
+  const NetTensor& slice_tensor(const std::string& name, const PlannedSlice& slice);
   // `v` (one value per logical channel of `t`) spread over t's surface channels, `hole` between.
   [[nodiscard]] std::vector<double> spread(const std::vector<double>& v, const NetTensor& t,
                                            double hole) const;

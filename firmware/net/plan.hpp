@@ -23,6 +23,9 @@
 //   Concat (on the channel axis)                 nothing: each input's producer writes into the
 //                                                output's surface at the input's channel offset
 //                                                (plan_concat.cpp; program.hpp's channel map)
+//   Split, Slice (on the channel axis)           nothing: each output is a surface inside the
+//                                                input's, from an atom-aligned channel on
+//                                                (plan_slice.cpp)
 //
 // Anything else is refused with one line naming the node and the op. Tensors are ONNX's NCHW
 // with one image (N = 1), N x C x L (1-D, as H = 1), C x H x W (rank 3 without a batch, as ONNX's
@@ -93,6 +96,10 @@ struct SdpAttrs {
   // output's shape; empty: `operand_value` everywhere (LeakyRelu's alpha).
   std::string operand;
   double operand_value = 0.0;
+  // A Mul by a device tensor of one value per channel (N x C x 1 x 1: a squeeze-excitation scale,
+  // s = Sigmoid(Conv(GlobalAveragePool(x)))): the operand is read per channel (SDP's PER_KERNEL
+  // operand mode) from that tensor's 1x1xC surface; `operand` names the tensor views resolved.
+  bool operand_per_channel = false;
   bool relu = false;
   // QuantizeLinear (FP16 -> integer codes in INT16 elements, saturated to [lo, hi]) or
   // DequantizeLinear (INT16 codes -> FP16): a scale and a zero point, one or one per channel.
@@ -136,6 +143,16 @@ struct PlannedConcat {
   std::vector<std::string> inputs;  // in the node's order
 };
 
+// A Split output or a Slice on the channel axis: no layer. The tensor is channels
+// [first, first + its channels) of `source` (a tensor a layer writes, or the graph input), a
+// surface inside source's (program.hpp: at source's address + first / C' surface strides, so
+// `first` must be a multiple of the atom's channels C', which the lowering checks).
+struct PlannedSlice {
+  std::size_t node = 0;  // index into Graph::nodes
+  std::string source;
+  std::uint32_t first = 0;
+};
+
 struct NetPlan {
   std::string input;                      // the graph's (one) data input
   std::vector<std::int64_t> input_shape;  // NCHW or N x F, N = 1
@@ -152,6 +169,8 @@ struct NetPlan {
   // holds it (a tensor is concatenated once).
   std::map<std::string, PlannedConcat> concats;
   std::map<std::string, std::string> concat_parent;
+  // Channel slices (Split outputs, Slice on the channel axis): name -> where it lives.
+  std::map<std::string, PlannedSlice> slices;
 
   // The tensor a name stands for once views are followed.
   [[nodiscard]] const std::string& resolve(const std::string& tensor) const;
@@ -159,7 +178,8 @@ struct NetPlan {
 
 // Where a Concat input cannot live inside the Concat's surface because it already lives
 // elsewhere — concatenated by an earlier Concat (DenseNet concatenates every feature into every
-// later block's input) or twice by one Concat — inserts
+// later block's input) or twice by one Concat, or a channel slice (inside its source's surface:
+// ShuffleNet concatenates one half of a Split with the other half's branch) — inserts
 // Mul(input, 1) before the Concat, which plans as an SDP layer copying (and at INT8 requantizing)
 // the tensor into place. Returns how many copies were inserted.
 std::size_t insert_concat_copies(models::graph::Graph& g);

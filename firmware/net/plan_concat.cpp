@@ -61,6 +61,12 @@ void Planner::plan_concat(std::size_t i) {
     if (plan_.cubes.count(in) == 0) {
       throw GraphError(fmt::format("{}: input '{}' is not computed on the device", n.label(), in));
     }
+    if (plan_.slices.count(in) != 0) {
+      throw GraphError(fmt::format(
+          "{}: input '{}' is a channel slice of '{}': it lives inside that surface and cannot be "
+          "placed inside the concatenation (insert_concat_copies copies it)",
+          n.label(), in, plan_.slices.at(in).source));
+    }
     if (plan_.transposed.count(in) != 0 ||
         channel_axis(plan_.shapes.at(in)) != channel_axis(shape)) {
       throw GraphError(fmt::format(
@@ -103,6 +109,12 @@ std::size_t insert_concat_copies(models::graph::Graph& g) {
     const Node* p = g.producer(t);
     return p != nullptr && models::graph::lowers_to(p->op_type, models::graph::Lowering::kView);
   };
+  // A channel slice lives inside its source's surface: it always needs a copy.
+  const auto is_slice = [&](const std::string& t) {
+    const Node* p = g.producer(t);
+    return p != nullptr &&
+           models::graph::lowers_to(p->op_type, models::graph::Lowering::kChannelSlice);
+  };
   const auto is_graph_input = [&](const std::string& t) {
     return std::any_of(g.inputs.begin(), g.inputs.end(),
                        [&](const models::graph::ValueInfo& v) { return v.name == t; });
@@ -117,7 +129,7 @@ std::size_t insert_concat_copies(models::graph::Graph& g) {
     for (std::size_t k = 0; k < g.nodes[i].inputs.size(); ++k) {
       const std::string in = g.nodes[i].inputs[k];
       if (in.empty() || g.is_constant(in) || is_view(in)) continue;  // plan_concat refuses them
-      if (placed.count(in) == 0) {
+      if (placed.count(in) == 0 && !is_slice(in)) {
         placed.insert(in);
         continue;
       }

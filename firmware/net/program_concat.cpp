@@ -20,7 +20,16 @@ void Builder::plan_layouts() {
   const auto dense = [&](const std::string& t) {
     return ChannelLayout{plan_.cubes.at(t).channels, {}};
   };
+  // A channel slice is dense (slice_tensor refuses one of a padded layout).
+  const auto place_slices = [&] {
+    for (const auto& [name, slice] : plan_.slices) {
+      if (layouts_.count(name) == 0 && layouts_.count(slice.source) != 0) {
+        layouts_[name] = dense(name);
+      }
+    }
+  };
   layouts_[plan_.input] = dense(plan_.input);
+  place_slices();
   while (place_concats()) {
   }
   for (const PlannedLayer& l : plan_.layers) {
@@ -58,6 +67,7 @@ void Builder::plan_layouts() {
         break;
     }
     layouts_[l.output] = out;
+    place_slices();
     while (place_concats()) {
     }
   }
@@ -94,8 +104,37 @@ bool Builder::place_concats() {
 }
 
 const std::string& Builder::storage(const std::string& name) const {
+  const auto slice = plan_.slices.find(name);
+  if (slice != plan_.slices.end()) return storage(slice->second.source);
   const auto it = plan_.concat_parent.find(name);
   return it == plan_.concat_parent.end() ? name : storage(it->second);
+}
+
+const NetTensor& Builder::slice_tensor(const std::string& name, const PlannedSlice& slice) {
+  const NetTensor& src = tensor(slice.source);
+  const std::string who = g_.nodes[slice.node].label();
+  const std::uint32_t channels = plan_.cubes.at(name).channels;
+  const std::uint32_t cpa = channels_per_atom(src.precision, atom());
+  if (!src.channel_map.empty() || src.fold) {
+    throw GraphError(fmt::format(
+        "{}: '{}' has a {} layout; a channel slice needs its channels dense on the surface", who,
+        slice.source, src.fold ? "folded input" : "padded (Concat) channel"));
+  }
+  if (slice.first % cpa != 0) {
+    throw GraphError(fmt::format(
+        "{}: {} channels [{}, {}) of '{}' start at channel {}, not on an atom boundary ({} "
+        "channels of {} on {}): a channel slice is a surface inside its input's from a whole "
+        "atom on, and no copy is lowered (SDP keeps every channel in its atom lane)",
+        who, g_.nodes[slice.node].op_type, slice.first, slice.first + channels, slice.source,
+        slice.first, cpa, precision_name(src.precision), hw_.name));
+  }
+  NetTensor t = src;
+  t.name = name;
+  t.shape = plan_.shapes.at(name);
+  t.surface.address += std::uint64_t{slice.first / cpa} * src.surface.surface_stride;
+  t.surface.channels = channels;
+  prog_.table[name] = t.quant;
+  return tensors_.emplace(name, t).first->second;
 }
 
 FeatureSurface Builder::placed_surface(const std::string& name, std::uint32_t physical,

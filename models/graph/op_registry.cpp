@@ -330,9 +330,9 @@ std::vector<OpSchema> make_table() {
       {"Transpose", "permutes the axes", OCTASIM_OPS(ops::transpose(n, in)), nullptr, nullptr,
        true, Q::kKeepsScale, {}, 1},
       {"Split", "splits a tensor along an axis", OCTASIM_OPS_OPSET(ops::split(n, in, opset)),
-       nullptr, nullptr, true, Q::kKeepsScale, {}, 1},
+       nullptr, nullptr, true, Q::kKeepsScale, {L::kChannelSlice}, 1},
       {"Slice", "a strided window of a tensor", OCTASIM_OPS_OPSET(ops::slice(n, in, opset)),
-       nullptr, nullptr, true, Q::kKeepsScale, {}, 1},
+       nullptr, nullptr, true, Q::kKeepsScale, {L::kChannelSlice}, 1},
       {"Pad", "constant, reflect or edge padding", OCTASIM_OPS_OPSET(ops::pad(n, in, opset)),
        nullptr, nullptr, true, Q::kKeepsScale, {L::kFolded}, 1},
       {"Resize", "nearest-neighbour resampling", OCTASIM_OPS_OPSET(ops::resize(n, in, opset)),
@@ -386,6 +386,8 @@ const char* lowering_name(Lowering l) {
       return "view";
     case Lowering::kConcat:
       return "concat";
+    case Lowering::kChannelSlice:
+      return "channel slice";
     case Lowering::kPpuSoftmax:
       return "PPU";
     case Lowering::kFolded:
