@@ -209,11 +209,15 @@ class Builder {
   // at its channel offset, or a buffer of its own.
   FeatureSurface placed_surface(const std::string& name, std::uint32_t physical,
                                 Precision precision);
-  // A channel slice (plan.hpp PlannedSlice): its source's surface from channel `first` on, which
-  // must start an atom (C' channels) — a slice elsewhere is refused naming the node (SDP, the one
-  // engine that could copy it, keeps every channel in its atom lane) — with the source's
-  // quantization.
+  // A channel slice (plan.hpp PlannedSlice): its source's surface from the atom holding its
+  // first channel on, with the source's quantization. Where that channel starts the atom (and
+  // the source is dense) the slice is dense; otherwise its channels sit at an offset in the
+  // window, a padded layout (channel_map) whose unused channels hold the source's neighbouring
+  // channels — which readers ignore as they ignore a Concat's unused ones (zero weight rows,
+  // channel-wise SDP/PDP). slice_layout: the window's first atom and the slice's layout.
   const NetTensor& slice_tensor(const std::string& name, const PlannedSlice& slice);
+  [[nodiscard]] std::pair<std::uint32_t, ChannelLayout> slice_layout(
+      const std::string& name, const PlannedSlice& slice) const;
   // `v` (one value per logical channel of `t`) spread over t's surface channels, `hole` between.
   [[nodiscard]] std::vector<double> spread(const std::vector<double>& v, const NetTensor& t,
                                            double hole) const;

@@ -24,8 +24,8 @@
 //                                                output's surface at the input's channel offset
 //                                                (plan_concat.cpp; program.hpp's channel map)
 //   Split, Slice (on the channel axis)           nothing: each output is a surface inside the
-//                                                input's, from an atom-aligned channel on
-//                                                (plan_slice.cpp)
+//                                                input's, from the atom holding its first
+//                                                channel on (plan_slice.cpp)
 //
 // Anything else is refused with one line naming the node and the op. Tensors are ONNX's NCHW
 // with one image (N = 1), N x C x L (1-D, as H = 1), C x H x W (rank 3 without a batch, as ONNX's
@@ -144,9 +144,9 @@ struct PlannedConcat {
 };
 
 // A Split output or a Slice on the channel axis: no layer. The tensor is channels
-// [first, first + its channels) of `source` (a tensor a layer writes, or the graph input), a
-// surface inside source's (program.hpp: at source's address + first / C' surface strides, so
-// `first` must be a multiple of the atom's channels C', which the lowering checks).
+// [first, first + its channels) of `source` (a tensor a layer writes, a Concat or the graph
+// input), a surface inside source's (program_concat.cpp: from the atom holding channel `first` on;
+// a padded channel layout when `first` does not start an atom).
 struct PlannedSlice {
   std::size_t node = 0;  // index into Graph::nodes
   std::string source;

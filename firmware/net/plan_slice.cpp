@@ -2,8 +2,10 @@
 // feature surface is a stack of C'-channel surfaces (format.rst), so channels [c0, c1) of a
 // W x H x C tensor, with c0 a multiple of C', are a W x H x (c1 - c0) surface of their own at the
 // input's address + (c0 / C') surface strides, with the input's line and surface strides — the
-// reverse of a Concat placing its inputs (plan_concat.cpp). The lowering (program_concat.cpp)
-// checks c0 against the atom, which depends on the configuration and the precision.
+// reverse of a Concat placing its inputs (plan_concat.cpp). Where c0 is not a multiple of C' the
+// slice is the same window from the atom holding c0 on, its channels at an offset in it: a padded
+// channel layout (program.hpp's channel map), as a Concat's. The lowering (program_concat.cpp)
+// chooses which, knowing the atom (configuration and precision).
 #include <fmt/core.h>
 
 #include "firmware/net/planner.hpp"
@@ -33,11 +35,8 @@ void Planner::plan_channel_slice(std::size_t i) {
     throw GraphError(fmt::format("{}: {} of '{}', a view of '{}' (Flatten/Reshape): not supported",
                                  n.label(), n.op_type, in, plan_.views.at(in)));
   }
-  if (plan_.cubes.count(in) == 0 || plan_.concats.count(in) != 0) {
-    throw GraphError(fmt::format("{}: input '{}' is {}", n.label(), in,
-                                 plan_.concats.count(in) != 0
-                                     ? "a Concat's output: slicing a concatenation is not supported"
-                                     : "not computed on the device"));
+  if (plan_.cubes.count(in) == 0) {
+    throw GraphError(fmt::format("{}: input '{}' is not computed on the device", n.label(), in));
   }
   if (plan_.transposed.count(in) != 0) {
     throw GraphError(

@@ -97,7 +97,8 @@ class Planner {
   void plan_concat(std::size_t i);
 
   // Split, or Slice on the channel axis (plan_slice.cpp): records each output as a channel
-  // window of the input; refuses other axes, steps other than 1, views and constants.
+  // window of the input; refuses other axes, steps other than 1, views, constants and
+  // transposed inputs.
   void plan_channel_slice(std::size_t i);
 
   // Node `i` through the first of its registry lowerings (models/graph/op_registry.hpp) this

@@ -77,9 +77,10 @@ struct NetTensor {
   // (m, k) of ONNX's C order is the cube's (0, m, k); otherwise C order is the cube's (c, y, x).
   bool rows = false;
   // A padded channel layout (a Concat of blocks whose channel counts are not multiples of the
-  // atom's, or a channel-wise layer of one): logical channel c is the surface's channel
-  // channel_map[c]; the channels no entry names hold zeros. Empty: the identity
-  // (surface.channels logical channels).
+  // atom's, a channel slice not starting on an atom, or a channel-wise layer of one): logical
+  // channel c is the surface's channel channel_map[c]; the channels no entry names hold zeros (a
+  // Concat's) or the sliced tensor's other channels (a slice's), which readers ignore. Empty: the
+  // identity (surface.channels logical channels).
   std::vector<std::uint32_t> channel_map;
   // The graph input of a folded first convolution (fold.hpp): the surface holds the folded cube,
   // which the host lays out from the image (runtime.cpp input_image); shape stays ONNX's.

@@ -4,11 +4,15 @@
 //           N x C x 1 x 1 tensor the device computes; y = Mul(a, s) (or Mul(s, a)); z = conv1x1(y).
 //           The Mul is one SDP layer whose multiplier operand is s's own 1x1xC surface, read per
 //           channel (DATA_MODE PER_KERNEL).
-//   slices  a = relu(conv3x3(x)) of 2 atoms' channels (64 INT8 / 32 FP16 on nv_full, 16 on
-//           nv_small); Split(a) -> a1, a2 (one atom each); b = relu(conv1x1(a2));
-//           y = conv1x1(Concat(a1, b)) (a1 copied into the Concat by an SDP layer);
-//           t = Slice(a, [C', C' + 8)) -> z = conv1x1(t) (a slice whose last atom holds a's
-//           next channels); u = Slice(a, [0, 12)) a graph output. No layer for Split or Slice.
+//   slices  a = relu(conv3x3(x)) of 2 C' + 16 channels (C' = 32 INT8 / 16 FP16 on nv_full, 8
+//           on nv_small); Split(a, [C' - 4, C' + 20]) -> a1, a2 (ShuffleNet's chunk where the
+//           halves do not start on atoms: a2 is a padded window of a's surface); b =
+//           relu(conv1x1(a2)); y = conv1x1(Concat(a1, b)) (a1 copied into the Concat by an SDP
+//           layer); t = Slice(a, [C', C' + 8)) -> z = conv1x1(t) (a slice whose last atom holds a's
+//           next channels); u = Slice(a, [0, 12)) a graph output; v = Slice(a, [C' - 6, C' + 10))
+//           across an atom boundary -> w = conv1x1(v) and vr = Relu(v) (SDP keeps v's padded
+//           layout; the host reads the graph output through its channel map). No layer for
+//           Split or Slice.
 // Checks, per image: every layer's output surface equals the quantized reference executor's
 // (run_layer_model: models/), byte for byte; every output's codes too; and every output is
 // within a fraction of its peak of the FP32 reference (models::graph::run_reference): 1/256 at
@@ -98,12 +102,14 @@ models::graph::Graph se_network(std::int64_t c, bool swapped) {
 models::graph::Graph slice_network(std::int64_t atom) {
   GraphBuilder b;
   b.input("x", {1, 8, kSize, kSize});
-  add_conv(b, "c0", "x", "a", 8, 2 * atom, 3, true, 1);
-  b.graph().initializers["halves"] = Tensor::ints(models::graph::DType::kInt64, {2}, {atom, atom});
+  add_conv(b, "c0", "x", "a", 8, 2 * atom + 16, 3, true, 1);
+  // ShuffleNet's chunk: halves that do not start on an atom (a2 from channel atom - 4 on).
+  b.graph().initializers["halves"] =
+      Tensor::ints(models::graph::DType::kInt64, {2}, {atom - 4, atom + 20});
   b.node("Split", "split", {"a", "halves"}, {"a1", "a2"}).attributes["axis"] = int_attr(1);
-  add_conv(b, "c1", "a2", "b", atom, atom, 1, true, 2);
+  add_conv(b, "c1", "a2", "b", atom + 20, atom, 1, true, 2);
   b.node("Concat", "cat", {"a1", "b"}, {"cat"}).attributes["axis"] = int_attr(1);
-  add_conv(b, "head", "cat", "y", 2 * atom, 16, 1, false, 3);
+  add_conv(b, "head", "cat", "y", 2 * atom - 4, 16, 1, false, 3);
   b.graph().initializers["t_starts"] = Tensor::ints(models::graph::DType::kInt64, {1}, {atom});
   b.graph().initializers["t_ends"] = Tensor::ints(models::graph::DType::kInt64, {1}, {atom + 8});
   b.graph().initializers["axis1"] = Tensor::ints(models::graph::DType::kInt64, {1}, {1});
@@ -112,7 +118,14 @@ models::graph::Graph slice_network(std::int64_t atom) {
   b.graph().initializers["u_starts"] = Tensor::ints(models::graph::DType::kInt64, {1}, {0});
   b.graph().initializers["u_ends"] = Tensor::ints(models::graph::DType::kInt64, {1}, {12});
   b.node("Slice", "take_u", {"a", "u_starts", "u_ends", "axis1"}, {"u"});
-  b.output("y").output("z").output("u");
+  // Across an atom boundary, from 6 channels before it: read by a CONV and by an SDP ReLU whose
+  // output (a graph output) keeps the padded layout.
+  b.graph().initializers["v_starts"] = Tensor::ints(models::graph::DType::kInt64, {1}, {atom - 6});
+  b.graph().initializers["v_ends"] = Tensor::ints(models::graph::DType::kInt64, {1}, {atom + 10});
+  b.node("Slice", "take_v", {"a", "v_starts", "v_ends", "axis1"}, {"v"});
+  add_conv(b, "c3", "v", "w", 16, 8, 1, false, 5);
+  b.node("Relu", "relu_v", {"v"}, {"vr"});
+  b.output("y").output("z").output("u").output("w").output("vr");
   return b.graph();
 }
 
@@ -243,23 +256,39 @@ void run_slices(const char* config, fn::NetPrecision precision, Device device) {
   const unsigned atom_channels =
       hw.dla.memory_atomic_size / (precision == fn::NetPrecision::kFp16 ? 2U : 1U);
   const fn::NetProgram prog = run(slice_network(atom_channels), config, precision, device);
-  // c0, c1, the copy of a1 into the Concat, head, c2: no layer for the Split and the Slices.
-  EXPECT_EQ(prog.layers.size(), 5U);
+  // c0, c1, the copy of a1 into the Concat, head, c2, c3, the ReLU: no layer for the Split and
+  // the Slices.
+  EXPECT_EQ(prog.layers.size(), 7U);
   const firmware::FeatureSurface* a = nullptr;
   const firmware::FeatureSurface* t = nullptr;
+  const firmware::FeatureSurface* a2 = nullptr;
   for (const fn::NetLayer& l : prog.layers) {
     if (l.output == "a") a = fn::layer_output(l);
     if (l.nodes.find("Conv 'c2'") != std::string::npos) {
       t = &std::get<firmware::ConvLayer>(l.hw).src;
     }
+    if (l.nodes.find("Conv 'c1'") != std::string::npos) {
+      a2 = &std::get<firmware::ConvLayer>(l.hw).src;
+    }
   }
   ASSERT_NE(a, nullptr);
   ASSERT_NE(t, nullptr);
+  ASSERT_NE(a2, nullptr);
   EXPECT_EQ(t->address, a->address + a->surface_stride);  // channel C' on: one surface on
   EXPECT_EQ(t->channels, 8U);
+  // a2 = [C' - 4, 2 C' + 16): the window from atom 0, its channels from lane C' - 4 on.
+  EXPECT_EQ(a2->address, a->address);
+  EXPECT_EQ(a2->channels, 2 * atom_channels + 16);
   const fn::NetTensor& u = output_named(prog, "u");
   EXPECT_EQ(u.surface.address, a->address);
   EXPECT_EQ(u.surface.channels, 12U);
+  EXPECT_TRUE(u.channel_map.empty());
+  // v = [C' - 6, C' + 10) through the ReLU: the padded layout of the slice.
+  const fn::NetTensor& vr = output_named(prog, "vr");
+  std::vector<std::uint32_t> map(16);
+  for (std::uint32_t j = 0; j < 16; ++j) map[j] = atom_channels - 6 + j;
+  EXPECT_EQ(vr.channel_map, map);
+  EXPECT_EQ(vr.surface.channels, atom_channels + 10);
 }
 
 TEST(SeMulFunctional, NvFullInt8) {

@@ -2,7 +2,8 @@
 // plans (one SDP layer with a per-channel operand, operands in either order or through a Reshape
 // of an N x C Gemm output; Split and Slice outputs as channel windows, a slice of a slice), the
 // refusals (an operand of another shape, an Add by a per-channel tensor, a slice on H or W or of
-// step 2, a slice not starting on an atom), the SDP programming the lowering chooses (PER_KERNEL
+// step 2), where a slice's surface starts (an atom boundary, or the atom holding its first
+// channel: a padded layout), the SDP programming the lowering chooses (PER_KERNEL
 // operand of s's surface, one byte at INT8 and two at FP16, the rescale in the output convertor)
 // and the fixed point of the INT8 rescale. The device runs are se_slice_device_test.cpp.
 #include <cmath>
@@ -289,24 +290,39 @@ TEST(ChannelSlicePlan, Refusals) {
   EXPECT_TRUE(contains(e, "Slice 'take': Slice with step 2")) << e;
 }
 
-TEST(ChannelSliceLowering, NotOnAnAtomIsRefusedNamingTheNode) {
-  // Channel 40 starts an atom of 8 INT8 channels (nv_small) but not one of 32 (nv_full INT8) or
-  // of 16 (nv_full FP16).
-  const auto lowered = [](const char* config, NetPrecision precision) {
-    const HwConfig hw = load_hw_config(config);
+TEST(ChannelSliceLowering, AWindowFromTheAtomHoldingTheFirstChannel) {
+  // Channels [40, 48) of a's 64: channel 40 starts an atom of 8 INT8 channels (nv_small) — a
+  // dense surface 5 atoms on — but not one of 32 (nv_full INT8) or 16 (FP16): there the window
+  // starts at the atom holding channel 40 (1, resp. 2) and the slice's channels sit 8 lanes in.
+  struct Case {
+    const char* config;
+    NetPrecision precision;
+    std::uint32_t atom_channels, first_atom, offset;
+  };
+  for (const Case& k : {Case{"nv_small", NetPrecision::kInt8, 8, 5, 0},
+                        Case{"nv_full", NetPrecision::kInt8, 32, 1, 8},
+                        Case{"nv_full", NetPrecision::kFp16, 16, 2, 8}}) {
+    const HwConfig hw = load_hw_config(k.config);
     CompiledNetwork net = prepare_network(slice_graph({40}, {48}, {1}).graph(), hw);
     QuantOptions o;
-    o.precision = precision;
-    return error_of([&] { quantize_network(net, hw, random_images(net.plan, 2, 3), o); });
-  };
-  EXPECT_EQ(lowered("nv_small", NetPrecision::kInt8), "");
-  std::string e = lowered("nv_full", NetPrecision::kInt8);
-  EXPECT_TRUE(contains(e,
-                       "Slice 'take': Slice channels [40, 48) of 'a' start at channel 40, not "
-                       "on an atom boundary (32 channels of INT8 on nv_full)"))
-      << e;
-  e = lowered("nv_full", NetPrecision::kFp16);
-  EXPECT_TRUE(contains(e, "(16 channels of FP16 on nv_full)")) << e;
+    o.precision = k.precision;
+    quantize_network(net, hw, random_images(net.plan, 2, 3), o, nullptr, PlacementOptions{false});
+    const NetProgram& prog = net.program;
+    ASSERT_EQ(prog.layers.size(), 3U) << k.config;  // c0, c1, c2
+    const auto& c0 = std::get<ConvLayer>(prog.layers[0].hw);
+    const auto& c1 = std::get<ConvLayer>(prog.layers[1].hw);
+    const auto& c2 = std::get<ConvLayer>(prog.layers[2].hw);
+    EXPECT_EQ(c0.dst.channels, 64U);
+    // a2 = [32, 64): an atom boundary everywhere.
+    EXPECT_EQ(c1.src.address, c0.dst.address + 32 / k.atom_channels * c0.dst.surface_stride);
+    EXPECT_EQ(c1.src.channels, 32U);
+    EXPECT_EQ(c2.src.address, c0.dst.address + k.first_atom * c0.dst.surface_stride) << k.config;
+    EXPECT_EQ(c2.src.channels, k.offset + 8) << k.config;  // the lanes before the slice's, too
+    EXPECT_EQ(c2.src.line_stride, c0.dst.line_stride);
+    EXPECT_EQ(c2.src.surface_stride, c0.dst.surface_stride);
+    // The convolution reading it multiplies the lanes before the slice's by zero weights.
+    EXPECT_EQ(c2.kernels, 8U);
+  }
 }
 
 TEST(ChannelSliceLowering, ASplitOutputConcatenatedIsCopied) {
