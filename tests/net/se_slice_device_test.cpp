@@ -35,6 +35,7 @@
 #include "firmware/driver/host_memory.hpp"
 #include "firmware/net/compiler.hpp"
 #include "firmware/net/runtime.hpp"
+#include "firmware/net/schedule.hpp"
 #include "models/graph/reference.hpp"
 #include "net_test_graph.hpp"
 #include "sim/core/hw_config.hpp"
@@ -93,6 +94,27 @@ models::graph::Graph se_network(std::int64_t c, bool swapped) {
   add_conv(b, "fc2", "r", "s", c / 2, c, 1, true, 3);
   b.node("Mul", "se",
          swapped ? std::vector<std::string>{"s", "a"} : std::vector<std::string>{"a", "s"}, {"y"});
+  add_conv(b, "proj", "y", "z", c, 16, 1, false, 4);
+  b.output("z").output("y");
+  return b.graph();
+}
+
+// The block with Linear layers, as PyTorch's SE modules with nn.Linear export it:
+// s = relu(Gemm(Flatten(GlobalAveragePool(a)))) reshaped to N x C x 1 x 1 (a view of the Gemm's
+// 1x1xC output).
+models::graph::Graph se_linear_network(std::int64_t c) {
+  GraphBuilder b;
+  b.input("x", {1, 8, kSize, kSize});
+  add_conv(b, "c0", "x", "a", 8, c, 3, true, 1);
+  b.node("GlobalAveragePool", "gap", {"a"}, {"p"});
+  b.node("Flatten", "flat", {"p"}, {"f"});
+  b.constant("fc_W", {c, c}, weights(c, c, 1, 2));
+  b.constant("fc_B", {c}, std::vector<float>(static_cast<std::size_t>(c), 0.1F));
+  b.node("Gemm", "fc", {"f", "fc_W", "fc_B"}, {"g"}).attributes["transB"] = int_attr(1);
+  b.node("Relu", "fc_relu", {"g"}, {"gr"});
+  b.graph().initializers["shape"] = Tensor::ints(models::graph::DType::kInt64, {4}, {-1, c, 1, 1});
+  b.node("Reshape", "view", {"gr", "shape"}, {"s"});
+  b.node("Mul", "se", {"a", "s"}, {"y"});
   add_conv(b, "proj", "y", "z", c, 16, 1, false, 4);
   b.output("z").output("y");
   return b.graph();
@@ -211,15 +233,27 @@ fn::NetProgram run(const models::graph::Graph& graph, const char* config,
           "peak " + std::to_string(peak) + ", largest error " + std::to_string(worst));
     }
   }
+  // Once more under the overlapped schedule (octasim net's default): a layer waits only for the
+  // layers writing what it reads (the per-channel operand, a slice's source); same outputs.
+  fn::write_input(prog, images, 0, memory);
+  fn::program_network(prog, mmio, groups, fn::Schedule::kOverlap);
+  firmware::HostMemory serial;
+  fn::load_constants(prog, serial);
+  fn::write_input(prog, images, 0, serial);
+  (void)fn::run_network_model(prog, serial);
+  for (std::size_t k = 0; k < prog.outputs.size(); ++k) {
+    EXPECT_EQ(fn::read_output_codes(prog, k, memory), fn::read_output_codes(prog, k, serial))
+        << prog.outputs[k].name << " under the overlapped schedule";
+  }
   const std::size_t recorded = soc ? soc->dla().layers().size() : functional->layers().size();
   std::size_t per_image = 0;
   for (const fn::NetLayer& l : prog.layers) per_image += fn::device_records(l).size();
-  EXPECT_EQ(recorded, per_image * kImages);
+  EXPECT_EQ(recorded, per_image * (kImages + 1));
   return prog;
 }
 
 // The SE Mul is one SDP layer whose per-channel operand is s's surface; its input a's.
-void check_se_structure(const fn::NetProgram& prog) {
+void check_se_structure(const fn::NetProgram& prog, const std::string& scale = "s") {
   const firmware::SdpLayer* mul = nullptr;
   std::size_t sdp_layers = 0;
   for (const fn::NetLayer& l : prog.layers) {
@@ -234,10 +268,10 @@ void check_se_structure(const fn::NetProgram& prog) {
   EXPECT_EQ(mul->ew->op, firmware::SdpEwOp::kMul);
   EXPECT_EQ(mul->ew->surface.width, 1U);
   EXPECT_EQ(mul->ew->surface.height, 1U);
-  // s's surface: the output of the CONV computing fc2.
+  // s's surface: the output of the layer computing it (fc2's CONV, or the Gemm's).
   const firmware::FeatureSurface* s = nullptr;
   for (const fn::NetLayer& l : prog.layers) {
-    if (l.output == "s") s = fn::layer_output(l);
+    if (l.output == scale) s = fn::layer_output(l);
   }
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(mul->ew->surface.address, s->address);
@@ -249,6 +283,12 @@ void run_se(const char* config, fn::NetPrecision precision, Device device, bool 
   check_se_structure(prog);
   // c0, gap, fc1, fc2, the Mul, proj.
   EXPECT_EQ(prog.layers.size(), 6U);
+}
+
+void run_se_linear(const char* config, fn::NetPrecision precision, Device device) {
+  const fn::NetProgram prog = run(se_linear_network(48), config, precision, device);
+  check_se_structure(prog, "gr");
+  EXPECT_EQ(prog.layers.size(), 5U);  // c0, gap, fc, the Mul, proj
 }
 
 void run_slices(const char* config, fn::NetPrecision precision, Device device) {
@@ -311,6 +351,13 @@ TEST(SeMulOnSoc, SocLargeFp16) {
 }
 TEST(SeMulOnSoc, NvSmallInt8) {
   run_se("nv_small", fn::NetPrecision::kInt8, Device::kSoc);
+}
+
+TEST(SeMulFunctional, NvFullInt8Linear) {
+  run_se_linear("nv_full", fn::NetPrecision::kInt8, Device::kFunctional);
+}
+TEST(SeMulFunctional, NvFullFp16Linear) {
+  run_se_linear("nv_full", fn::NetPrecision::kFp16, Device::kFunctional);
 }
 
 TEST(ChannelSliceFunctional, NvFullInt8) {
