@@ -16,6 +16,7 @@
 //   PRelu, LeakyRelu                             add (BS; at INT8 BS and BN), an element-wise
 //   (not after a convolution, or an Add the      operand (EW or BN: another tensor, or a
 //   convolution cannot take)                     constant broadcast to the output)
+//   Mul by an N x C x 1 x 1 tensor (SE)          SDP: BN's multiplier reads it per channel
 //   Softmax (configurations with a PPU)          the PPU's softmax kernel over one axis of the
 //                                                FP16 surface
 //   Flatten, Reshape                             nothing: a view of the producer's surface (read
