@@ -44,6 +44,7 @@
 #include "sim/soc/soc.hpp"
 #include "sim/trace/device_mmio.hpp"
 #include "sim/trace/player.hpp"
+#include "tests/firmware/e2e_util.hpp"
 
 namespace octasim {
 namespace {
@@ -329,6 +330,38 @@ void run_slices(const char* config, fn::NetPrecision precision, Device device) {
   for (std::uint32_t j = 0; j < 16; ++j) map[j] = atom_channels - 6 + j;
   EXPECT_EQ(vr.channel_map, map);
   EXPECT_EQ(vr.surface.channels, atom_channels + 10);
+}
+
+// `octasim compile`'s trace (write_network_trace) of a network: `octasim run` passes every check
+// (each layer's output by CRC against the quantized reference executor, then the outputs' files),
+// on the functional device and the cycle-level SoC.
+void run_trace(const models::graph::Graph& graph, const char* config, fn::NetPrecision precision,
+               const char* name, std::size_t outputs) {
+  const HwConfig hw = load_hw_config(config);
+  fn::CompiledNetwork net = fn::prepare_network(graph, hw);
+  const Tensor images = fn::random_images(net.plan, 3, 5);
+  fn::QuantOptions options;
+  options.precision = precision;
+  fn::quantize_network(net, hw, images, options);
+  const test::TempDir dir(name);
+  const fn::NetTraceFiles files = fn::write_network_trace(net, images, 1, dir.str());
+  const std::string checks =
+      "checks: " + std::to_string(net.program.layers.size() + outputs) + " passed, 0 failed";
+  for (const char* mode : {" --functional", ""}) {
+    std::string out;
+    EXPECT_EQ(test::run_octasim(
+                  "run " + files.trace + " --config " + config + " --no-progress" + mode, &out),
+              0)
+        << out;
+    EXPECT_NE(out.find(checks), std::string::npos) << mode << ": want '" << checks << "'\n" << out;
+  }
+}
+
+TEST(SeMulTrace, NvFullInt8) {
+  run_trace(se_network(48, false), "nv_full", fn::NetPrecision::kInt8, "se_trace", 2);
+}
+TEST(ChannelSliceTrace, NvFullFp16) {
+  run_trace(slice_network(16), "nv_full", fn::NetPrecision::kFp16, "slice_trace", 5);
 }
 
 TEST(SeMulFunctional, NvFullInt8) {
