@@ -100,6 +100,11 @@ struct SdpRegisterScale {
 // RAM_TYPE: the surface's ram). FP16: the
 // EW operand convertor is programmed as the FP16 identity (cvt and truncate must keep their
 // defaults), BN's operand takes no shift.
+// `per_channel` (DATA_MODE=PER_KERNEL): one operand per channel instead, read from a 1x1xC feature
+// surface of the layer's precision (a squeeze-excitation scale the device computed). The RDMA
+// reads such an operand as a linear table, channel c at byte c * DATA_SIZE (one byte at INT8, two
+// at INT16/FP16) over whole C' atoms; a packed 1x1xC surface (surface stride = line stride = one
+// atom, format.rst) is exactly that, which check_sdp_ew requires.
 struct SdpElementwise {
   SdpElementwise() = default;
   SdpElementwise(const FeatureSurface& s, SdpEwOp o, SdpEwUnit u = SdpEwUnit::kEw)
@@ -108,6 +113,7 @@ struct SdpElementwise {
   FeatureSurface surface;
   SdpEwOp op = SdpEwOp::kAdd;
   SdpEwUnit unit = SdpEwUnit::kEw;
+  bool per_channel = false;
   SdpOperandConvertor cvt;                  // kEw, INT8/INT16
   unsigned truncate = 0;                    // kEw mul/PReLU, INT8/INT16: D_DP_EW_TRUNCATE_VALUE
   unsigned shift = 0;                       // kBn: BN_ALU_SHIFT_VALUE (add), BN_MUL_SHIFT_VALUE

@@ -136,6 +136,23 @@ void check_sdp_ew(const SdpLayer& l, unsigned atom_bytes, const char* who) {
   std::string unit = who;  // "SDP:" -> "SDP element-wise operand"
   if (!unit.empty() && unit.back() == ':') unit.pop_back();
   check_surface(e.surface, l.precision, atom_bytes, unit + " element-wise operand");
+  if (e.per_channel) {
+    // PER_KERNEL: the RDMA reads channel c at c * DATA_SIZE, which a 1x1xC surface holds only
+    // when its atoms follow one another (surface stride one atom).
+    if (e.surface.width != 1 || e.surface.height != 1 || e.surface.channels != l.dst.channels) {
+      throw FirmwareError(
+          fmt::format("{} per-channel operand cube {}x{}x{} is not 1x1x{} (one value per channel)",
+                      who, e.surface.width, e.surface.height, e.surface.channels, l.dst.channels));
+    }
+    if (e.surface.surface_stride != atom_bytes) {
+      throw FirmwareError(fmt::format(
+          "{} per-channel operand surface stride {} is not one {}-byte atom (the RDMA reads the "
+          "operand as a linear table)",
+          who, e.surface.surface_stride, atom_bytes));
+    }
+    check_unit(l, e, who);
+    return;
+  }
   if (e.surface.width != l.dst.width || e.surface.height != l.dst.height ||
       e.surface.channels != l.dst.channels) {
     throw FirmwareError(
@@ -154,7 +171,7 @@ void write_sdp_nrdma_erdma(Mmio& mmio, const SdpLayer& l, std::uint32_t op_strid
     using C = RD::D_NRDMA_CFG;
     mmio.write32(C::kAddr,
                  sdp_rdma_cfg(true, add_op(*bn) ? C::NRDMA_DATA_USE_ALU : C::NRDMA_DATA_USE_MUL,
-                              two, true, bn->surface.ram));
+                              two, !bn->per_channel, bn->surface.ram));
     mmio.write32(RD::D_BN_BASE_ADDR_LOW::kAddr, low32(bn->surface.address));
     mmio.write32(RD::D_BN_BASE_ADDR_HIGH::kAddr, high32(bn->surface.address));
     mmio.write32(RD::D_BN_LINE_STRIDE::kAddr, bn->surface.line_stride);
@@ -179,7 +196,8 @@ void write_sdp_nrdma_erdma(Mmio& mmio, const SdpLayer& l, std::uint32_t op_strid
   mmio.write32(E::kAddr, sdp_rdma_cfg(ew != nullptr,
                                       ew != nullptr && !add_op(*ew) ? E::ERDMA_DATA_USE_MUL
                                                                     : E::ERDMA_DATA_USE_ALU,
-                                      two, true, ew != nullptr ? ew->surface.ram : Ram::kMc));
+                                      two, ew == nullptr || !ew->per_channel,
+                                      ew != nullptr ? ew->surface.ram : Ram::kMc));
   if (ew != nullptr) {
     mmio.write32(RD::D_EW_BASE_ADDR_LOW::kAddr, low32(ew->surface.address));
     mmio.write32(RD::D_EW_BASE_ADDR_HIGH::kAddr, high32(ew->surface.address));
@@ -285,7 +303,8 @@ models::ops::SdpOperandSurface model_operand(const SdpLayer& l, const SdpElement
   s.enabled = true;
   s.use = add_op(e) ? models::ops::SdpDataUse::kAlu : models::ops::SdpDataUse::kMul;
   s.bytes_per_component = two_bytes(l.precision) ? 2 : 1;
-  s.mode = models::ops::SdpDataMode::kPerElement;
+  s.mode =
+      e.per_channel ? models::ops::SdpDataMode::kPerChannel : models::ops::SdpDataMode::kPerElement;
   s.base = e.surface.address;
   s.line_stride = e.surface.line_stride;
   s.surface_stride = e.surface.surface_stride;

@@ -139,6 +139,9 @@ class Builder {
   // fused residual Add, and INT8/INT4 memory-to-memory SDP layers (affine map, Add of a tensor),
   // each with the fixed point of ew_fixed_point.hpp.
   SdpEwUnit ew_unit(bool relu, const std::string& who) const;
+  // The unit a per-channel operand read from a tensor's surface multiplies in: BN (NRDMA,
+  // PER_KERNEL), whose ReLU follows it.
+  SdpEwUnit channel_operand_unit(const std::string& who) const;
   SdpStage residual_stage(const QuantizedWeights& w, const PlannedLayer& l, const NetTensor& in,
                           const NetTensor& dst, const std::string& who);
   SdpLayer lower_sdp_quantized(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
@@ -216,6 +219,15 @@ class Builder {
   // at its channel offset, or a buffer of its own.
   FeatureSurface placed_surface(const std::string& name, std::uint32_t physical,
                                 Precision precision);
+  // A channel slice (plan.hpp PlannedSlice): its source's surface from the atom holding its
+  // first channel on, with the source's quantization. Where that channel starts the atom (and
+  // the source is dense) the slice is dense; otherwise its channels sit at an offset in the
+  // window, a padded layout (channel_map) whose unused channels hold the source's neighbouring
+  // channels — which readers ignore as they ignore a Concat's unused ones (zero weight rows,
+  // channel-wise SDP/PDP). slice_layout: the window's first atom and the slice's layout.
+  const NetTensor& slice_tensor(const std::string& name, const PlannedSlice& slice);
+  [[nodiscard]] std::pair<std::uint32_t, ChannelLayout> slice_layout(
+      const std::string& name, const PlannedSlice& slice) const;
   // `v` (one value per logical channel of `t`) spread over t's surface channels, `hole` between.
   [[nodiscard]] std::vector<double> spread(const std::vector<double>& v, const NetTensor& t,
                                            double hole) const;

@@ -25,8 +25,9 @@ bool keeps_codes(const PlannedLayer& l) {
 }
 
 // An SDP layer's output: a lone ReLU keeps the codes (unsigned); an affine map (BatchNormalization,
-// per-channel Mul/Add) or an Add of a tensor gets its own clip, unsigned after a ReLU, in 8-bit
-// codes (BN adds or scales there, so no unit is left to clamp narrower ones).
+// per-channel Mul/Add), an Add of a tensor or a Mul by a per-channel tensor gets its own clip,
+// unsigned after a ReLU, in 8-bit codes (BN adds or scales there, so no unit is left to clamp
+// narrower ones).
 TensorQuant sdp_code_format(const PlannedLayer& l, const QuantOptions& options, int wide) {
   TensorQuant q;
   q.bits = wide;
@@ -41,7 +42,10 @@ TensorQuant sdp_code_format(const PlannedLayer& l, const QuantOptions& options, 
     return q;
   }
   const bool tensor_add = l.sdp.ew == EwOp::kAdd && !l.sdp.operand.empty();
-  if (l.sdp.convert != SdpAttrs::Convert::kNone || (l.sdp.ew != EwOp::kNone && !tensor_add)) {
+  // A per-channel Mul by a tensor (squeeze-excitation): the output convertor rescales the product.
+  const bool channel_mul = l.sdp.ew == EwOp::kMul && l.sdp.operand_per_channel;
+  if (l.sdp.convert != SdpAttrs::Convert::kNone ||
+      (l.sdp.ew != EwOp::kNone && !tensor_add && !channel_mul)) {
     throw models::graph::GraphError(fmt::format(
         "the SDP layer computing '{}': quantized ({}) QuantizeLinear, DequantizeLinear, Mul of "
         "two tensors, PRelu, LeakyRelu and an Add of a broadcast constant are not supported (they "
@@ -50,6 +54,13 @@ TensorQuant sdp_code_format(const PlannedLayer& l, const QuantOptions& options, 
   }
   q.is_unsigned = l.sdp.relu;
   return q;
+}
+
+// The tensor whose codes `tensor` holds: a channel slice's source (it is a window of those
+// codes), or itself.
+const std::string& codes_of(const NetPlan& plan, const std::string& tensor) {
+  const auto it = plan.slices.find(tensor);
+  return it == plan.slices.end() ? tensor : it->second.source;
 }
 
 // Tensors that share one quantization because of a Concat: its output and inputs (each producer
@@ -130,7 +141,7 @@ CalibrationTable code_formats(const NetPlan& plan, const Tensor& images,
   }
   t[plan.input] = in;
   for (const PlannedLayer& l : plan.layers) {
-    const TensorQuant& src = concat_format(plan, l.input, t);
+    const TensorQuant& src = concat_format(plan, codes_of(plan, l.input), t);
     TensorQuant q;
     q.bits = wide;
     switch (l.kind) {
@@ -280,7 +291,7 @@ CalibrationTable calibrate(const Graph& g, const NetPlan& plan, const Tensor& im
     TensorQuant& q = table.at(name);
     const PlannedLayer* layer = input_of(name);
     if (layer != nullptr && (layer->kind == LayerKind::kPool || keeps_codes(*layer))) {
-      const TensorQuant& src = table.at(layer->input);
+      const TensorQuant& src = table.at(codes_of(plan, layer->input));
       q.clip = src.clip;
       q.min = src.min;
       q.max = src.max;
@@ -318,6 +329,12 @@ CalibrationTable calibrate(const Graph& g, const NetPlan& plan, const Tensor& im
       q.clip = 1.0;
       q.method += " (all zero: 1)";
     }
+  }
+  // A channel slice is its source's codes.
+  for (const auto& [name, slice] : plan.slices) {
+    TensorQuant q = table.at(slice.source);
+    q.method = "channels of '" + slice.source + "'";
+    table[name] = q;
   }
   return table;
 }

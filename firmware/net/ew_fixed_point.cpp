@@ -37,6 +37,28 @@ int largest_shift(const std::vector<double>& factors) {
 
 }  // namespace
 
+ChannelMulFixedPoint channel_mul_fixed_point(double x_step, double operand_step, double out_step,
+                                             const std::string& who) {
+  const double f = x_step * operand_step / out_step;
+  if (!(f > 0.0) || !std::isfinite(f)) {
+    throw GraphError(fmt::format("{}: steps {}, {} and {} give no product scale", who, x_step,
+                                 operand_step, out_step));
+  }
+  const int t = largest_shift({f});
+  if (t < 0) {
+    throw GraphError(fmt::format(
+        "{}: the product's scale {} (input step x operand step / output step) exceeds SDP's "
+        "INT16 output convertor scale",
+        who, f));
+  }
+  ChannelMulFixedPoint p;
+  p.out_shift = static_cast<unsigned>(t);
+  const double exact = f * std::ldexp(1.0, t);
+  p.out_mul = static_cast<std::int16_t>(round_away(exact));
+  p.relative = std::abs(p.out_mul - exact) / exact;
+  return p;
+}
+
 BsFixedPoint bs_fixed_point(const std::vector<double>& acc_step, const std::vector<double>& bias,
                             double to, const std::string& who) {
   const std::size_t k = acc_step.size();

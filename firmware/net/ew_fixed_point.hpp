@@ -57,6 +57,19 @@
 // so E_lo runs from max E down to max E - 14 and the choice with the smallest max_k eps(k, 128)
 // wins (about 2^-8 output steps when every |f| <= 1 and every |add / s_y| <= 2^7). A channel with
 // mul[k] = 0 is v = 0 and BN adds its bias, exactly as ONNX says.
+//
+// The per-channel product (channel_mul_fixed_point): y = x s[k] for INT8 codes x (step s_x) and a
+// tensor's INT8 codes s[k], one per channel (step s_s: a squeeze-excitation scale), to step s_y;
+// exactly z = q_x q_s f with f = s_x s_s / s_y. BN's multiplier takes the operand, so the
+// rescale is the output convertor's:
+//   BN   p  = (q_x * q_s) >> 0                  NRDMA, PER_KERNEL, one byte; exact (|p| <= 2^14)
+//   out  u* = (p * m) / 2^t                     D_CVT_SCALE = m, D_CVT_SHIFT = t
+// with t the largest shift <= 63 that keeps m = round(f 2^t) in INT16. Then |m - f 2^t| <= 1/2
+// and, when t < 63, f 2^t >= 2^14 - 1/4 (else t + 1 would fit), so
+//   |u* - z| = |p| |m - f 2^t| / 2^t <= |p| / 2^(t+1) <= |z| / (2^15 - 1/2),
+// at most 2^-7 output steps for |z| <= 256 (beyond, the code saturates either way); BN's ReLU
+// before the rescale commutes with it (f > 0). At t = 63 (f < 2^-49) every |z| < 2^-35.
+// The code is the exact result rounded, or its neighbour when z is within 2^-7 of a half.
 #pragma once
 
 #include <cstdint>
@@ -115,6 +128,19 @@ struct AffineFixedPoint {
 [[nodiscard]] AffineFixedPoint affine_fixed_point(double x_step, const std::vector<double>& mul,
                                                   const std::vector<double>& add, double out_step,
                                                   const std::string& who);
+
+struct ChannelMulFixedPoint {
+  std::int16_t out_mul = 1;  // m (D_CVT_SCALE)
+  unsigned out_shift = 0;    // t (D_CVT_SHIFT)
+  double relative = 0.0;     // |m - f 2^t| / (f 2^t): |u* - z| <= relative |z|
+
+  [[nodiscard]] double bound(double z) const { return relative * (z < 0 ? -z : z); }
+};
+
+// x_step = s_x > 0, operand_step = s_s > 0, out_step = s_y > 0. Throws models::graph::GraphError
+// naming `who` when f = s_x s_s / s_y exceeds SDP's INT16 output scale (32767).
+[[nodiscard]] ChannelMulFixedPoint channel_mul_fixed_point(double x_step, double operand_step,
+                                                           double out_step, const std::string& who);
 
 // The add's pipeline for `unit` (kBn or kEw). Throws models::graph::GraphError naming `who` when
 // no shift satisfies the constraints (an operand step finer than 2^-16 output steps, or an

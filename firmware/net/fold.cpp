@@ -242,6 +242,9 @@ std::optional<InputFold> Builder::plan_input_fold() const {
   for (const std::string& out : plan_.outputs) {
     if (plan_.resolve(out) == x) return std::nullopt;
   }
+  for (const auto& entry : plan_.slices) {
+    if (entry.second.source == x) return std::nullopt;  // a channel slice reads it unfolded
+  }
   const ConvAttrs& a = reader->conv;
   const bool plain = !a.fully_connected && !a.integer && a.matrix_bias.empty() &&
                      a.dilation_x == 1 && a.dilation_y == 1 && a.kernel_w * a.kernel_h > 1;

@@ -167,7 +167,7 @@ NetPlan Planner::run() {
     const bool produced =
         t == plan_.input || std::any_of(plan_.layers.begin(), plan_.layers.end(),
                                         [&](const PlannedLayer& l) { return l.output == t; });
-    if (!produced && plan_.concats.count(t) == 0) {
+    if (!produced && plan_.concats.count(t) == 0 && plan_.slices.count(t) == 0) {
       throw GraphError(fmt::format("graph output '{}' is not computed by any layer", out));
     }
   }
@@ -508,6 +508,8 @@ void Planner::plan_node(std::size_t i) {
         return plan_view(i);
       case Lowering::kConcat:
         return plan_concat(i);
+      case Lowering::kChannelSlice:
+        return plan_channel_slice(i);
       case Lowering::kPpuSoftmax:
         if (has_ppu_) return plan_softmax(i);
         break;

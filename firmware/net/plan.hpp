@@ -18,6 +18,7 @@
 //   convolution cannot take)                     constant broadcast to the output)
 //   Sigmoid, Tanh, HardSigmoid, HardSwish,       SDP, memory to memory (plan_activation.cpp): the
 //   Mul(x, Sigmoid(x)) (SiLU)                    EW stage's LUT, or FP16 recipes
+//   Mul by an N x C x 1 x 1 tensor (SE)          SDP: BN's multiplier reads it per channel
 //   Softmax (configurations with a PPU)          the PPU's softmax kernel over one axis of the
 //                                                FP16 surface
 //   Flatten, Reshape                             nothing: a view of the producer's surface (read
@@ -25,6 +26,9 @@
 //   Concat (on the channel axis)                 nothing: each input's producer writes into the
 //                                                output's surface at the input's channel offset
 //                                                (plan_concat.cpp; program.hpp's channel map)
+//   Split, Slice (on the channel axis)           nothing: each output is a surface inside the
+//                                                input's, from the atom holding its first
+//                                                channel on (plan_slice.cpp)
 //
 // Anything else is refused with one line naming the node and the op. Tensors are ONNX's NCHW
 // with one image (N = 1), N x C x L (1-D, as H = 1), C x H x W (rank 3 without a batch, as ONNX's
@@ -97,6 +101,10 @@ struct SdpAttrs {
   // output's shape; empty: `operand_value` everywhere (LeakyRelu's alpha).
   std::string operand;
   double operand_value = 0.0;
+  // A Mul by a device tensor of one value per channel (N x C x 1 x 1: a squeeze-excitation scale,
+  // s = Sigmoid(Conv(GlobalAveragePool(x)))): the operand is read per channel (SDP's PER_KERNEL
+  // operand mode) from that tensor's 1x1xC surface; `operand` names the tensor views resolved.
+  bool operand_per_channel = false;
   bool relu = false;
   // QuantizeLinear (FP16 -> integer codes in INT16 elements, saturated to [lo, hi]) or
   // DequantizeLinear (INT16 codes -> FP16): a scale and a zero point, one or one per channel.
@@ -144,6 +152,16 @@ struct PlannedConcat {
   std::vector<std::string> inputs;  // in the node's order
 };
 
+// A Split output or a Slice on the channel axis: no layer. The tensor is channels
+// [first, first + its channels) of `source` (a tensor a layer writes, a Concat or the graph
+// input), a surface inside source's (program_concat.cpp: from the atom holding channel `first` on;
+// a padded channel layout when `first` does not start an atom).
+struct PlannedSlice {
+  std::size_t node = 0;  // index into Graph::nodes
+  std::string source;
+  std::uint32_t first = 0;
+};
+
 struct NetPlan {
   std::string input;                      // the graph's (one) data input
   std::vector<std::int64_t> input_shape;  // NCHW or N x F, N = 1
@@ -160,6 +178,8 @@ struct NetPlan {
   // holds it (a tensor is concatenated once).
   std::map<std::string, PlannedConcat> concats;
   std::map<std::string, std::string> concat_parent;
+  // Channel slices (Split outputs, Slice on the channel axis): name -> where it lives.
+  std::map<std::string, PlannedSlice> slices;
 
   // The tensor a name stands for once views are followed.
   [[nodiscard]] const std::string& resolve(const std::string& tensor) const;

@@ -60,6 +60,12 @@ void Planner::plan_concat(std::size_t i) {
     if (plan_.cubes.count(in) == 0) {
       throw GraphError(fmt::format("{}: input '{}' is not computed on the device", n.label(), in));
     }
+    if (plan_.slices.count(in) != 0) {
+      throw GraphError(fmt::format(
+          "{}: input '{}' is a channel slice of '{}': it lives inside that surface and cannot be "
+          "placed inside the concatenation (insert_concat_copies copies it)",
+          n.label(), in, plan_.slices.at(in).source));
+    }
     if (plan_.transposed.count(in) != 0 ||
         channel_axis(plan_.shapes.at(in)) != channel_axis(shape)) {
       throw GraphError(fmt::format(

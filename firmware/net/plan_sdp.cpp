@@ -71,8 +71,15 @@ void Planner::plan_batch_norm(const Node& n, PlannedLayer& l) {
 void Planner::plan_binary(const Node& n, PlannedLayer& l) {
   if (n.inputs.size() != 2) throw GraphError(fmt::format("{}: expects 2 inputs", n.label()));
   const bool first_const = g_.is_constant(n.inputs[0]);
-  const std::string& data = first_const ? n.inputs[1] : n.inputs[0];
-  const std::string& other = first_const ? n.inputs[0] : n.inputs[1];
+  // Two device tensors: the data operand is the one of the output's shape (Mul(s, x) as well as
+  // Mul(x, s) for a per-channel scale s).
+  const bool swap =
+      first_const || (!g_.is_constant(n.inputs[1]) && plan_.shapes.count(n.inputs[0]) != 0 &&
+                      plan_.shapes.count(n.inputs[1]) != 0 &&
+                      plan_.shapes.at(n.inputs[0]) != plan_.shapes.at(n.outputs[0]) &&
+                      plan_.shapes.at(n.inputs[1]) == plan_.shapes.at(n.outputs[0]));
+  const std::string& data = swap ? n.inputs[1] : n.inputs[0];
+  const std::string& other = swap ? n.inputs[0] : n.inputs[1];
   if (g_.is_constant(data)) {
     throw GraphError(fmt::format("{}: both operands are constants", n.label()));
   }
@@ -106,14 +113,54 @@ void Planner::plan_binary(const Node& n, PlannedLayer& l) {
       if (add) l.sdp.mul.assign(channels, 1.0);
       return;
     }
+  } else if (!add && channel_operand(n, other, out_shape)) {
+    l.sdp.ew = EwOp::kMul;
+    l.sdp.operand = plan_.resolve(other);
+    l.sdp.operand_per_channel = true;
+    return;
   } else {
     if (plan_.cubes.count(other) == 0 || plan_.shapes.at(other) != out_shape) {
-      throw GraphError(fmt::format("{}: operand '{}' must be a device tensor of shape {}",
-                                   n.label(), other, models::graph::shape_string(out_shape)));
+      const auto& shape = out_shape;
+      const std::string per_channel =
+          !add && shape.size() == 4
+              ? fmt::format(" or, for Mul, {}x{}x1x1 (one value per channel)", shape[0], shape[1])
+              : std::string();
+      throw GraphError(
+          fmt::format("{}: operand '{}'{} must be a device tensor of shape {}{}", n.label(), other,
+                      plan_.shapes.count(other) != 0
+                          ? " of shape " + models::graph::shape_string(plan_.shapes.at(other))
+                          : std::string(),
+                      models::graph::shape_string(out_shape), per_channel));
     }
   }
   l.sdp.ew = add ? EwOp::kAdd : EwOp::kMul;
   l.sdp.operand = other;
+}
+
+bool Planner::channel_operand(const Node& n, const std::string& s,
+                              const std::vector<std::int64_t>& out) const {
+  const auto shape = plan_.shapes.find(s);
+  if (out.size() != 4 || shape == plan_.shapes.end()) return false;
+  const std::vector<std::int64_t> want{out[0], out[1], 1, 1};
+  if (shape->second != want && shape->second != std::vector<std::int64_t>{out[1], 1, 1}) {
+    return false;
+  }
+  // The tensor the device holds (a Reshape of an N x C Gemm output is a view of it): its cube must
+  // be 1x1xC, one value per channel, in the order of its channels.
+  const std::string& t = plan_.resolve(s);
+  const auto cube = plan_.cubes.find(t);
+  if (cube == plan_.cubes.end()) {
+    throw GraphError(fmt::format("{}: operand '{}' is not computed on the device", n.label(), s));
+  }
+  if (cube->second.width != 1 || cube->second.height != 1 ||
+      cube->second.channels != static_cast<std::uint32_t>(out[1]) ||
+      plan_.transposed.count(t) != 0) {
+    throw GraphError(fmt::format(
+        "{}: the per-channel operand '{}' is held as a {}x{}x{} cube (W x H x C); SDP reads one "
+        "value per channel from a 1x1x{} surface",
+        n.label(), s, cube->second.width, cube->second.height, cube->second.channels, out[1]));
+  }
+  return true;
 }
 
 void Planner::plan_convert(const Node& n, PlannedLayer& l) {

@@ -2,7 +2,8 @@
 // cuts them into hardware layers. Private to firmware/net: plan.cpp holds the walk and the
 // CONV/PDP/CDP layers and views, plan_fuse.cpp the residual Add fused into a CONV, plan_sdp.cpp
 // the SDP and PPU layers (ReLU, BatchNormalization, Add/Mul, QuantizeLinear/DequantizeLinear,
-// Softmax), plan_activation.cpp Sigmoid/Tanh/HardSigmoid/HardSwish/SiLU, plan_concat.cpp Concat.
+// Softmax), plan_activation.cpp Sigmoid/Tanh/HardSigmoid/HardSwish/SiLU, plan_concat.cpp Concat,
+// plan_slice.cpp Split and Slice.
 #pragma once
 
 #include <cstddef>
@@ -73,6 +74,12 @@ class Planner {
   // element-wise one (EW: a tensor on the device, or a constant broadcast to the output).
   void plan_binary(const Node& n, PlannedLayer& l);
 
+  // Whether device tensor `s` is a per-channel operand for an output of shape `out`
+  // (N x C x H x W): s is N x C x 1 x 1 or C x 1 x 1 and the device holds it as a 1x1xC cube
+  // (otherwise, with that shape, refused naming `n`).
+  bool channel_operand(const Node& n, const std::string& s,
+                       const std::vector<std::int64_t>& out) const;
+
   // QuantizeLinear / DequantizeLinear: scale and zero point constants, per tensor or per
   // channel (ONNX's axis must be the device's channel axis).
   void plan_convert(const Node& n, PlannedLayer& l);
@@ -95,6 +102,11 @@ class Planner {
   // Concat on the channel axis (plan_concat.cpp): records the concatenation; refuses other axes,
   // constants, views, transposed inputs and a tensor concatenated twice.
   void plan_concat(std::size_t i);
+
+  // Split, or Slice on the channel axis (plan_slice.cpp): records each output as a channel
+  // window of the input; refuses other axes, steps other than 1, views, constants and
+  // transposed inputs.
+  void plan_channel_slice(std::size_t i);
 
   // Node `i` through the first of its registry lowerings (models/graph/op_registry.hpp) this
   // configuration has; otherwise the refusal.

@@ -122,7 +122,7 @@ NetProgram Builder::run() {
     if (fused) release_dead(*pool, ++i);
   }
   for (const std::string& out : plan_.outputs) {
-    NetTensor t = tensors_.at(plan_.resolve(out));
+    NetTensor t = tensor(plan_.resolve(out));  // (a channel slice no layer read: made here)
     t.name = out;
     t.shape = plan_.shapes.at(out);
     prog_.outputs.push_back(t);
@@ -164,6 +164,8 @@ Precision Builder::output_precision(const PlannedLayer& l) const {
 const NetTensor& Builder::tensor(const std::string& name, Precision precision) {
   const auto it = tensors_.find(name);
   if (it != tensors_.end()) return it->second;
+  const auto slice = plan_.slices.find(name);
+  if (slice != plan_.slices.end()) return slice_tensor(name, slice->second);
   const Cube& c = plan_.cubes.at(name);
   NetTensor t;
   t.name = name;

@@ -26,11 +26,16 @@
 //   SDP   a lone ReLU: max(code, 0), the input's step. An Add of two tensors: the same pipeline
 //         with the input's codes as acc. BatchNormalization / a per-channel Mul/Add: BS
 //         multiplies the codes exactly, BN adds the bias and scales per channel (bn_bias_scale);
-//         8-bit codes.
+//         8-bit codes. A Mul by a per-channel tensor s (squeeze-excitation): BN multiplies q_x by
+//         s's codes, read per channel from s's 1x1xC surface (NRDMA PER_KERNEL, one byte), the
+//         output convertor rescales: ((q_x q_s) * m) >> t, m = round(s_x s_s / s_y 2^t) in INT16
+//         (ew_fixed_point.hpp channel_mul_fixed_point); 8-bit codes.
 //   PPU   Softmax (FP16, configurations with a PPU): models/ops/softmax.hpp's kernel.
 // Concat is no layer: its inputs' producers write into its surface, each at a channel offset that
 // is a multiple of the atom's channels; between blocks whose counts are not, the surface has
-// unused channels (NetTensor::channel_map, program_concat.cpp).
+// unused channels (NetTensor::channel_map, program_concat.cpp). A channel slice (Split, Slice) is
+// no layer either: a window of its source's surface from the atom holding its first channel on,
+// padded (a channel map) where that channel does not start the atom; the source's codes.
 // Calibration octav-device (dynamic quantization): every CONV output is written as 8-bit codes at
 // its static max-calibrated step, then two layers follow it —
 //   OCTAV the MSE-optimal clip s of that tensor, computed in the device for this inference, with
@@ -77,9 +82,10 @@ struct NetTensor {
   // (m, k) of ONNX's C order is the cube's (0, m, k); otherwise C order is the cube's (c, y, x).
   bool rows = false;
   // A padded channel layout (a Concat of blocks whose channel counts are not multiples of the
-  // atom's, or a channel-wise layer of one): logical channel c is the surface's channel
-  // channel_map[c]; the channels no entry names hold zeros. Empty: the identity
-  // (surface.channels logical channels).
+  // atom's, a channel slice not starting on an atom, or a channel-wise layer of one): logical
+  // channel c is the surface's channel channel_map[c]; the channels no entry names hold zeros (a
+  // Concat's) or the sliced tensor's other channels (a slice's), which readers ignore. Empty: the
+  // identity (surface.channels logical channels).
   std::vector<std::uint32_t> channel_map;
   // The graph input of a folded first convolution (fold.hpp): the surface holds the folded cube,
   // which the host lays out from the image (runtime.cpp input_image); shape stays ONNX's.

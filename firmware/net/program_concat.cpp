@@ -20,9 +20,21 @@ void Builder::plan_layouts() {
   const auto dense = [&](const std::string& t) {
     return ChannelLayout{plan_.cubes.at(t).channels, {}};
   };
+  const auto place_slices = [&] {
+    for (const auto& [name, slice] : plan_.slices) {
+      if (layouts_.count(name) == 0 && layouts_.count(slice.source) != 0) {
+        layouts_[name] = slice_layout(name, slice).second;
+      }
+    }
+  };
+  // Slices of tensors (and Concats) laid out so far, Concats whose inputs are, until none is new.
+  const auto settle = [&] {
+    do {
+      place_slices();
+    } while (place_concats());
+  };
   layouts_[plan_.input] = dense(plan_.input);
-  while (place_concats()) {
-  }
+  settle();
   for (const PlannedLayer& l : plan_.layers) {
     const ChannelLayout& in = layouts_.at(l.input);
     const bool padded = !in.map.empty();
@@ -50,16 +62,15 @@ void Builder::plan_layouts() {
       case LayerKind::kSoftmax:
         if (padded) {
           throw GraphError(fmt::format(
-              "{}: its input '{}' has unused channels between the blocks of a Concat (their "
-              "counts are not multiples of the atom's {} channels), which {} would mix in: not "
-              "supported",
+              "{}: its input '{}' has unused channels (between the blocks of a Concat, or "
+              "around a channel slice, where counts or offsets are not multiples of the atom's {} "
+              "channels), which {} would mix in: not supported",
               who, l.input, channels_per_atom(elem(), atom()), layer_engine(l.kind)));
         }
         break;
     }
     layouts_[l.output] = out;
-    while (place_concats()) {
-    }
+    settle();
   }
 }
 
@@ -94,8 +105,47 @@ bool Builder::place_concats() {
 }
 
 const std::string& Builder::storage(const std::string& name) const {
+  const auto slice = plan_.slices.find(name);
+  if (slice != plan_.slices.end()) return storage(slice->second.source);
   const auto it = plan_.concat_parent.find(name);
   return it == plan_.concat_parent.end() ? name : storage(it->second);
+}
+
+std::pair<std::uint32_t, Builder::ChannelLayout> Builder::slice_layout(
+    const std::string& name, const PlannedSlice& slice) const {
+  const std::uint32_t cpa = channels_per_atom(elem(), atom());
+  const ChannelLayout& src = layouts_.at(slice.source);
+  const auto physical = [&](std::uint32_t c) { return src.map.empty() ? c : src.map[c]; };
+  const std::uint32_t channels = plan_.cubes.at(name).channels;
+  // The window starts at the atom holding the slice's first channel (source layouts are
+  // increasing: a Concat's blocks in order, a slice's channels in order).
+  const std::uint32_t first_atom = physical(slice.first) / cpa;
+  ChannelLayout out;
+  bool identity = true;
+  for (std::uint32_t j = 0; j < channels; ++j) {
+    out.map.push_back(physical(slice.first + j) - first_atom * cpa);
+    identity = identity && out.map.back() == j;
+  }
+  out.physical = out.map.back() + 1;
+  if (identity) out.map.clear();
+  return {first_atom, out};
+}
+
+const NetTensor& Builder::slice_tensor(const std::string& name, const PlannedSlice& slice) {
+  const NetTensor& src = tensor(slice.source);
+  if (src.fold) {
+    throw GraphError(fmt::format("{}: '{}' is a folded input: a channel slice cannot read it",
+                                 g_.nodes[slice.node].label(), slice.source));
+  }
+  const auto [first_atom, layout] = slice_layout(name, slice);
+  NetTensor t = src;
+  t.name = name;
+  t.shape = plan_.shapes.at(name);
+  t.surface.address += std::uint64_t{first_atom} * src.surface.surface_stride;
+  t.surface.channels = layout.physical;
+  t.channel_map = layout.map;
+  prog_.table[name] = t.quant;
+  return tensors_.emplace(name, t).first->second;
 }
 
 FeatureSurface Builder::placed_surface(const std::string& name, std::uint32_t physical,

@@ -49,6 +49,14 @@ SdpEwUnit Builder::ew_unit(bool relu, const std::string& who) const {
                                relu ? " followed by a ReLU (EW has no ReLU after its ALU)" : ""));
 }
 
+SdpEwUnit Builder::channel_operand_unit(const std::string& who) const {
+  if (!hw_.dla.sdp_bn) {
+    throw GraphError(fmt::format("{}: {} SDP has no BN unit to multiply by a per-channel operand",
+                                 who, hw_.name));
+  }
+  return SdpEwUnit::kBn;
+}
+
 SdpStage Builder::residual_stage(const QuantizedWeights& w, const PlannedLayer& l,
                                  const NetTensor& in, const NetTensor& dst,
                                  const std::string& who) {
@@ -104,6 +112,18 @@ SdpLayer Builder::lower_sdp_quantized(const PlannedLayer& l, const NetTensor& in
                               sdp_bias_scale_table(f.bs.alu, f.bs.mul, Precision::kInt8, atom())),
                      f.bs.alu_shift, f.bs.mul_shift};
     s.ew = add_operand(e.surface, unit, f, s.cvt);
+  } else if (a.ew == EwOp::kMul && a.operand_per_channel) {
+    // x * s[c] with s a tensor's codes, one per channel: BN's multiplier takes s from NRDMA
+    // (PER_KERNEL, one byte a channel: s's own 1x1xC surface), the product q_x q_s exactly, then
+    // the output convertor rescales it to the output's step (ew_fixed_point.hpp).
+    check_wide_codes(dst.quant, who, "the product of a per-channel Mul");
+    const NetTensor& e = tensor(a.operand);
+    const ChannelMulFixedPoint f =
+        channel_mul_fixed_point(in.quant.step(), e.quant.step(), dst.quant.step(), who);
+    SdpElementwise ew(e.surface, SdpEwOp::kMul, channel_operand_unit(who));
+    ew.per_channel = true;
+    s.ew = ew;
+    s.cvt = SdpConvertor{0, f.out_mul, f.out_shift};
   } else if (a.ew == EwOp::kNone && (!a.mul.empty() || !a.add.empty())) {
     // x * mul[c] + add[c]: BS multiplies exactly, BN adds the bias and scales per channel
     // (ew_fixed_point.hpp, affine_fixed_point).
@@ -125,9 +145,9 @@ SdpLayer Builder::lower_sdp_quantized(const PlannedLayer& l, const NetTensor& in
     s.cvt = SdpConvertor{0, 1, 0};
   } else {
     throw GraphError(fmt::format(
-        "{}: at {} SDP alone runs ReLU, BatchNormalization, a per-channel Mul/Add and an Add of "
-        "two "
-        "tensors (Mul of two tensors, PRelu, LeakyRelu and broadcast constants run at fp16)",
+        "{}: at {} SDP alone runs ReLU, BatchNormalization, a per-channel Mul/Add, a Mul by a "
+        "per-channel tensor and an Add of two tensors (Mul of two tensors, PRelu, LeakyRelu and "
+        "broadcast constants run at fp16)",
         who, precision_name(options_.precision)));
   }
   (void)sdp_model_config(s, atom());  // checks

@@ -104,7 +104,12 @@ SdpLayer Builder::lower_sdp(const PlannedLayer& l, const NetTensor& in, const Ne
            : a.ew == EwOp::kMul ? SdpEwOp::kMul
                                 : SdpEwOp::kPrelu;
     e.unit = ew_unit(a.relu, who);  // a ReLU after the operation: BN's
-    if (a.operand.empty()) {
+    if (a.operand_per_channel) {
+      // BN's multiplier takes the scale from NRDMA, one FP16 value per channel (PER_KERNEL).
+      e.unit = channel_operand_unit(who);
+      e.per_channel = true;
+      e.surface = tensor(a.operand).surface;
+    } else if (a.operand.empty()) {
       const models::graph::Tensor value =
           models::graph::Tensor::floats({}, {static_cast<float>(a.operand_value)});
       e.surface = values_surface(broadcast(value, dst.shape, who), dst, who + " operand");

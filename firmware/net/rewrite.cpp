@@ -54,6 +54,12 @@ std::size_t insert_concat_copies(Graph& g) {
     const Node* p = g.producer(t);
     return p != nullptr && models::graph::lowers_to(p->op_type, models::graph::Lowering::kView);
   };
+  // A channel slice lives inside its source's surface: it always needs a copy.
+  const auto is_slice = [&](const std::string& t) {
+    const Node* p = g.producer(t);
+    return p != nullptr &&
+           models::graph::lowers_to(p->op_type, models::graph::Lowering::kChannelSlice);
+  };
   std::set<std::string> placed;
   std::size_t copies = 0;
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
@@ -61,7 +67,7 @@ std::size_t insert_concat_copies(Graph& g) {
     for (std::size_t k = 0; k < g.nodes[i].inputs.size(); ++k) {
       const std::string in = g.nodes[i].inputs[k];
       if (in.empty() || g.is_constant(in) || is_view(in)) continue;  // plan_concat refuses them
-      if (placed.count(in) == 0) {
+      if (placed.count(in) == 0 && !is_slice(in)) {
         placed.insert(in);
         continue;
       }

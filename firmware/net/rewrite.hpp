@@ -12,8 +12,10 @@ namespace octasim::firmware::net {
 
 // Where a Concat input cannot live inside the Concat's surface because it already lives
 // elsewhere — concatenated by an earlier Concat (DenseNet concatenates every feature into every
-// later block's input) or twice by one Concat — inserts Mul(input, 1) before the Concat, which
-// plans as an SDP layer copying (and at INT8 requantizing) the tensor into place.
+// later block's input) or twice by one Concat, or a channel slice (inside its source's surface:
+// ShuffleNet concatenates one half of a Split with the other half's branch) — inserts Mul(input, 1)
+// before the Concat, which plans as an SDP layer copying (and at INT8 requantizing) the tensor into
+// place.
 std::size_t insert_concat_copies(models::graph::Graph& g);
 
 // PDP's kernel is at most 8 x 8 (kPdpMaxKernel): a GlobalAveragePool over a larger H or W (a

@@ -652,7 +652,7 @@ std::vector<OpSchema> make_table() {
        nullptr,
        true,
        Q::kKeepsScale,
-       {},
+       {L::kChannelSlice},
        1},
       {"Slice",
        "a strided window of a tensor",
@@ -661,7 +661,7 @@ std::vector<OpSchema> make_table() {
        nullptr,
        true,
        Q::kKeepsScale,
-       {},
+       {L::kChannelSlice},
        1},
       {"Pad",
        "constant, reflect or edge padding",
@@ -769,6 +769,8 @@ const char* lowering_name(Lowering l) {
       return "view";
     case Lowering::kConcat:
       return "concat";
+    case Lowering::kChannelSlice:
+      return "channel slice";
     case Lowering::kPpuSoftmax:
       return "PPU";
     case Lowering::kFolded:

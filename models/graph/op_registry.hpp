@@ -40,6 +40,7 @@ enum class Lowering : std::uint8_t {
   kSdpLut,          // SDP memory to memory through its LUT (a unary function)
   kView,            // no layer: a view of the producer's surface
   kConcat,          // no layer: each input's producer writes into the output's surface
+  kChannelSlice,    // no layer: channels from an atom boundary on, a surface inside the input's
   kPpuSoftmax,      // the PPU's softmax kernel (configurations with a PPU)
   kFolded,          // removed before planning by the graph passes (passes.hpp)
 };
