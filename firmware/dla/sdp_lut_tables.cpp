@@ -41,7 +41,7 @@ double Unary::operator()(double x) const {
     case UnaryFunction::kHardSigmoid:
       return clamp01(alpha * x + beta);
     case UnaryFunction::kHardSwish:
-      return x * clamp01(x / 6.0 + 0.5);
+      return x * clamp01(alpha * x + beta);  // ONNX HardSwish: alpha 1/6, beta 1/2
     case UnaryFunction::kSilu:
       return x * sigmoid(x);
     case UnaryFunction::kErf:

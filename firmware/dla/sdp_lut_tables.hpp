@@ -56,7 +56,8 @@ enum class UnaryFunction : std::uint8_t {
 // A unary function of the network compiler's activations: ONNX's definitions.
 struct Unary {
   UnaryFunction function = UnaryFunction::kSigmoid;
-  double alpha = 0.2, beta = 0.5;  // HardSigmoid's max(0, min(1, alpha x + beta))
+  double alpha = 0.2,
+         beta = 0.5;  // HardSigmoid's max(0, min(1, alpha x + beta)); HardSwish: x times it
 
   [[nodiscard]] double operator()(double x) const;
   // "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "SiLU", "Erf", "GELU", "Phi".

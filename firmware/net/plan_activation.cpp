@@ -1,5 +1,6 @@
 // Unary activations on SDP (planner.hpp): Sigmoid, Tanh, Erf, HardSigmoid, HardSwish, Gelu, and
-// the patterns Mul(x, Sigmoid(x)) — SiLU/Swish as PyTorch exports nn.SiLU at opset 13 — and
+// the patterns Mul(x, Sigmoid(x)) — SiLU/Swish as PyTorch exports nn.SiLU at opset 13 —,
+// Mul(x, HardSigmoid(x)) — nn.Hardswish at opset 13 — and
 // Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5) — nn.GELU before opset 20 — as one SDP layer.
 // program_activation.cpp lowers it (the EW stage's LUT at INT8; FP16 recipes).
 #include <cmath>
@@ -106,6 +107,16 @@ void Planner::plan_activation(std::size_t i) {
     u.beta = n.get_float("beta", 0.5F);
     if (!(u.alpha != 0.0)) {
       throw GraphError(fmt::format("{}: alpha 0 (a constant output) is not supported", n.label()));
+    }
+    // Mul(x, HardSigmoid(x)) where the Mul alone reads it: HardSwish with this alpha and beta, as
+    // PyTorch exports nn.Hardswish at opset 13 (alpha 1/6), one layer.
+    std::size_t k = 0;
+    const Node* mul = sole_consumer(l.output, &k);
+    if (mul != nullptr && mul->op_type == "Mul" && other_operand(*mul, l.output) == n.inputs[0]) {
+      u.function = UnaryFunction::kHardSwish;
+      l.nodes.push_back(k);
+      used_[k] = true;
+      l.output = mul->outputs.at(0);
     }
   } else if (n.op_type == "HardSwish") {
     u.function = UnaryFunction::kHardSwish;

@@ -29,6 +29,11 @@ void Planner::plan_sdp(std::size_t i) {
     return;
   } else if (n.op_type == "BatchNormalization") {
     plan_batch_norm(n, l);
+  } else if (n.op_type == "Clip") {
+    throw GraphError(fmt::format(
+        "{}: a Clip that no convolution or Gemm takes is not lowered (Clip(0, c) fuses into the "
+        "CONV or Gemm before it as its ReLU and clamp)",
+        n.label()));
   } else {
     plan_binary(n, l);
   }

@@ -1,5 +1,6 @@
 // Lowering of the unary activations (activation.hpp says what runs where): the EW stage's LUT at
 // INT8, HardSigmoid's affine map without a LUT, and the FP16 recipes.
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/core.h>
@@ -76,7 +77,8 @@ double activation_lipschitz(const Unary& u) {
     case UnaryFunction::kHardSigmoid:
       return std::abs(u.alpha);
     case UnaryFunction::kHardSwish:
-      return 1.5;  // x/3 + 1/2 on [-3, 3]
+      // 2 alpha x + beta where alpha x + beta is in [0, 1], 1 above, 0 below.
+      return std::max({1.0, std::abs(u.beta), std::abs(2.0 - u.beta)});
     case UnaryFunction::kSilu:
       return 1.1;  // sup |s(x)(1 + x(1 - s(x)))| = 1.0998
     case UnaryFunction::kErf:
