@@ -540,6 +540,13 @@ std::string Planner::refusal(const Node& n, const models::graph::OpSchema* op) c
         n.label(), n.op_type,
         n.op_type == "Pad" ? "non-zero, non-spatial or reflect/edge pad" : "form");
   }
+  if (n.op_type == "Div") {
+    // A Div by a constant is a Mul after the graph passes; what reaches here is not GELU's.
+    return fmt::format(
+        "{}: Div is not supported on the DLA of {} (it is lowered only as the start of GELU: "
+        "Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5))",
+        n.label(), config_);
+  }
   return fmt::format("{}: {} is not supported on the DLA of {}", n.label(), n.op_type, config_);
 }
 

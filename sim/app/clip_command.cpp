@@ -10,6 +10,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <CLI/CLI.hpp>
 #include "models/io/tensor_file.hpp"
 #include "models/quant/calibrators.hpp"
 #include "models/quant/grouping.hpp"

@@ -7,7 +7,11 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
+// CLI11's App, declared only: CLI/CLI.hpp takes about 10 s to compile, and only the files that
+// register options include it (the *_command.cpp files and main.cpp).
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace octasim::app {
 

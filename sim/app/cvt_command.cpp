@@ -7,6 +7,7 @@
 
 #include <fmt/core.h>
 
+#include <CLI/CLI.hpp>
 #include "models/precision/convertor.hpp"
 #include "sim/app/commands.hpp"
 

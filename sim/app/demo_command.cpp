@@ -10,6 +10,7 @@
 
 #include <fmt/core.h>
 
+#include <CLI/CLI.hpp>
 #include "firmware/demo/demo.hpp"
 #include "octasim/version.hpp"
 #include "sim/app/commands.hpp"

@@ -28,6 +28,7 @@
 #include <fmt/core.h>
 #include <systemc>
 
+#include <CLI/CLI.hpp>
 #include "firmware/driver/host_memory.hpp"
 #include "firmware/net/compiler.hpp"
 #include "firmware/net/runtime.hpp"

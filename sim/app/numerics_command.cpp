@@ -8,6 +8,7 @@
 
 #include <fmt/core.h>
 
+#include <CLI/CLI.hpp>
 #include "models/numerics/crc32.hpp"
 #include "models/numerics/float_format.hpp"
 #include "models/precision/convertor.hpp"

@@ -13,6 +13,7 @@
 #include <fmt/core.h>
 #include <systemc>
 
+#include <CLI/CLI.hpp>
 #include "firmware/driver/host_memory.hpp"
 #include "firmware/net/backend_test.hpp"
 #include "firmware/net/compiler.hpp"

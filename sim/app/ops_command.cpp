@@ -4,6 +4,7 @@
 
 #include <fmt/core.h>
 
+#include <CLI/CLI.hpp>
 #include "models/graph/op_registry.hpp"
 #include "sim/app/commands.hpp"
 

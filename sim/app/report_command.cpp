@@ -4,6 +4,7 @@
 
 #include <fmt/core.h>
 
+#include <CLI/CLI.hpp>
 #include "sim/app/commands.hpp"
 #include "sim/report/report.hpp"
 

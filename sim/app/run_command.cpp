@@ -14,6 +14,7 @@
 #include <fmt/core.h>
 #include <systemc>
 
+#include <CLI/CLI.hpp>
 #include "firmware/regmap/regmap.hpp"
 #include "models/io/atomic_file.hpp"
 #include "octasim/version.hpp"

@@ -6,6 +6,7 @@
 
 #include <fmt/core.h>
 
+#include <CLI/CLI.hpp>
 #include "sim/app/commands.hpp"
 #include "sim/app/sweep_mpi.hpp"
 #include "sim/app/sweep_run.hpp"

@@ -4,6 +4,7 @@
 
 #include <fmt/core.h>
 
+#include <CLI/CLI.hpp>
 #include "firmware/onnx/onnx_import.hpp"
 #include "firmware/zoo/zoo.hpp"
 #include "models/graph/macs.hpp"
