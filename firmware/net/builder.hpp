@@ -6,7 +6,7 @@
 // constant, Softmax), program_activation.cpp the unary activations (Sigmoid, Tanh, HardSigmoid,
 // HardSwish, SiLU), program_ew.cpp the element-wise Add at INT8/INT4 (fused into a convolution
 // or on SDP alone) and the affine map, winograd.cpp the choice of Winograd mode, groups.cpp a
-// grouped convolution group by group.
+// grouped convolution group by group, program_resize.cpp nearest upsampling on BDMA.
 #pragma once
 
 #include <cstdint>
@@ -192,6 +192,9 @@ class Builder {
                                 const std::string& what);
 
   PdpLayer lower_pool(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst);
+
+  // Nearest upsampling on BDMA (program_resize.cpp); refuses a configuration without BDMA.
+  BdmaLayer lower_resize(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst);
 
   // FP16: the LUT of f(S) = (k + alpha/n S)^-beta at the values themselves (input scale 1);
   // CDP's convertors are bypassed.

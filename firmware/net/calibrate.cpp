@@ -82,7 +82,9 @@ std::vector<std::vector<std::string>> concat_groups(const NetPlan& plan) {
   }
   std::vector<std::string> names{plan.input};
   for (const PlannedLayer& l : plan.layers) {
-    if (l.kind == LayerKind::kPool || keeps_codes(l)) unite(l.output, l.input);
+    if (l.kind == LayerKind::kPool || l.kind == LayerKind::kBdma || keeps_codes(l)) {
+      unite(l.output, l.input);
+    }
     names.push_back(l.output);
   }
   for (const auto& entry : plan.concats) names.push_back(entry.first);
@@ -156,6 +158,7 @@ CalibrationTable code_formats(const NetPlan& plan, const Tensor& images,
         }
         break;
       case LayerKind::kPool:
+      case LayerKind::kBdma:  // nearest upsampling moves codes
         q = src;
         break;
       case LayerKind::kLrn:
@@ -290,7 +293,8 @@ CalibrationTable calibrate(const Graph& g, const NetPlan& plan, const Tensor& im
     if (shared.count(name) != 0) continue;
     TensorQuant& q = table.at(name);
     const PlannedLayer* layer = input_of(name);
-    if (layer != nullptr && (layer->kind == LayerKind::kPool || keeps_codes(*layer))) {
+    if (layer != nullptr && (layer->kind == LayerKind::kPool || layer->kind == LayerKind::kBdma ||
+                             keeps_codes(*layer))) {
       const TensorQuant& src = table.at(codes_of(plan, layer->input));
       q.clip = src.clip;
       q.min = src.min;

@@ -79,7 +79,8 @@ LayerRefs layer_refs(NetLayer& layer) {
           if (l.conv.sdp.ew) {
             r.surfaces.push_back({&l.conv.sdp.ew->surface, l.conv.precision, false});
           }
-        } else if constexpr (std::is_same_v<T, PdpLayer> || std::is_same_v<T, CdpLayer>) {
+        } else if constexpr (std::is_same_v<T, PdpLayer> || std::is_same_v<T, CdpLayer> ||
+                             std::is_same_v<T, BdmaLayer>) {
           r.surfaces.push_back({&l.src, l.precision, false});
           r.surfaces.push_back({&l.dst, l.precision, false});
         } else if constexpr (std::is_same_v<T, SdpLayer>) {

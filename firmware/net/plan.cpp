@@ -30,6 +30,8 @@ const char* layer_engine(LayerKind k) {
       return "SDP";
     case LayerKind::kSoftmax:
       return "PPU";
+    case LayerKind::kBdma:
+      return "BDMA";
   }
   return "?";
 }
@@ -515,6 +517,8 @@ void Planner::plan_node(std::size_t i) {
         break;
       case Lowering::kSdpLut:
         return plan_activation(i);
+      case Lowering::kResize:
+        return plan_resize(i);
       case Lowering::kFolded:
         break;
     }

@@ -26,6 +26,8 @@
 //   Concat (on the channel axis)                 nothing: each input's producer writes into the
 //                                                output's surface at the input's channel offset
 //                                                (plan_concat.cpp; program.hpp's channel map)
+//   Resize, Upsample (nearest, x f on H and   BDMA: f_h x f_w strided copies of the input's
+//   W, f in 1..4)                              atoms into the output (plan_resize.cpp)
 //   Split, Slice (on the channel axis)           nothing: each output is a surface inside the
 //                                                input's, from the atom holding its first
 //                                                channel on (plan_slice.cpp)
@@ -49,9 +51,9 @@
 
 namespace octasim::firmware::net {
 
-enum class LayerKind : std::uint8_t { kConv, kPool, kLrn, kSdp, kSoftmax };
+enum class LayerKind : std::uint8_t { kConv, kPool, kLrn, kSdp, kSoftmax, kBdma };
 
-[[nodiscard]] const char* layer_engine(LayerKind k);  // "CONV", "PDP", "CDP", "SDP", "PPU"
+[[nodiscard]] const char* layer_engine(LayerKind k);  // "CONV", "PDP", "CDP", "SDP", "PPU", "BDMA"
 
 struct ConvAttrs {
   std::string weight, bias;  // initializer names (bias may be empty)
@@ -123,6 +125,13 @@ struct SoftmaxAttrs {
   CubeAxis axis = CubeAxis::kC;
 };
 
+// Nearest upsampling (Resize, Upsample) by integer factors: output (x, y) is input
+// (x / scale_w, y / scale_h). BDMA copies each input atom scale_w x scale_h times (program.hpp).
+inline constexpr unsigned kMaxResizeFactor = 4;
+struct ResizeAttrs {
+  unsigned scale_h = 1, scale_w = 1;
+};
+
 struct LrnAttrs {
   unsigned size = 5;
   double alpha = 1e-4, beta = 0.75, bias = 1.0;
@@ -138,6 +147,7 @@ struct PlannedLayer {
   LrnAttrs lrn;
   SdpAttrs sdp;
   SoftmaxAttrs softmax;
+  ResizeAttrs resize;
 };
 
 // A tensor's cube as the device holds it.

@@ -3,7 +3,7 @@
 // CONV/PDP/CDP layers and views, plan_fuse.cpp the residual Add fused into a CONV, plan_sdp.cpp
 // the SDP and PPU layers (ReLU, BatchNormalization, Add/Mul, QuantizeLinear/DequantizeLinear,
 // Softmax), plan_activation.cpp Sigmoid/Tanh/HardSigmoid/HardSwish/SiLU, plan_concat.cpp Concat,
-// plan_slice.cpp Split and Slice.
+// plan_slice.cpp Split and Slice, plan_resize.cpp Resize/Upsample (BDMA).
 #pragma once
 
 #include <cstddef>
@@ -107,6 +107,9 @@ class Planner {
   // window of the input; refuses other axes, steps other than 1, views, constants and
   // transposed inputs.
   void plan_channel_slice(std::size_t i);
+  // Resize/Upsample, nearest, by integer factors of H and W (plan_resize.cpp): a BDMA layer.
+  // Refuses other factors and coordinate modes that do not repeat each pixel f times.
+  void plan_resize(std::size_t i);
 
   // Node `i` through the first of its registry lowerings (models/graph/op_registry.hpp) this
   // configuration has; otherwise the refusal.

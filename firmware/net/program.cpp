@@ -226,6 +226,9 @@ void Builder::lower(const PlannedLayer& l) {
     case LayerKind::kSoftmax:
       out.hw = lower_softmax(l, in, dst, out.nodes);
       break;
+    case LayerKind::kBdma:
+      out.hw = lower_resize(l, in, dst);
+      break;
   }
   push_layer(std::move(out));
   if (l.kind == LayerKind::kConv && options_.calibration == ClipCalibration::kOctavDevice &&

@@ -31,6 +31,8 @@
 //         output convertor rescales: ((q_x q_s) * m) >> t, m = round(s_x s_s / s_y 2^t) in INT16
 //         (ew_fixed_point.hpp channel_mul_fixed_point); 8-bit codes.
 //   PPU   Softmax (FP16, configurations with a PPU): models/ops/softmax.hpp's kernel.
+//   BDMA  nearest upsampling (Resize, Upsample by f_h x f_w): strided copies of the input's atoms;
+//         the output keeps the input's codes and quantization (exact at every precision).
 // Concat is no layer: its inputs' producers write into its surface, each at a channel offset that
 // is a multiple of the atom's channels; between blocks whose counts are not, the surface has
 // unused channels (NetTensor::channel_map, program_concat.cpp). A channel slice (Split, Slice) is
@@ -52,6 +54,7 @@
 #include <variant>
 #include <vector>
 
+#include "firmware/dla/bdma.hpp"
 #include "firmware/dla/cdp.hpp"
 #include "firmware/dla/conv.hpp"
 #include "firmware/dla/conv_pool.hpp"
@@ -131,10 +134,30 @@ struct PpuSoftmaxLayer {
   unsigned channel = 0;
 };
 
+// Nearest upsampling on BDMA (program_resize.cpp): the copies, launched as one group, that
+// write each atom of `src` scale_w x scale_h times into `dst`. The elements move unchanged (codes
+// keep their quantization; FP16 values are exact).
+// The copies come from the surfaces when the layer is programmed (bdma_copies), so placement and
+// batching, which move surfaces, move them too.
+struct BdmaLayer {
+  FeatureSurface src, dst;
+  Precision precision = Precision::kInt8;
+  unsigned scale_h = 1, scale_w = 1;
+  unsigned atom_bytes = 32;  // the configuration's (a pixel of a C' surface)
+};
+
+// The BDMA copies of `l` (at most kBdmaSlots: one launch): for each (dy, dx) in
+// scale_h x scale_w, lines of one atom from src's consecutive atoms to every scale_w-th atom of
+// dst, surfaces stepping one src line and scale_h dst lines — all C' surfaces in one copy where
+// both surfaces are packed (surface stride = height x line stride), else one copy per C' surface.
+// Throws FirmwareError for what BDMA cannot copy (an atom that is not a multiple of 32 bytes,
+// more copies than slots).
+[[nodiscard]] std::vector<BdmaTransfer> bdma_copies(const BdmaLayer& l);
+
 // ConvPoolLayer: a convolution whose SDP output streams into PDP (flying mode): the pooling
 // right after a convolution that nothing else reads, fused by the compiler.
 using HwLayer = std::variant<ConvLayer, PdpLayer, CdpLayer, SdpLayer, OctavLayer, FakeQuantSdpLayer,
-                             PpuSoftmaxLayer, ConvPoolLayer>;
+                             PpuSoftmaxLayer, ConvPoolLayer, BdmaLayer>;
 
 struct NetLayer {
   std::string engine;  // CONV, PDP, CDP, SDP, OCTAV

@@ -44,6 +44,7 @@ void Builder::plan_layouts() {
       case LayerKind::kConv:
         break;  // zero weight rows at the unused channels; the output is dense
       case LayerKind::kPool:
+      case LayerKind::kBdma:  // copies atoms: every channel where it was
         out = in;
         break;
       case LayerKind::kSdp:

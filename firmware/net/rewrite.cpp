@@ -144,9 +144,79 @@ std::size_t split_global_pools(Graph& g) {
   return split;
 }
 
+std::size_t rewrite_channel_shuffles(Graph& g) {
+  std::size_t rewritten = 0;
+  for (bool again = true; again;) {
+    again = false;
+    const models::graph::ShapeMap shapes = models::graph::infer_shapes(g, 1);
+    const auto shape = [&](const std::string& t) {
+      const auto it = shapes.find(t);
+      return it == shapes.end() ? std::vector<std::int64_t>{} : it->second;
+    };
+    // The node reading `t`, when exactly one does and `t` is no graph output.
+    const auto only_reader = [&](const std::string& t) -> std::size_t {
+      if (g.consumers(t) != 1) return g.nodes.size();
+      for (const models::graph::ValueInfo& o : g.outputs) {
+        if (o.name == t) return g.nodes.size();
+      }
+      for (std::size_t k = 0; k < g.nodes.size(); ++k) {
+        const auto& in = g.nodes[k].inputs;
+        if (std::find(in.begin(), in.end(), t) != in.end()) return k;
+      }
+      return g.nodes.size();
+    };
+    for (std::size_t i = 0; i < g.nodes.size() && !again; ++i) {
+      const Node& r1 = g.nodes[i];
+      if (r1.op_type != "Reshape" || r1.inputs.empty() || r1.outputs.size() != 1) continue;
+      const std::vector<std::int64_t> x = shape(r1.inputs[0]);
+      const std::vector<std::int64_t> split = shape(r1.outputs[0]);
+      if (x.size() != 4 || x[0] != 1 || split.size() != 5 || split[0] != 1 || split[1] < 2 ||
+          split[1] * split[2] != x[1] || split[3] != x[2] || split[4] != x[3]) {
+        continue;
+      }
+      const std::size_t ti = only_reader(r1.outputs[0]);
+      if (ti == g.nodes.size() || g.nodes[ti].op_type != "Transpose" ||
+          g.nodes[ti].get_ints("perm", {}) != std::vector<std::int64_t>{0, 2, 1, 3, 4}) {
+        continue;
+      }
+      const std::size_t r2i = only_reader(g.nodes[ti].outputs.at(0));
+      if (r2i == g.nodes.size() || g.nodes[r2i].op_type != "Reshape" ||
+          g.nodes[r2i].inputs.at(0) != g.nodes[ti].outputs[0] ||
+          shape(g.nodes[r2i].outputs.at(0)) != x) {
+        continue;
+      }
+      const std::int64_t groups = split[1], per = split[2], c = x[1];
+      std::vector<float> w(static_cast<std::size_t>(c * c), 0.0F);
+      for (std::int64_t gi = 0; gi < groups; ++gi) {
+        for (std::int64_t j = 0; j < per; ++j) {
+          w[static_cast<std::size_t>((j * groups + gi) * c + gi * per + j)] = 1.0F;
+        }
+      }
+      const std::string base = g.nodes[r2i].name.empty() ? "channel_shuffle" : g.nodes[r2i].name;
+      const std::string weight = fresh(g, base + "_permutation");
+      g.initializers[weight] = models::graph::Tensor::floats({c, c, 1, 1}, std::move(w));
+      Node conv;
+      conv.op_type = "Conv";
+      conv.name = base + "_shuffle";
+      conv.inputs = {r1.inputs[0], weight};
+      conv.outputs = {g.nodes[r2i].outputs[0]};
+      // Where the last Reshape was (its input's producer comes before the first); then the
+      // Transpose and the first Reshape, which come before it, go.
+      g.nodes[r2i] = std::move(conv);
+      for (std::size_t k : {std::max(i, ti), std::min(i, ti)}) {
+        g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(k));
+      }
+      ++rewritten;
+      again = true;
+    }
+  }
+  return rewritten;
+}
+
 std::size_t rewrite_for_dla(Graph& g) {
   std::size_t changes = insert_concat_copies(g);
   changes += split_global_pools(g);
+  changes += rewrite_channel_shuffles(g);
   return changes;
 }
 

@@ -26,7 +26,16 @@ std::size_t insert_concat_copies(models::graph::Graph& g);
 inline constexpr unsigned kPdpMaxKernel = 8;
 std::size_t split_global_pools(models::graph::Graph& g);
 
-// Both, in that order.
+// ShuffleNet's channel shuffle, Reshape(x: 1 x C x H x W -> 1 x g x C/g x H x W), Transpose
+// (perm 0,2,1,3,4), Reshape(-> 1 x C x H x W), each intermediate read by the next node only: a
+// permutation of the channels (output channel j g + i is input channel i C/g + j), which the DLA
+// has no unit for (BDMA and Rubik move whole atoms). Replaced by a 1x1 Conv whose weights are the
+// 0/1 permutation matrix: exact at FP16 (one product by 1, no sum), at INT8 a CONV layer that
+// requantizes (the output gets its own clip — a permutation's max is its input's — and weight
+// code 127; signed codes). Costs one CONV layer of C x C MACs per pixel.
+std::size_t rewrite_channel_shuffles(models::graph::Graph& g);
+
+// All three, in that order.
 std::size_t rewrite_for_dla(models::graph::Graph& g);
 
 }  // namespace octasim::firmware::net

@@ -10,6 +10,7 @@
 #include "firmware/ppu/commands.hpp"
 
 #include "models/numerics/float_format.hpp"
+#include "models/ops/bdma.hpp"
 #include "models/ops/cdp.hpp"
 #include "models/ops/pdp.hpp"
 #include "models/ops/sdp.hpp"
@@ -45,6 +46,10 @@ std::vector<std::string> device_records(const NetLayer& l) {
   if (std::holds_alternative<PpuSoftmaxLayer>(l.hw)) return {};
   if (std::holds_alternative<ConvPoolLayer>(l.hw)) return {"CONV", "PDP"};
   if (std::holds_alternative<FakeQuantSdpLayer>(l.hw)) return {"SDP"};
+  if (const auto* b = std::get_if<BdmaLayer>(&l.hw)) {
+    // One operation per copy (each CFG_OP.EN).
+    return std::vector<std::string>(bdma_copies(*b).size(), "BDMA");
+  }
   return {l.engine};
 }
 
@@ -159,6 +164,10 @@ LayerInterrupts program_layer(const NetProgram& p, std::size_t i, Mmio& mmio, Gr
     mmio.write32(base + F::kPbSize, sm->push_buffer_bytes);
     mmio.write32(base + F::kPut, sm->push_buffer_bytes);
     bit = F::kInterruptBit0 + sm->channel;
+  } else if (const auto* b = std::get_if<BdmaLayer>(&l.hw)) {
+    for (const BdmaTransfer& t : bdma_copies(*b)) program_bdma(mmio, t);
+    bit = launch_bdma(mmio, g.bdma);
+    g.bdma ^= 1U;
   } else if (const auto* fq = std::get_if<FakeQuantSdpLayer>(&l.hw)) {
     // Its operands are OCTAV's (written into this group when OCTAV finished).
     bit = program_fake_quant_sdp(mmio, *fq, g.sdp, g.sdp_rdma, atom);
@@ -225,6 +234,10 @@ LayerGolden run_layer_model(const NetProgram& p, std::size_t i, models::ops::Mem
       return models::ops::SoftmaxSurface{f.address, f.line_stride, f.surface_stride};
     };
     models::ops::run_softmax(shape, place(sm->src), place(sm->dst), mem);
+  } else if (const auto* b = std::get_if<BdmaLayer>(&l.hw)) {
+    for (const BdmaTransfer& t : bdma_copies(*b)) {
+      models::ops::run_bdma_copy(bdma_model_copy(t), mem, mem);
+    }
   } else if (const auto* fq = std::get_if<FakeQuantSdpLayer>(&l.hw)) {
     // OCTAV ran on this layer's input just before: the same clip.
     out.clip = previous != nullptr

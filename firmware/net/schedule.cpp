@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -102,6 +103,7 @@ std::vector<const char*> layer_units(const NetProgram& p, std::size_t i) {
   if (std::holds_alternative<PdpLayer>(hw)) return {"PDP", "PDP_RDMA"};
   if (std::holds_alternative<CdpLayer>(hw)) return {"CDP"};
   if (std::holds_alternative<OctavLayer>(hw)) return {"OCTAV"};
+  if (std::holds_alternative<BdmaLayer>(hw)) return {"BDMA"};
   if (const auto* sm = std::get_if<PpuSoftmaxLayer>(&hw)) {
     static const char* const kChannels[] = {"PPU0", "PPU1", "PPU2", "PPU3"};
     return {kChannels[sm->channel % 4]};
@@ -128,8 +130,15 @@ std::vector<std::vector<std::size_t>> layer_dependencies(const NetProgram& p) {
   };
   std::vector<std::vector<std::size_t>> deps(n);
   std::map<std::string, std::deque<std::size_t>> holders;  // per unit: its last two layers
+  std::optional<std::size_t> last_bdma;
   for (std::size_t i = 0; i < n; ++i) {
     std::vector<std::size_t>& d = deps[i];
+    // BDMA's 20 slots are shared by its two groups: a BDMA layer (up to 16 copies) waits for the
+    // one before.
+    if (std::holds_alternative<BdmaLayer>(p.layers[i].hw)) {
+      if (last_bdma) d.push_back(*last_bdma);
+      last_bdma = i;
+    }
     for (std::size_t j = 0; j < i; ++j) {
       const bool memory = any_overlap(access[j].writes, access[i].reads) ||
                           any_overlap(access[j].writes, access[i].writes) ||

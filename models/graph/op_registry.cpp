@@ -679,7 +679,7 @@ std::vector<OpSchema> make_table() {
        nullptr,
        true,
        Q::kKeepsScale,
-       {},
+       {L::kResize},
        1},
       {"Upsample",
        "nearest-neighbour resampling (before opset 10)",
@@ -688,7 +688,7 @@ std::vector<OpSchema> make_table() {
        nullptr,
        true,
        Q::kKeepsScale,
-       {},
+       {L::kResize},
        1},
       {"Expand",
        "broadcast to a shape",
@@ -773,6 +773,8 @@ const char* lowering_name(Lowering l) {
       return "channel slice";
     case Lowering::kPpuSoftmax:
       return "PPU";
+    case Lowering::kResize:
+      return "BDMA (nearest x f)";
     case Lowering::kFolded:
       return "folded";
   }

@@ -42,6 +42,7 @@ enum class Lowering : std::uint8_t {
   kConcat,          // no layer: each input's producer writes into the output's surface
   kChannelSlice,    // no layer: channels from an atom boundary on, a surface inside the input's
   kPpuSoftmax,      // the PPU's softmax kernel (configurations with a PPU)
+  kResize,          // BDMA copies: nearest upsampling by integer factors (each atom f x f times)
   kFolded,          // removed before planning by the graph passes (passes.hpp)
 };
 

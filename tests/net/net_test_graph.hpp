@@ -39,6 +39,13 @@ inline Attribute ints_attr(std::vector<std::int64_t> v) {
   return a;
 }
 
+inline Attribute string_attr(std::string v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kString;
+  a.s = std::move(v);
+  return a;
+}
+
 class GraphBuilder {
  public:
   explicit GraphBuilder(std::int64_t opset = 13) { g_.opset = opset; }
