@@ -36,11 +36,12 @@ test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 # The suite again under AddressSanitizer + UndefinedBehaviorSanitizer (second build dir), at -O1
-# (ASan's recommended level: several times faster than -O0, every check kept), without the tests
+# (ASan's recommended level: several times faster than -O0, every check kept) with line tables
+# only (-g1: reports keep file:line, the build is faster), no benchmarks, without the tests
 # labelled `heavy` (whole-network accuracy runs: the same code paths on thousands of images,
 # which the smaller tests already take through the sanitizers).
 test-sanitize: deps
-	cmake -S . -B $(BUILD_SAN) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+	cmake -S . -B $(BUILD_SAN) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
 	  -DOCTASIM_SANITIZE=ON $(CMAKE_ARGS)
 	cmake --build $(BUILD_SAN) -j $(JOBS)
 	ctest --test-dir $(BUILD_SAN) --output-on-failure -j $(JOBS) -LE heavy
