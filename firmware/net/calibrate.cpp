@@ -277,7 +277,7 @@ CalibrationTable calibrate(const Graph& g, const NetPlan& plan, const Tensor& im
                            const QuantOptions& options, const CalibrationTable* given) {
   CalibrationTable table = code_formats(plan, images, options, given);
   models::graph::TensorMap values;
-  if (given == nullptr) values = models::graph::run_reference(g, {{plan.input, images}});
+  if (given == nullptr) values = models::graph::run_reference_images(g, plan.input, images);
   const auto input_of = [&](const std::string& tensor) -> const PlannedLayer* {
     for (const PlannedLayer& l : plan.layers) {
       if (l.output == tensor) return &l;

@@ -351,7 +351,7 @@ std::size_t reductions_to_pooling(Graph& g) {
     }
     if (!keep) {
       const std::string shape = fresh_name(g, y + "_shape");
-      g.initializers[shape] = Tensor::ints(DType::kInt64, {2}, {x[0], x[1]});
+      g.initializers[shape] = Tensor::ints(DType::kInt64, {2}, {0, x[1]});  // 0: N as it is
       Node reshape;
       reshape.op_type = "Reshape";
       reshape.name = n.name + "_squeeze";

@@ -327,4 +327,38 @@ TensorMap run_reference(const Graph& g, const TensorMap& inputs) {
   return values;
 }
 
+TensorMap run_reference_images(const Graph& g, const std::string& input, const Tensor& images) {
+  const std::size_t count =
+      images.shape.empty() ? 1
+                           : static_cast<std::size_t>(std::max<std::int64_t>(images.shape[0], 1));
+  if (count == 1) return run_reference(g, {{input, images}});
+  const std::size_t per = images.elements() / count;
+  TensorMap out;
+  for (std::size_t i = 0; i < count; ++i) {
+    Tensor one = images;
+    one.shape[0] = 1;
+    if (is_float(images.dtype)) {
+      one.f.assign(images.f.begin() + static_cast<std::ptrdiff_t>(i * per),
+                   images.f.begin() + static_cast<std::ptrdiff_t>((i + 1) * per));
+    } else {
+      one.i.assign(images.i.begin() + static_cast<std::ptrdiff_t>(i * per),
+                   images.i.begin() + static_cast<std::ptrdiff_t>((i + 1) * per));
+    }
+    TensorMap values = run_reference(g, {{input, one}});
+    for (auto& [name, t] : values) {
+      if (g.is_constant(name) && i > 0) continue;
+      if (i == 0 || g.is_constant(name)) {
+        if (!g.is_constant(name) && t.shape.empty()) t.shape = {1};
+        out[name] = std::move(t);
+        continue;
+      }
+      Tensor& acc = out.at(name);
+      acc.f.insert(acc.f.end(), t.f.begin(), t.f.end());
+      acc.i.insert(acc.i.end(), t.i.begin(), t.i.end());
+      acc.shape[0] += t.shape.empty() ? 1 : t.shape[0];
+    }
+  }
+  return out;
+}
+
 }  // namespace octasim::models::graph

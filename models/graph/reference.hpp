@@ -24,6 +24,13 @@ using TensorMap = std::map<std::string, Tensor>;
 // attribute, a missing input or a shape mismatch.
 [[nodiscard]] TensorMap run_reference(const Graph& g, const TensorMap& inputs);
 
+// run_reference image by image: `images` (first axis: the images) is fed to graph input `input`
+// one image at a time — the compiler's graph passes fold shapes at batch 1 (a Reshape to
+// [1, -1]; PyTorch's exports often bake the batch in too) — and every computed tensor is
+// returned with the images' results stacked along its first axis (initializers once).
+[[nodiscard]] TensorMap run_reference_images(const Graph& g, const std::string& input,
+                                             const Tensor& images);
+
 // Runs one node on its input tensors (in the node's input order; an omitted optional input is
 // an empty Tensor with no shape and no data) and returns its outputs in order.
 [[nodiscard]] std::vector<Tensor> run_node(const Node& node, const std::vector<const Tensor*>& in,

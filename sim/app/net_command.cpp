@@ -509,8 +509,8 @@ int run_net(const NetOptions& o) {
     std::size_t device_ok = 0, ref_ok = 0, agree = 0;
     for (std::size_t first = 0; first < count; first += 64) {
       const std::size_t n = std::min<std::size_t>(64, count - first);
-      const models::graph::TensorMap ref = models::graph::run_reference(
-          p.net.graph, {{p.net.plan.input, fn::slice_batch(p.images, first, n)}});
+      const models::graph::TensorMap ref = models::graph::run_reference_images(
+          p.net.graph, p.net.plan.input, fn::slice_batch(p.images, first, n));
       const Tensor& out = ref.at(p.net.plan.outputs.at(0));
       const std::size_t per = out.elements() / n;
       for (std::size_t i = 0; i < n; ++i) {
