@@ -117,6 +117,30 @@ TEST(FoldConstants, AShapeSubgraphBecomesAConstant) {
   expect_same_outputs(original, g, 1);
 }
 
+// Folding at batch 1 bakes the batch into the Reshape: several images then run one by one
+// (run_reference_images), each as the graph at batch 1 computes it, stacked on the first axis.
+TEST(FoldConstants, SeveralImagesRunImageByImage) {
+  Graph g = flatten_by_shape_graph();
+  ASSERT_EQ(fold_constants(g, 1), 4u);
+  std::mt19937 rng(11);
+  const Tensor images = random_floats({3, 2, 3, 4}, rng);
+  // All at once, the Reshape to [1, -1] would merge the three images into one row.
+  EXPECT_EQ(run_reference(g, {{"X", images}}).at("Y").shape, (std::vector<std::int64_t>{1, 72}));
+  const TensorMap all = run_reference_images(g, "X", images);
+  const Tensor& y = all.at("Y");
+  EXPECT_EQ(y.shape, (std::vector<std::int64_t>{3, 24}));
+  for (std::int64_t i = 0; i < 3; ++i) {
+    Tensor one = images;
+    one.shape[0] = 1;
+    one.f.assign(images.f.begin() + i * 24, images.f.begin() + (i + 1) * 24);
+    const Tensor want = run_reference(g, {{"X", one}}).at("Y");
+    for (std::size_t e = 0; e < 24; ++e) {
+      EXPECT_EQ(y.f[static_cast<std::size_t>(i) * 24 + e], want.f[e]) << i << " " << e;
+    }
+  }
+  EXPECT_EQ(all.at("shape").i, (std::vector<std::int64_t>{1, -1}));  // a constant, once
+}
+
 TEST(FoldConstants, KeepsNodesWritingGraphOutputsAndWhatDependsOnThem) {
   Graph g = flatten_by_shape_graph();
   g.outputs.push_back({"s", DType::kInt64, {}});  // the Shape itself is wanted
