@@ -16,22 +16,6 @@ using models::graph::Node;
 
 namespace {
 
-bool is_graph_input(const Graph& g, const std::string& t) {
-  return std::any_of(g.inputs.begin(), g.inputs.end(),
-                     [&](const models::graph::ValueInfo& v) { return v.name == t; });
-}
-
-// Whether `name` is taken by a tensor of `g`.
-bool taken(const Graph& g, const std::string& name) {
-  return g.is_constant(name) || g.producer(name) != nullptr || is_graph_input(g, name);
-}
-
-std::string fresh(const Graph& g, const std::string& base) {
-  std::string name = base;
-  for (int n = 1; taken(g, name); ++n) name = base + "_" + std::to_string(n);
-  return name;
-}
-
 // `n` as factors of at most `limit`, largest first (16 -> 8, 2); empty when a prime factor
 // exceeds it.
 std::vector<std::int64_t> small_factors(std::int64_t n, std::int64_t limit) {
@@ -79,11 +63,10 @@ std::size_t insert_concat_copies(Graph& g) {
                g.initializers.at(name).f[0] == 1.0F;
       };
       std::string one = base + "_copy_one";
-      for (int n = 1; taken(g, one) && !is_one(one); ++n) {
-        one = base + "_copy_one_" + std::to_string(n);
-      }
+      if (!is_one(one)) one = models::graph::unused_tensor_name(g, one);
       g.initializers[one] = models::graph::Tensor::floats({}, {1.0F});
-      const std::string out = fresh(g, in + "_copy_" + std::to_string(k) + "_" + base);
+      const std::string out =
+          models::graph::unused_tensor_name(g, in + "_copy_" + std::to_string(k) + "_" + base);
       Node copy;
       copy.op_type = "Mul";
       copy.name = base + "_copy_" + std::to_string(k);
@@ -124,7 +107,8 @@ std::size_t split_global_pools(Graph& g) {
       pool.op_type = "AveragePool";
       pool.name = n.name + "_stage" + std::to_string(s);
       pool.inputs = {in};
-      pool.outputs = {fresh(g, n.outputs[0] + "_stage" + std::to_string(s))};
+      pool.outputs = {
+          models::graph::unused_tensor_name(g, n.outputs[0] + "_stage" + std::to_string(s))};
       models::graph::Attribute k;
       k.kind = models::graph::Attribute::Kind::kInts;
       k.ints = {fh[s], fw[s]};
@@ -193,7 +177,7 @@ std::size_t rewrite_channel_shuffles(Graph& g) {
         }
       }
       const std::string base = g.nodes[r2i].name.empty() ? "channel_shuffle" : g.nodes[r2i].name;
-      const std::string weight = fresh(g, base + "_permutation");
+      const std::string weight = models::graph::unused_tensor_name(g, base + "_permutation");
       g.initializers[weight] = models::graph::Tensor::floats({c, c, 1, 1}, std::move(w));
       Node conv;
       conv.op_type = "Conv";

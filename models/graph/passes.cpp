@@ -146,18 +146,6 @@ Attribute int_attr(std::int64_t v) {
   return a;
 }
 
-// A name no tensor of `g` has yet, from `base`.
-std::string fresh_name(const Graph& g, const std::string& base) {
-  std::string name = base;
-  for (int k = 1; g.is_constant(name) || g.producer(name) != nullptr ||
-                  std::any_of(g.inputs.begin(), g.inputs.end(),
-                              [&](const ValueInfo& v) { return v.name == name; });
-       ++k) {
-    name = base + "_" + std::to_string(k);
-  }
-  return name;
-}
-
 // The indices of the nodes that read `tensor`.
 std::vector<std::size_t> readers(const Graph& g, const std::string& tensor) {
   std::vector<std::size_t> out;
@@ -178,6 +166,17 @@ std::optional<std::vector<std::int64_t>> constant_ints(const Graph& g, const std
 }
 
 }  // namespace
+
+std::string unused_tensor_name(const Graph& g, const std::string& base) {
+  std::string name = base;
+  for (int k = 1; g.is_constant(name) || g.producer(name) != nullptr ||
+                  std::any_of(g.inputs.begin(), g.inputs.end(),
+                              [&](const ValueInfo& v) { return v.name == name; });
+       ++k) {
+    name = base + "_" + std::to_string(k);
+  }
+  return name;
+}
 
 std::size_t fold_constants(Graph& g, std::int64_t batch) {
   const ShapeMap shapes = infer_shapes(g, batch);
@@ -337,20 +336,20 @@ std::size_t reductions_to_pooling(Graph& g) {
     pool.op_type = "GlobalAveragePool";
     pool.name = n.name;
     pool.inputs = {n.inputs[0]};
-    pool.outputs = {sum || !keep ? fresh_name(g, y + "_mean") : y};
+    pool.outputs = {sum || !keep ? unused_tensor_name(g, y + "_mean") : y};
     nodes.push_back(pool);
     if (sum) {
-      const std::string factor = fresh_name(g, y + "_area");
+      const std::string factor = unused_tensor_name(g, y + "_area");
       g.initializers[factor] = Tensor::floats({}, {static_cast<float>(x[2] * x[3])});
       Node mul;
       mul.op_type = "Mul";
       mul.name = n.name + "_area";
       mul.inputs = {pool.outputs[0], factor};
-      mul.outputs = {keep ? y : fresh_name(g, y + "_sum")};
+      mul.outputs = {keep ? y : unused_tensor_name(g, y + "_sum")};
       nodes.push_back(mul);
     }
     if (!keep) {
-      const std::string shape = fresh_name(g, y + "_shape");
+      const std::string shape = unused_tensor_name(g, y + "_shape");
       g.initializers[shape] = Tensor::ints(DType::kInt64, {2}, {0, x[1]});  // 0: N as it is
       Node reshape;
       reshape.op_type = "Reshape";
@@ -380,7 +379,8 @@ std::size_t constant_arithmetic(Graph& g) {
     t.dtype = DType::kFloat32;
     // x - c = x + (-c); x / c = x * (1 / c), the reciprocal rounded once to float.
     for (float& v : t.f) v = n.op_type == "Sub" ? -v : static_cast<float>(1.0 / double{v});
-    const std::string name = fresh_name(g, n.inputs[1] + (n.op_type == "Sub" ? "_neg" : "_recip"));
+    const std::string name =
+        unused_tensor_name(g, n.inputs[1] + (n.op_type == "Sub" ? "_neg" : "_recip"));
     g.initializers[name] = std::move(t);
     n.op_type = n.op_type == "Sub" ? "Add" : "Mul";
     n.inputs[1] = name;

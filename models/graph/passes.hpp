@@ -23,6 +23,10 @@ std::size_t fold_batch_norm(Graph& g);
 // output read the input. Returns how many were removed.
 std::size_t remove_identities(Graph& g);
 
+// A name no tensor of `g` (initializer, node output, graph input) has: `base`, else `base_1`,
+// `base_2`, ...: for the tensors a rewrite adds.
+[[nodiscard]] std::string unused_tensor_name(const Graph& g, const std::string& base);
+
 // Evaluates at compile time every node whose registry entry folds and whose inputs are all
 // constants, and every Shape of a tensor whose shape is known at `batch` (-1 dimensions of
 // the graph inputs become `batch`): their outputs become initializers, so the shape subgraphs
