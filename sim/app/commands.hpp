@@ -121,6 +121,7 @@ struct NetOptions {
   std::string input;
   std::size_t limit = 0;
   std::string output;
+  std::string reference_output;  // --reference-output FILE.npy: the FP32 reference's output 0
   std::string labels;
   bool functional = false;
   std::uint64_t timeout_cycles = 50'000'000;

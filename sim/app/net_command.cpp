@@ -375,6 +375,9 @@ void add_net_command(CLI::App& app, NetOptions& o) {
                   "default: one deterministic random image in [0, 1)");
   cmd->add_option("--limit", o.limit, "use only the first N images of --input (0: all)");
   cmd->add_option("--output", o.output, "write the device's outputs, dequantized, to FILE.npy");
+  cmd->add_option("--reference-output", o.reference_output,
+                  "write the FP32 reference executor's outputs (output 0, as --output) on the same "
+                  "images to FILE.npy: an expected output for models with no framework's");
   cmd->add_option("--labels", o.labels,
                   "labels of the images (.npy, .pb or IDX[.gz]): prints top-1 accuracy");
   cmd->add_option("--expect", o.expect,
@@ -418,7 +421,7 @@ void add_net_command(CLI::App& app, NetOptions& o) {
 int run_net(const NetOptions& o) {
   const auto started = std::chrono::steady_clock::now();
   // Output files are checked first: an unwritable path is a usage error before the run.
-  check_output_files({o.report, o.timeline, o.output});
+  check_output_files({o.report, o.timeline, o.output, o.reference_output});
   if (o.batch > 1 && !o.compare.empty()) {
     throw UsageError("--compare with --batch is not supported (compare one image per run)");
   }
@@ -491,6 +494,29 @@ int run_net(const NetOptions& o) {
     }
     try {
       models::write_npy_float32(o.output, shape, all);
+    } catch (const std::exception& e) {
+      throw UsageError(e.what());
+    }
+  }
+
+  if (!o.reference_output.empty()) {
+    // The graph as the compiler imported it (models/graph), in FP32, image by image in chunks.
+    std::vector<float> all;
+    std::vector<std::size_t> shape{count};
+    for (std::size_t first = 0; first < count; first += 64) {
+      const std::size_t n = std::min<std::size_t>(64, count - first);
+      const models::graph::TensorMap ref = models::graph::run_reference_images(
+          p.net.graph, p.net.plan.input, fn::slice_batch(p.images, first, n));
+      const Tensor& out = ref.at(p.net.plan.outputs.at(0));
+      all.insert(all.end(), out.f.begin(), out.f.end());
+      if (first == 0) {
+        for (std::size_t d = 1; d < out.shape.size(); ++d) {
+          shape.push_back(static_cast<std::size_t>(out.shape[d]));
+        }
+      }
+    }
+    try {
+      models::write_npy_float32(o.reference_output, shape, all);
     } catch (const std::exception& e) {
       throw UsageError(e.what());
     }
