@@ -313,25 +313,28 @@ class SPPF(nn.Module):
 
 
 class YoloLike(nn.Module):
-    def __init__(self, classes=2, anchors=3):
+    # widths: the stem's two convolutions, then P3, P4, P5 (the committed model: 16 to 64; --full's
+    # yolo_v5s_like: YOLOv5s's 32 to 512 with its 80 classes).
+    def __init__(self, classes=2, anchors=3, widths=(16, 24, 32, 48, 64)):
         super().__init__()
         self.na, self.no = anchors, 5 + classes
+        w0, w1, w2, w3, w4 = widths
         self.backbone = nn.ModuleList([
-            nn.Sequential(yconv(3, 16, 3, 2), yconv(16, 24, 3, 2), C3(24, 24)),  # 16x16
-            nn.Sequential(yconv(24, 32, 3, 2), C3(32, 32)),  # P3 8x8
-            nn.Sequential(yconv(32, 48, 3, 2), C3(48, 48)),  # P4 4x4
-            nn.Sequential(yconv(48, 64, 3, 2), C3(64, 64), SPPF(64, 64)),  # P5 2x2
+            nn.Sequential(yconv(3, w0, 3, 2), yconv(w0, w1, 3, 2), C3(w1, w1)),  # 16x16
+            nn.Sequential(yconv(w1, w2, 3, 2), C3(w2, w2)),  # P3 8x8
+            nn.Sequential(yconv(w2, w3, 3, 2), C3(w3, w3)),  # P4 4x4
+            nn.Sequential(yconv(w3, w4, 3, 2), C3(w4, w4), SPPF(w4, w4)),  # P5 2x2
         ])
         self.up = nn.Upsample(scale_factor=2, mode="nearest")
-        self.lat5 = yconv(64, 48)
-        self.td4 = C3(96, 48, shortcut=False)
-        self.lat4 = yconv(48, 32)
-        self.td3 = C3(64, 32, shortcut=False)  # out P3
-        self.down3 = yconv(32, 32, 3, 2)
-        self.bu4 = C3(64, 48, shortcut=False)  # out P4
-        self.down4 = yconv(48, 48, 3, 2)
-        self.bu5 = C3(96, 64, shortcut=False)  # out P5
-        self.heads = nn.ModuleList(nn.Conv2d(c, self.na * self.no, 1) for c in (32, 48, 64))
+        self.lat5 = yconv(w4, w3)
+        self.td4 = C3(2 * w3, w3, shortcut=False)
+        self.lat4 = yconv(w3, w2)
+        self.td3 = C3(2 * w2, w2, shortcut=False)  # out P3
+        self.down3 = yconv(w2, w2, 3, 2)
+        self.bu4 = C3(2 * w2, w3, shortcut=False)  # out P4
+        self.down4 = yconv(w3, w3, 3, 2)
+        self.bu5 = C3(2 * w3, w4, shortcut=False)  # out P5
+        self.heads = nn.ModuleList(nn.Conv2d(c, self.na * self.no, 1) for c in (w2, w3, w4))
 
     def forward(self, x):
         x = self.backbone[0](x)
@@ -438,6 +441,9 @@ FULL_MODELS = [
     ("mnasnet0_5", lambda: torchvision.models.mnasnet0_5()),
     ("densenet121", lambda: torchvision.models.densenet121()),
     ("shufflenet_v2_x1_0", lambda: torchvision.models.shufflenet_v2_x1_0()),
+    # Not torchvision: yolo_like at YOLOv5s's widths (32, 64, 128, 256, 512) and 80 classes, one
+    # bottleneck per C3 (YOLOv5s has 1, 2, 3, 1); three outputs.
+    ("yolo_v5s_like", lambda: YoloLike(classes=80, widths=(32, 64, 128, 256, 512)), 3),
 ]
 
 
@@ -947,10 +953,12 @@ def main():
     if args.full:
         os.makedirs(args.full, exist_ok=True)
         entries = []
-        for name, builder in FULL_MODELS:
+        for name, builder, *n_outputs in FULL_MODELS:
             if selected and name not in selected:
                 continue
-            entries.append(export_one(name, builder, 1, args.full, f"torchvision.models.{name}() full size"))
+            entries.append(export_one(name, builder, (n_outputs or [1])[0], args.full,
+                                      f"torchvision.models.{name}() full size"
+                                      if not n_outputs else f"{name} full size"))
         write_manifest(entries, os.path.join(args.full, "manifest.json"))
         return 0
 
