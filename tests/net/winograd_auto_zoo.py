@@ -12,7 +12,8 @@ Per model, on nv_full at INT8 (one image, the cycle-level device: --timing-only)
   1. `octasim net --winograd off` and `--winograd <candidate>` (auto by default, with
      --winograd-budget B) each exit 0 (bit-exact with the quantized reference executor); their
      dequantized outputs (--output) give the relative L2 errors e_off and e_cand against the
-     expected output, computed here in float64;
+     expected output, computed here in float64 (for an exporter-zoo model the off run's
+     --reference-output must also be within 1e-4 of PyTorch's output);
   2. e_cand <= (1 + B) * e_off  -- the assertion of the bar;
   3. for auto: `octasim compile --winograd auto` writes layer_map.json (with --no-compile: net's
      layer table, whose errors have 3 significant digits, stands in for it); every layer it measured
@@ -102,8 +103,11 @@ def main():
             extra = ["--winograd", mode]
             if mode == "auto":
                 extra += ["--winograd-budget", repr(budget)]
-            if mode == "off" and spec.startswith("zoo:"):
-                extra += ["--reference-output", expected]
+            if mode == "off":
+                # zoo: the expected output; exporter zoo: checked against PyTorch's below.
+                reference = (expected if spec.startswith("zoo:")
+                             else os.path.join(args.workdir, f"{name}.reference.npy"))
+                extra += ["--reference-output", reference]
             out[mode] = os.path.join(args.workdir, f"{name}.{mode}.npy")
             rc, texts[mode] = run([args.octasim, "net", *common, "--timing-only", "--no-progress",
                                    "--output", out[mode], *extra],
@@ -113,6 +117,11 @@ def main():
         if len(out) != 2 or not all(os.path.exists(p) for p in out.values()):
             continue
         want = np.load(expected)
+        if not spec.startswith("zoo:"):
+            # The FP32 reference executor agrees with PyTorch (float32 roundings only).
+            e_ref = rel_l2(np.load(reference), want)
+            if not e_ref <= 1e-4:
+                fail(name, f"--reference-output is {e_ref:.3g} off PyTorch's output")
         e_off = rel_l2(np.load(out["off"]), want)
         e_cand = rel_l2(np.load(out[args.candidate]), want)
         if not e_cand <= (1.0 + budget) * e_off:
