@@ -32,6 +32,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -83,6 +84,8 @@ def main():
 
     for spec in args.models:
         started = time.monotonic()
+        failures_before = len(failures)
+        cleanup = []  # large files to delete when the model passes
         if spec.startswith("zoo:"):
             name = spec[4:]
             model = os.path.join(args.workdir, f"{name}.onnx")
@@ -92,6 +95,7 @@ def main():
                 fail(name, f"octasim zoo exited {rc}: {text.strip()}")
                 continue
             inputs, expected = [], os.path.join(args.workdir, f"{name}.reference.npy")
+            cleanup.append(model)
         else:
             name = os.path.basename(spec)
             model = f"{spec}.onnx"
@@ -158,6 +162,9 @@ def main():
                 continue
             with open(os.path.join(cdir, "layer_map.json")) as f:
                 layer_map = json.load(f)
+            shutil.copy(os.path.join(cdir, "layer_map.json"),
+                        os.path.join(args.workdir, f"{name}.layer_map.json"))
+            cleanup.append(cdir)  # the trace and its .dat files: tens of MB
             layers = layer_map["layers"] if isinstance(layer_map, dict) else layer_map
             decisions = []  # (winograd mode?, measured winograd error, direct error) per conv
             for i, layer in enumerate(layers):
@@ -189,6 +196,12 @@ def main():
                         fail(name, "no layer took Winograd mode, yet auto's output differs from off's")
             measured_total += measured
         rows.append((name, measured, accepted, e_off, e_cand, time.monotonic() - started))
+        if len(failures) == failures_before:
+            for path in cleanup:
+                if os.path.isdir(path):
+                    shutil.rmtree(path)
+                elif os.path.exists(path):
+                    os.remove(path)
 
     print(f"\nbudget {budget}: --winograd {args.candidate} against --winograd off, INT8, nv_full")
     print(f"{'model':<22} {'measured':>8} {'accepted':>8} {'e_off':>10} {'e_' + args.candidate:>10} "
