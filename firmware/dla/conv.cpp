@@ -14,19 +14,8 @@ namespace {
 
 using conv_detail::ceil_div;
 using conv_detail::kWeightAlign;
+using conv_detail::model_precision;
 using models::ops::ConvPrecision;
-
-ConvPrecision model_precision(Precision p) {
-  switch (p) {
-    case Precision::kInt8:
-      return ConvPrecision::kInt8;
-    case Precision::kInt16:
-      return ConvPrecision::kInt16;
-    case Precision::kFp16:
-      break;
-  }
-  return ConvPrecision::kFp16;
-}
 
 }  // namespace
 

@@ -10,10 +10,7 @@
 namespace octasim::firmware {
 namespace {
 
-models::ops::ConvPrecision model_precision(Precision p) {
-  return p == Precision::kInt8 ? models::ops::ConvPrecision::kInt8
-                               : models::ops::ConvPrecision::kInt16;
-}
+using conv_detail::model_precision;
 
 // Bytes from `base`: lets models::ops::write_winograd_weights fill an image.
 class ImageMemory final : public models::ops::Memory {

@@ -7,7 +7,7 @@
 namespace octasim::firmware {
 namespace {
 
-namespace R = regs::RBK;
+namespace RBK = regs::RBK;
 using models::ops::RubikMode;
 using models::ops::RubikParams;
 
@@ -46,7 +46,7 @@ void check_planar(const PlanarSurface& s, Precision p, const char* what) {
 }
 
 std::uint32_t misc_cfg(RubikMode mode, Precision p) {
-  using M = R::D_MISC_CFG;
+  using M = RBK::D_MISC_CFG;
   return M::RUBIK_MODE.set(0, static_cast<std::uint32_t>(mode)) |
          M::IN_PRECISION.set(0,
                              p == Precision::kInt8 ? M::IN_PRECISION_INT8 : M::IN_PRECISION_INT16);
@@ -55,32 +55,32 @@ std::uint32_t misc_cfg(RubikMode mode, Precision p) {
 // The registers every mode programs, from the model's view of the operation (the fields a mode
 // does not use are written as the model holds them: 0 or 1).
 unsigned write_registers(Mmio& mmio, const RubikParams& q, Precision p, unsigned group) {
-  mmio.write32(R::S_POINTER::kAddr, R::S_POINTER::PRODUCER.set(0, group));
-  mmio.write32(R::D_MISC_CFG::kAddr, misc_cfg(q.mode, p));
-  mmio.write32(R::D_DAIN_RAM_TYPE::kAddr, R::D_DAIN_RAM_TYPE::DATAIN_RAM_TYPE_MCIF);
-  mmio.write32(R::D_DATAIN_SIZE_0::kAddr,
-               R::D_DATAIN_SIZE_0::DATAIN_WIDTH.set(0, q.width - 1) |
-                   R::D_DATAIN_SIZE_0::DATAIN_HEIGHT.set(0, q.height - 1));
-  mmio.write32(R::D_DATAIN_SIZE_1::kAddr, q.in_channels - 1);
-  mmio.write32(R::D_DAIN_ADDR_HIGH::kAddr, high32(q.in_base));
-  mmio.write32(R::D_DAIN_ADDR_LOW::kAddr, low32(q.in_base));
-  mmio.write32(R::D_DAIN_LINE_STRIDE::kAddr, low32(q.in_line_stride));
-  mmio.write32(R::D_DAIN_SURF_STRIDE::kAddr, low32(q.in_surface_stride));
-  mmio.write32(R::D_DAIN_PLANAR_STRIDE::kAddr, low32(q.in_planar_stride));
-  mmio.write32(R::D_DAOUT_RAM_TYPE::kAddr, R::D_DAOUT_RAM_TYPE::DATAOUT_RAM_TYPE_MCIF);
-  mmio.write32(R::D_DATAOUT_SIZE_1::kAddr, q.out_channels - 1);
-  mmio.write32(R::D_DAOUT_ADDR_HIGH::kAddr, high32(q.out_base));
-  mmio.write32(R::D_DAOUT_ADDR_LOW::kAddr, low32(q.out_base));
-  mmio.write32(R::D_DAOUT_LINE_STRIDE::kAddr, low32(q.out_line_stride));
-  mmio.write32(R::D_DAOUT_SURF_STRIDE::kAddr, low32(q.out_surface_stride));
-  mmio.write32(R::D_DAOUT_PLANAR_STRIDE::kAddr, low32(q.out_planar_stride));
-  mmio.write32(R::D_CONTRACT_STRIDE_0::kAddr, low32(q.contract_stride_0));
-  mmio.write32(R::D_CONTRACT_STRIDE_1::kAddr, low32(q.contract_stride_1));
-  mmio.write32(R::D_DECONV_STRIDE::kAddr,
-               R::D_DECONV_STRIDE::DECONV_X_STRIDE.set(0, q.x_stride - 1) |
-                   R::D_DECONV_STRIDE::DECONV_Y_STRIDE.set(0, q.y_stride - 1));
-  mmio.write32(R::D_PERF_ENABLE::kAddr, 1);
-  mmio.write32(R::D_OP_ENABLE::kAddr, R::D_OP_ENABLE::OP_EN_ENABLE);
+  mmio.write32(RBK::S_POINTER::kAddr, RBK::S_POINTER::PRODUCER.set(0, group));
+  mmio.write32(RBK::D_MISC_CFG::kAddr, misc_cfg(q.mode, p));
+  mmio.write32(RBK::D_DAIN_RAM_TYPE::kAddr, RBK::D_DAIN_RAM_TYPE::DATAIN_RAM_TYPE_MCIF);
+  mmio.write32(RBK::D_DATAIN_SIZE_0::kAddr,
+               RBK::D_DATAIN_SIZE_0::DATAIN_WIDTH.set(0, q.width - 1) |
+                   RBK::D_DATAIN_SIZE_0::DATAIN_HEIGHT.set(0, q.height - 1));
+  mmio.write32(RBK::D_DATAIN_SIZE_1::kAddr, q.in_channels - 1);
+  mmio.write32(RBK::D_DAIN_ADDR_HIGH::kAddr, high32(q.in_base));
+  mmio.write32(RBK::D_DAIN_ADDR_LOW::kAddr, low32(q.in_base));
+  mmio.write32(RBK::D_DAIN_LINE_STRIDE::kAddr, low32(q.in_line_stride));
+  mmio.write32(RBK::D_DAIN_SURF_STRIDE::kAddr, low32(q.in_surface_stride));
+  mmio.write32(RBK::D_DAIN_PLANAR_STRIDE::kAddr, low32(q.in_planar_stride));
+  mmio.write32(RBK::D_DAOUT_RAM_TYPE::kAddr, RBK::D_DAOUT_RAM_TYPE::DATAOUT_RAM_TYPE_MCIF);
+  mmio.write32(RBK::D_DATAOUT_SIZE_1::kAddr, q.out_channels - 1);
+  mmio.write32(RBK::D_DAOUT_ADDR_HIGH::kAddr, high32(q.out_base));
+  mmio.write32(RBK::D_DAOUT_ADDR_LOW::kAddr, low32(q.out_base));
+  mmio.write32(RBK::D_DAOUT_LINE_STRIDE::kAddr, low32(q.out_line_stride));
+  mmio.write32(RBK::D_DAOUT_SURF_STRIDE::kAddr, low32(q.out_surface_stride));
+  mmio.write32(RBK::D_DAOUT_PLANAR_STRIDE::kAddr, low32(q.out_planar_stride));
+  mmio.write32(RBK::D_CONTRACT_STRIDE_0::kAddr, low32(q.contract_stride_0));
+  mmio.write32(RBK::D_CONTRACT_STRIDE_1::kAddr, low32(q.contract_stride_1));
+  mmio.write32(RBK::D_DECONV_STRIDE::kAddr,
+               RBK::D_DECONV_STRIDE::DECONV_X_STRIDE.set(0, q.x_stride - 1) |
+                   RBK::D_DECONV_STRIDE::DECONV_Y_STRIDE.set(0, q.y_stride - 1));
+  mmio.write32(RBK::D_PERF_ENABLE::kAddr, 1);
+  mmio.write32(RBK::D_OP_ENABLE::kAddr, RBK::D_OP_ENABLE::OP_EN_ENABLE);
   return 8 + group;  // GLB S_INTR_STATUS RUBIK_DONE_STATUS0/1
 }
 

@@ -48,6 +48,14 @@ Tensor Tensor::floats(std::vector<std::int64_t> shape, std::vector<float> values
   return t;
 }
 
+Tensor Tensor::zeros(DType t, std::vector<std::int64_t> shape) {
+  Tensor z;
+  z.dtype = t;
+  z.shape = std::move(shape);
+  (is_float(t) ? z.f.assign(z.elements(), 0.0F) : z.i.assign(z.elements(), 0));
+  return z;
+}
+
 Tensor Tensor::ints(DType type, std::vector<std::int64_t> shape, std::vector<std::int64_t> values) {
   Tensor t;
   t.dtype = type;

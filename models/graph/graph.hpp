@@ -50,6 +50,8 @@ struct Tensor {
   [[nodiscard]] static Tensor floats(std::vector<std::int64_t> shape, std::vector<float> values);
   [[nodiscard]] static Tensor ints(DType t, std::vector<std::int64_t> shape,
                                    std::vector<std::int64_t> values);
+  // A tensor of type `t` and shape `shape`, every element zero.
+  [[nodiscard]] static Tensor zeros(DType t, std::vector<std::int64_t> shape);
 };
 
 // "2x3x4" for messages.

@@ -21,14 +21,6 @@ std::vector<Tensor> one(Tensor t) {
   return v;
 }
 
-Tensor zeros(DType t, std::vector<std::int64_t> shape) {
-  Tensor z;
-  z.dtype = t;
-  z.shape = std::move(shape);
-  (is_float(t) ? z.f.assign(z.elements(), 0.0F) : z.i.assign(z.elements(), 0));
-  return z;
-}
-
 // A binary operator's result as booleans (Equal, Less, Greater).
 Tensor as_bool(Tensor t) {
   Tensor b;
@@ -89,7 +81,7 @@ std::vector<Tensor> conv_shape(const Node& n, const Inputs& in, std::int64_t ops
       DType t = DType::kFloat32;
       if (n.op_type == "ConvInteger") t = DType::kInt32;
       if (qlinear) t = quantized_type(in, 7);
-      return one(zeros(t, {x.shape[0], w.shape[0], win.out_h, win.out_w}));
+      return one(Tensor::zeros(t, {x.shape[0], w.shape[0], win.out_h, win.out_w}));
     }
   }
   return run_op(n, in, opset);
@@ -102,8 +94,8 @@ std::vector<Tensor> gemm_shape(const Node& n, const Inputs& in, std::int64_t ops
     const Tensor& b = *in[1];
     const bool ta = n.get_int("transA", 0) != 0, tb = n.get_int("transB", 0) != 0;
     if ((ta ? a.shape[0] : a.shape[1]) == (tb ? b.shape[1] : b.shape[0])) {
-      return one(
-          zeros(DType::kFloat32, {ta ? a.shape[1] : a.shape[0], tb ? b.shape[0] : b.shape[1]}));
+      return one(Tensor::zeros(DType::kFloat32,
+                               {ta ? a.shape[1] : a.shape[0], tb ? b.shape[0] : b.shape[1]}));
     }
   }
   return run_op(n, in, opset);
@@ -118,7 +110,7 @@ std::vector<Tensor> matmul_shape(const Node& n, const Inputs& in, std::int64_t o
   DType t = DType::kFloat32;
   if (n.op_type == "MatMulInteger") t = DType::kInt32;
   if (qlinear) t = quantized_type(in, 7);
-  return one(zeros(t, std::move(shape)));
+  return one(Tensor::zeros(t, std::move(shape)));
 }
 
 // ---- MAC kernels ----------------------------------------------------------------------------

@@ -28,14 +28,6 @@ bool is_graph_output(const Graph& g, const std::string& name) {
                      [&](const ValueInfo& v) { return v.name == name; });
 }
 
-Tensor zeros(DType t, std::vector<std::int64_t> shape) {
-  Tensor z;
-  z.dtype = t;
-  z.shape = std::move(shape);
-  (is_float(t) ? z.f.assign(z.elements(), 0.0F) : z.i.assign(z.elements(), 0));
-  return z;
-}
-
 Node* producer_of(Graph& g, const std::string& tensor) {
   for (Node& n : g.nodes) {
     if (std::find(n.outputs.begin(), n.outputs.end(), tensor) != n.outputs.end()) return &n;
@@ -408,7 +400,7 @@ ShapeMap infer_shapes(const Graph& g, std::int64_t batch) {
     for (std::int64_t& d : shape) {
       if (d < 0) d = batch;
     }
-    computed[vi.name] = zeros(vi.dtype, std::move(shape));
+    computed[vi.name] = Tensor::zeros(vi.dtype, std::move(shape));
     values[vi.name] = &computed[vi.name];
   }
   const Tensor absent;

@@ -13,9 +13,7 @@
 namespace octasim::models {
 namespace {
 
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
-  throw TensorFileError(path + ": " + what);
-}
+using io_detail::fail;
 
 bool has_gzip_magic(const unsigned char* p, std::size_t n) {
   return n >= 2 && p[0] == 0x1f && p[1] == 0x8b;

@@ -13,9 +13,7 @@
 namespace octasim::models {
 namespace {
 
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
-  throw TensorFileError(path + ": " + what);
-}
+using io_detail::fail;
 
 // The header is a Python dict literal: {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
 class HeaderParser {

@@ -19,9 +19,7 @@ namespace {
 constexpr const char* kMagic = kNpyMagic;
 constexpr std::size_t kMagicLen = kNpyMagicLen;
 
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
-  throw TensorFileError(path + ": " + what);
-}
+using io_detail::fail;
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&

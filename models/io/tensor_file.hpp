@@ -20,6 +20,13 @@ class TensorFileError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+namespace io_detail {
+// Throws TensorFileError("path: what") (the readers' one way to fail).
+[[noreturn]] inline void fail(const std::string& path, const std::string& what) {
+  throw TensorFileError(path + ": " + what);
+}
+}  // namespace io_detail
+
 // The whole file, or TensorFileError ("path: cannot open file").
 [[nodiscard]] std::vector<char> read_file_bytes(const std::string& path);
 

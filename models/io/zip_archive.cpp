@@ -21,9 +21,7 @@ constexpr std::uint32_t kFull32 = 0xffffffffu;
 // Deflate expands at most 1032-fold (a 258-byte match costs at least 2 bits).
 constexpr std::uint64_t kMaxDeflateRatio = 1032;
 
-[[noreturn]] void fail(const std::string& source, const std::string& what) {
-  throw TensorFileError(source + ": " + what);
-}
+using io_detail::fail;
 
 // Little-endian reads bounds-checked against the archive.
 class Reader {

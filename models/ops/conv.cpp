@@ -5,25 +5,9 @@
 #include <string>
 
 #include "models/numerics/int_range.hpp"
+#include "models/ops/conv_detail.hpp"
 
 namespace octasim::models::ops {
-namespace {
-
-std::int32_t load_signed(const std::uint8_t* p, unsigned bytes) {
-  if (bytes == 1) return static_cast<std::int8_t>(p[0]);
-  return static_cast<std::int16_t>(static_cast<std::uint16_t>(p[0] | (p[1] << 8)));
-}
-
-void store(std::uint8_t* p, std::int32_t v, unsigned bytes) {
-  const auto bits = static_cast<std::uint32_t>(v);
-  p[0] = static_cast<std::uint8_t>(bits);
-  if (bytes == 2) p[1] = static_cast<std::uint8_t>(bits >> 8);
-}
-
-constexpr std::int64_t kAccMax = (std::int64_t{1} << 47) - 1;  // CACC's 48-bit assembly buffer
-constexpr std::int64_t kAccMin = -(std::int64_t{1} << 47);
-
-}  // namespace
 
 ConvCube read_feature_cube(const ConvFeatureSurface& s, ConvPrecision p, const Memory& mem) {
   const unsigned bpe = conv_element_bytes(p);
@@ -39,7 +23,8 @@ ConvCube read_feature_cube(const ConvFeatureSurface& s, ConvPrecision p, const M
         for (unsigned i = 0; i < epa; ++i) {
           const std::uint32_t c = surf * epa + i;
           if (c >= s.channels) break;
-          cube.at(x, y, c) = load_signed(&line[std::size_t{x} * s.atom_bytes + i * bpe], bpe);
+          cube.at(x, y, c) =
+              conv_detail::load_signed(&line[std::size_t{x} * s.atom_bytes + i * bpe], bpe);
         }
       }
     }
@@ -60,7 +45,7 @@ void write_feature_cube(const ConvCube& cube, const ConvFeatureSurface& s, ConvP
         for (unsigned i = 0; i < epa; ++i) {
           const std::uint32_t c = surf * epa + i;
           if (c >= s.channels) break;
-          store(&line[std::size_t{x} * s.atom_bytes + i * bpe], cube.at(x, y, c), bpe);
+          conv_detail::store(&line[std::size_t{x} * s.atom_bytes + i * bpe], cube.at(x, y, c), bpe);
         }
       }
       mem.write(s.base + std::uint64_t{surf} * s.surface_stride + std::uint64_t{y} * s.line_stride,
@@ -101,7 +86,7 @@ ConvWeights read_weights(std::uint64_t base, std::uint32_t kernels, std::uint32_
     for (std::uint32_t r = 0; r < kernel_height; ++r) {
       for (std::uint32_t s = 0; s < kernel_width; ++s) {
         for (std::uint32_t c = 0; c < channels; ++c) {
-          w.at(k, r, s, c) = load_signed(&raw[layout.offset(w, k, r, s, c)], bpe);
+          w.at(k, r, s, c) = conv_detail::load_signed(&raw[layout.offset(w, k, r, s, c)], bpe);
         }
       }
     }
@@ -118,7 +103,7 @@ std::uint64_t write_weights(const ConvWeights& w, std::uint64_t base,
     for (std::uint32_t r = 0; r < w.kernel_height; ++r) {
       for (std::uint32_t s = 0; s < w.kernel_width; ++s) {
         for (std::uint32_t c = 0; c < w.channels; ++c) {
-          store(&raw[layout.offset(w, k, r, s, c)], w.at(k, r, s, c), bpe);
+          conv_detail::store(&raw[layout.offset(w, k, r, s, c)], w.at(k, r, s, c), bpe);
         }
       }
     }
@@ -194,7 +179,7 @@ ConvResult run_conv_int(const ConvCube& in, const ConvWeights& w, const ConvPara
             acc += dot;
           }
         }
-        acc = std::clamp(acc, kAccMin, kAccMax);
+        acc = std::clamp(acc, conv_detail::kAccMin, conv_detail::kAccMax);
         const auto t = static_cast<std::int64_t>(shift_right_round_half_away(acc, p.clip_truncate));
         std::int32_t v = 0;
         if (t > INT32_MAX) {

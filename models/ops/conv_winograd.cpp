@@ -5,29 +5,16 @@
 #include <string>
 
 #include "models/numerics/int_range.hpp"
+#include "models/ops/conv_detail.hpp"
 
 namespace octasim::models::ops {
 namespace {
-
-constexpr std::int64_t kAccMax = (std::int64_t{1} << 47) - 1;  // CACC's 48-bit assembly buffer
-constexpr std::int64_t kAccMin = -(std::int64_t{1} << 47);
 
 IntPrecision int_precision(ConvPrecision p) {
   if (p == ConvPrecision::kFp16) {
     throw std::runtime_error("Winograd convolution: FP16 is not modelled (INT8/INT16 only)");
   }
   return p == ConvPrecision::kInt8 ? IntPrecision::kInt8 : IntPrecision::kInt16;
-}
-
-std::int32_t load_signed(const std::uint8_t* p, unsigned bytes) {
-  if (bytes == 1) return static_cast<std::int8_t>(p[0]);
-  return static_cast<std::int16_t>(static_cast<std::uint16_t>(p[0] | (p[1] << 8)));
-}
-
-void store(std::uint8_t* p, std::int32_t v, unsigned bytes) {
-  const auto bits = static_cast<std::uint32_t>(v);
-  p[0] = static_cast<std::uint8_t>(bits);
-  if (bytes == 2) p[1] = static_cast<std::uint8_t>(bits >> 8);
 }
 
 // 2G (format.rst's G with the halves doubled), 4 x 3.
@@ -47,7 +34,7 @@ void poa(const std::int64_t m[16], std::int64_t out[4]) {
 }
 
 std::int32_t clip_truncate(std::int64_t acc, unsigned shift, std::uint32_t& saturated) {
-  acc = std::clamp(acc, kAccMin, kAccMax);
+  acc = std::clamp(acc, conv_detail::kAccMin, conv_detail::kAccMax);
   const Saturated s = saturate(shift_right_round_half_away(acc, shift), IntPrecision::kInt32);
   if (s.saturated) ++saturated;
   return static_cast<std::int32_t>(s.value);
@@ -120,7 +107,8 @@ ConvWeights read_winograd_weights(std::uint64_t base, std::uint32_t kernels, std
     for (std::uint32_t y = 0; y < 4; ++y) {
       for (std::uint32_t x = 0; x < 4; ++x) {
         for (std::uint32_t c = 0; c < channels; ++c) {
-          u.at(k, y, x, c) = load_signed(&raw[winograd_weight_offset(u, layout, k, y, x, c)], bpe);
+          u.at(k, y, x, c) =
+              conv_detail::load_signed(&raw[winograd_weight_offset(u, layout, k, y, x, c)], bpe);
         }
       }
     }
@@ -136,7 +124,8 @@ std::uint64_t write_winograd_weights(const ConvWeights& u, std::uint64_t base,
     for (std::uint32_t y = 0; y < 4; ++y) {
       for (std::uint32_t x = 0; x < 4; ++x) {
         for (std::uint32_t c = 0; c < u.channels; ++c) {
-          store(&raw[winograd_weight_offset(u, layout, k, y, x, c)], u.at(k, y, x, c), bpe);
+          conv_detail::store(&raw[winograd_weight_offset(u, layout, k, y, x, c)], u.at(k, y, x, c),
+                             bpe);
         }
       }
     }

@@ -8,7 +8,7 @@
 namespace octasim::models::ops {
 namespace {
 
-[[noreturn]] void fail(const std::string& what) {
+[[noreturn]] void rubik_fail(const std::string& what) {
   throw std::invalid_argument("Rubik: " + what);
 }
 
@@ -98,43 +98,43 @@ RubikCube rubik_output_cube(const RubikParams& p) {
 
 void check_rubik(const RubikParams& p) {
   if (p.element_bytes != 1 && p.element_bytes != 2) {
-    fail("element size " + std::to_string(p.element_bytes) + " is not 1 or 2 bytes");
+    rubik_fail("element size " + std::to_string(p.element_bytes) + " is not 1 or 2 bytes");
   }
   if (p.atom_bytes == 0 || p.atom_bytes % p.element_bytes != 0) {
-    fail("atom of " + std::to_string(p.atom_bytes) + " bytes does not hold whole elements");
+    rubik_fail("atom of " + std::to_string(p.atom_bytes) + " bytes does not hold whole elements");
   }
   if (p.width == 0 || p.height == 0 || p.in_channels == 0 || p.out_channels == 0) {
-    fail("empty cube");
+    rubik_fail("empty cube");
   }
   switch (p.mode) {
     case RubikMode::kContract: {
       const std::uint64_t groups = std::uint64_t{p.x_stride} * p.y_stride;
-      if (groups == 0) fail("contract stride of 0");
+      if (groups == 0) rubik_fail("contract stride of 0");
       if (std::uint64_t{p.out_channels} * groups != p.in_channels) {
-        fail("contract of " + std::to_string(p.in_channels) + " channels into " +
-             std::to_string(groups) + " groups of " + std::to_string(p.out_channels));
+        rubik_fail("contract of " + std::to_string(p.in_channels) + " channels into " +
+                   std::to_string(groups) + " groups of " + std::to_string(p.out_channels));
       }
       if (std::uint64_t{p.out_channels} * p.element_bytes % p.atom_bytes != 0) {
-        fail("contract output channels (" + std::to_string(p.out_channels) +
-             ") do not fill whole " + std::to_string(p.atom_bytes) + "-byte atoms");
+        rubik_fail("contract output channels (" + std::to_string(p.out_channels) +
+                   ") do not fill whole " + std::to_string(p.atom_bytes) + "-byte atoms");
       }
       return;
     }
     case RubikMode::kSplit:
       if (p.out_channels > p.in_channels) {
-        fail("split of " + std::to_string(p.out_channels) + " planes from " +
-             std::to_string(p.in_channels) + " channels");
+        rubik_fail("split of " + std::to_string(p.out_channels) + " planes from " +
+                   std::to_string(p.in_channels) + " channels");
       }
       return;
     case RubikMode::kMerge:
       if (p.out_channels != p.in_channels) {
-        fail("merge of " + std::to_string(p.in_channels) + " planes into " +
-             std::to_string(p.out_channels) + " channels");
+        rubik_fail("merge of " + std::to_string(p.in_channels) + " planes into " +
+                   std::to_string(p.out_channels) + " channels");
       }
       return;
   }
-  fail("mode " + std::to_string(static_cast<unsigned>(p.mode)) +
-       " is not contract, split or merge");
+  rubik_fail("mode " + std::to_string(static_cast<unsigned>(p.mode)) +
+             " is not contract, split or merge");
 }
 
 void run_rubik(const RubikParams& p, const Memory& src, Memory& dst) {

@@ -29,7 +29,7 @@ IntPrecision int_precision(SdpPrecision p) {
   return p == SdpPrecision::kInt16 ? IntPrecision::kInt16 : IntPrecision::kInt8;
 }
 
-std::int16_t load_signed(const std::uint8_t* p, unsigned bytes) {
+std::int16_t load_element(const std::uint8_t* p, unsigned bytes) {
   if (bytes == 1) return static_cast<std::int8_t>(p[0]);
   return static_cast<std::int16_t>(static_cast<std::uint16_t>(p[0] | (p[1] << 8)));
 }
@@ -432,7 +432,7 @@ void run_sdp_cube(const SdpConfig& cfg, Memory& mem, const ConvCube* flying,
             const std::uint8_t* p = &in_line[(std::size_t{w} * epa + i) * in_bytes];
             in_vals[i] = fp16_in ? SdpDatapath::fp16_input(
                                        static_cast<std::uint16_t>(p[0] | p[1] << 8), result.stats)
-                                 : load_signed(p, in_bytes);
+                                 : load_element(p, in_bytes);
           }
           std::int16_t vals[3][2] = {};
           for (unsigned k = 0; k < 3; ++k) {
@@ -444,8 +444,8 @@ void run_sdp_cube(const SdpConfig& cfg, Memory& mem, const ConvCube* flying,
                                             ? std::size_t{s} * epa + i
                                             : std::size_t{w} * epa + i;
             const std::uint8_t* p = &st.buffer[element * bpe];
-            if (st.feeds_alu) vals[k][0] = load_signed(p + st.alu_component * bpc, bpc);
-            if (st.feeds_mul) vals[k][1] = load_signed(p + st.mul_component * bpc, bpc);
+            if (st.feeds_alu) vals[k][0] = load_element(p + st.alu_component * bpc, bpc);
+            if (st.feeds_mul) vals[k][1] = load_element(p + st.mul_component * bpc, bpc);
           }
           ops[i] =
               SdpOperands{vals[0][0], vals[0][1], vals[1][0], vals[1][1], vals[2][0], vals[2][1]};

@@ -11,17 +11,10 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "sim/core/builtin_configs.hpp"
 #include "sim/core/spec_config.hpp"
 
 namespace octasim {
-
-// Defined in the generated builtin_configs.cpp (from sim/configs/*.json).
-struct BuiltinConfig {
-  const char* name;
-  const char* json;
-};
-extern const BuiltinConfig kBuiltinConfigs[];
-extern const std::size_t kBuiltinConfigCount;
 
 namespace {
 

@@ -19,11 +19,11 @@ namespace CR = regs::CDP_RDMA;
 using models::LutTableId;
 using models::ops::CdpPrecision;
 
-[[noreturn]] void fail(const std::string& what) {
+[[noreturn]] void cdp_fail(const std::string& what) {
   throw std::runtime_error("CDP: " + what);
 }
 
-CdpPrecision decode_precision(const HwConfig& hw, std::uint32_t format) {
+CdpPrecision decode_cdp_precision(const HwConfig& hw, std::uint32_t format) {
   switch (format) {
     case C::D_DATA_FORMAT::INPUT_DATA_TYPE_INT8:
       if (!hw.dla.feature_int8) throw_not_present(hw, "CDP INT8");
@@ -35,8 +35,8 @@ CdpPrecision decode_precision(const HwConfig& hw, std::uint32_t format) {
       if (!hw.dla.feature_fp16) throw_not_present(hw, "CDP FP16");
       return CdpPrecision::kFp16;
     default:
-      fail("D_DATA_FORMAT.INPUT_DATA_TYPE " + std::to_string(format) +
-           " is not INT8, INT16 or FP16");
+      cdp_fail("D_DATA_FORMAT.INPUT_DATA_TYPE " + std::to_string(format) +
+               " is not INT8, INT16 or FP16");
   }
 }
 
@@ -102,13 +102,13 @@ models::ops::CdpLayerParams decode_cdp(const HwConfig& hw, const RegRead& regs) 
   const std::uint32_t format = field(C::D_DATA_FORMAT::kAddr, C::D_DATA_FORMAT::INPUT_DATA_TYPE);
   const std::uint32_t rdma_format = field(CR::D_DATA_FORMAT::kAddr, CR::D_DATA_FORMAT::INPUT_DATA);
   if (format != rdma_format) {
-    fail("D_DATA_FORMAT differs between CDP (" + std::to_string(format) + ") and CDP_RDMA (" +
-         std::to_string(rdma_format) + ")");
+    cdp_fail("D_DATA_FORMAT differs between CDP (" + std::to_string(format) + ") and CDP_RDMA (" +
+             std::to_string(rdma_format) + ")");
   }
 
   models::ops::CdpLayerParams layer;
   models::ops::CdpConfig& cfg = layer.cfg;
-  cfg.precision = decode_precision(hw, format);
+  cfg.precision = decode_cdp_precision(hw, format);
   cfg.local_size = 3 + 2 * field(C::D_LRN_CFG::kAddr, C::D_LRN_CFG::NORMALZ_LEN);
   const std::uint32_t bypass = regs(C::D_FUNC_BYPASS::kAddr);
   cfg.sqsum_bypass = C::D_FUNC_BYPASS::SQSUM_BYPASS.get(bypass) != 0;
@@ -130,7 +130,8 @@ models::ops::CdpLayerParams decode_cdp(const HwConfig& hw, const RegRead& regs) 
 
   if (field(CR::D_SRC_COMPRESSION_EN::kAddr, CR::D_SRC_COMPRESSION_EN::SRC_COMPRESSION_EN) != 0 ||
       field(C::D_DST_COMPRESSION_EN::kAddr, C::D_DST_COMPRESSION_EN::DST_COMPRESSION_EN) != 0) {
-    fail("compressed surfaces (D_SRC/DST_COMPRESSION_EN) are not supported (NVDLA v1 has none)");
+    cdp_fail(
+        "compressed surfaces (D_SRC/DST_COMPRESSION_EN) are not supported (NVDLA v1 has none)");
   }
   if (field(CR::D_SRC_DMA_CFG::kAddr, CR::D_SRC_DMA_CFG::SRC_RAM_TYPE) ==
           CR::D_SRC_DMA_CFG::SRC_RAM_TYPE_CV &&

@@ -19,18 +19,18 @@ namespace PR = regs::PDP_RDMA;
 using models::ops::PdpMethod;
 using models::ops::PdpPrecision;
 
-[[noreturn]] void fail(const std::string& what) {
+[[noreturn]] void pdp_fail(const std::string& what) {
   throw std::runtime_error("PDP: " + what);
 }
 
 void require_equal(const char* what, std::uint32_t pdp, std::uint32_t rdma) {
   if (pdp != rdma) {
-    fail(std::string(what) + " differs between PDP (" + std::to_string(pdp) + ") and PDP_RDMA (" +
-         std::to_string(rdma) + ")");
+    pdp_fail(std::string(what) + " differs between PDP (" + std::to_string(pdp) +
+             ") and PDP_RDMA (" + std::to_string(rdma) + ")");
   }
 }
 
-PdpPrecision decode_precision(const HwConfig& hw, std::uint32_t format) {
+PdpPrecision decode_pdp_precision(const HwConfig& hw, std::uint32_t format) {
   switch (format) {
     case P::D_DATA_FORMAT::INPUT_DATA_INT8:
       if (!hw.dla.feature_int8) throw_not_present(hw, "PDP INT8");
@@ -42,7 +42,8 @@ PdpPrecision decode_precision(const HwConfig& hw, std::uint32_t format) {
       if (!hw.dla.feature_fp16) throw_not_present(hw, "PDP FP16");
       return PdpPrecision::kFp16;
     default:
-      fail("D_DATA_FORMAT.INPUT_DATA " + std::to_string(format) + " is not INT8, INT16 or FP16");
+      pdp_fail("D_DATA_FORMAT.INPUT_DATA " + std::to_string(format) +
+               " is not INT8, INT16 or FP16");
   }
 }
 
@@ -60,7 +61,7 @@ bool on_the_fly(std::uint32_t op_mode) {
 PdpMethod decode_method(const RegRead& regs, std::uint32_t op_mode) {
   if (!on_the_fly(op_mode) && PR::D_FLYING_MODE::FLYING_MODE.get(regs(PR::D_FLYING_MODE::kAddr)) !=
                                   PR::D_FLYING_MODE::FLYING_MODE_OFF_FLYING) {
-    fail("PDP_RDMA D_FLYING_MODE is ON_FLYING while PDP reads from memory (OFF_FLYING)");
+    pdp_fail("PDP_RDMA D_FLYING_MODE is ON_FLYING while PDP reads from memory (OFF_FLYING)");
   }
   const std::uint32_t method = P::D_OPERATION_MODE_CFG::POOLING_METHOD.get(op_mode);
   switch (method) {
@@ -71,8 +72,8 @@ PdpMethod decode_method(const RegRead& regs, std::uint32_t op_mode) {
     case P::D_OPERATION_MODE_CFG::POOLING_METHOD_POOLING_METHOD_MIN:
       return PdpMethod::kMin;
     default:
-      fail("D_OPERATION_MODE_CFG.POOLING_METHOD " + std::to_string(method) +
-           " is not AVERAGE, MAX or MIN");
+      pdp_fail("D_OPERATION_MODE_CFG.POOLING_METHOD " + std::to_string(method) +
+               " is not AVERAGE, MAX or MIN");
   }
 }
 
@@ -152,9 +153,9 @@ void decode_splits(const RegRead& regs, std::uint32_t op_mode, models::ops::PdpL
   if (on_the_fly(op_mode)) {
     // NVDLA's mode 0 (input from SDP) has no split width; D_PARTIAL_WIDTH_* are not used.
     if (layer.split_num != 0) {
-      fail("SPLIT_NUM " + std::to_string(layer.split_num) +
-           " with FLYING_MODE=ON_FLYING: PDP pools SDP's output in one pass (split width only "
-           "when reading from memory, OFF_FLYING)");
+      pdp_fail("SPLIT_NUM " + std::to_string(layer.split_num) +
+               " with FLYING_MODE=ON_FLYING: PDP pools SDP's output in one pass (split width only "
+               "when reading from memory, OFF_FLYING)");
     }
     return;
   }
@@ -219,7 +220,7 @@ std::shared_ptr<const PdpDescriptor> decode_pdp(const HwConfig& hw, const RegRea
     require_equal("D_DATA_FORMAT", format,
                   PR::D_DATA_FORMAT::INPUT_DATA.get(regs(PR::D_DATA_FORMAT::kAddr)));
   }
-  cfg.precision = decode_precision(hw, format);
+  cfg.precision = decode_pdp_precision(hw, format);
   decode_cubes(regs, flying, layer);
   decode_kernel(regs, cfg);
   decode_splits(regs, op_mode, layer);
@@ -283,7 +284,7 @@ class FlyingInput final : public models::ops::Memory {
 
 OpResult run_pdp(const HwConfig& hw, const RegRead& regs, models::ops::Memory& mem) {
   if (on_the_fly(regs(P::D_OPERATION_MODE_CFG::kAddr))) {
-    fail(
+    pdp_fail(
         "FLYING_MODE=ON_FLYING: a flying PDP pools SDP's output and starts with the SDP or "
         "convolution operation whose D_FEATURE_MODE_CFG.OUTPUT_DST is PDP");
   }
@@ -297,7 +298,7 @@ OpResult run_pdp(const HwConfig& hw, const RegRead& regs, models::ops::Memory& m
 OpResult run_pdp_on_the_fly(const HwConfig& hw, const RegRead& regs, const FlyingCube& in,
                             models::ops::Memory& mem) {
   if (!on_the_fly(regs(P::D_OPERATION_MODE_CFG::kAddr))) {
-    fail(
+    pdp_fail(
         "SDP sends its output to PDP (D_FEATURE_MODE_CFG.OUTPUT_DST=PDP) but PDP's "
         "D_OPERATION_MODE_CFG.FLYING_MODE is OFF_FLYING");
   }
@@ -305,14 +306,16 @@ OpResult run_pdp_on_the_fly(const HwConfig& hw, const RegRead& regs, const Flyin
   models::ops::PdpLayerParams layer = decoded->layer;
   const unsigned bytes = models::ops::pdp_element_bytes(layer.cfg.precision);
   if (bytes != in.element_bytes) {
-    fail("D_DATA_FORMAT takes " + std::to_string(bytes) + "-byte elements but SDP's OUT_PRECISION" +
-         " sends " + std::to_string(in.element_bytes) + "-byte elements");
+    pdp_fail("D_DATA_FORMAT takes " + std::to_string(bytes) +
+             "-byte elements but SDP's OUT_PRECISION" + " sends " +
+             std::to_string(in.element_bytes) + "-byte elements");
   }
   if (layer.in_width != in.width || layer.in_height != in.height || layer.channels != in.channels) {
-    fail("input cube " + std::to_string(layer.in_width) + "x" + std::to_string(layer.in_height) +
-         "x" + std::to_string(layer.channels) + " differs from SDP's output cube " +
-         std::to_string(in.width) + "x" + std::to_string(in.height) + "x" +
-         std::to_string(in.channels) + " it pools on the fly");
+    pdp_fail("input cube " + std::to_string(layer.in_width) + "x" +
+             std::to_string(layer.in_height) + "x" + std::to_string(layer.channels) +
+             " differs from SDP's output cube " + std::to_string(in.width) + "x" +
+             std::to_string(in.height) + "x" + std::to_string(in.channels) +
+             " it pools on the fly");
   }
   // PDP reads the flying cube as a packed surface at address 0 of FlyingInput.
   layer.src = 0;

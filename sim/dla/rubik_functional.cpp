@@ -11,43 +11,45 @@
 namespace octasim::dla {
 namespace {
 
-namespace R = regs::RBK;
+namespace RBK = regs::RBK;
 using models::ops::RubikMode;
 using models::ops::RubikParams;
 
-[[noreturn]] void fail(const std::string& what) {
+[[noreturn]] void rbk_fail(const std::string& what) {
   throw std::runtime_error("RBK: " + what);
 }
 
 unsigned decode_element_bytes(const HwConfig& hw, std::uint32_t misc) {
-  switch (R::D_MISC_CFG::IN_PRECISION.get(misc)) {
-    case R::D_MISC_CFG::IN_PRECISION_INT8:
+  switch (RBK::D_MISC_CFG::IN_PRECISION.get(misc)) {
+    case RBK::D_MISC_CFG::IN_PRECISION_INT8:
       if (!hw.dla.feature_int8) throw_not_present(hw, "Rubik INT8 data");
       return 1;
-    case R::D_MISC_CFG::IN_PRECISION_INT16:
+    case RBK::D_MISC_CFG::IN_PRECISION_INT16:
       if (!hw.dla.feature_int16) throw_not_present(hw, "Rubik INT16 data");
       return 2;
-    case R::D_MISC_CFG::IN_PRECISION_FP16:
+    case RBK::D_MISC_CFG::IN_PRECISION_FP16:
       if (!hw.dla.feature_fp16) throw_not_present(hw, "Rubik FP16 data");
       return 2;
     default:
-      fail(fmt::format("D_MISC_CFG.IN_PRECISION {} is reserved (expected INT8 0, INT16 1, FP16 2)",
-                       R::D_MISC_CFG::IN_PRECISION.get(misc)));
+      rbk_fail(
+          fmt::format("D_MISC_CFG.IN_PRECISION {} is reserved (expected INT8 0, INT16 1, FP16 2)",
+                      RBK::D_MISC_CFG::IN_PRECISION.get(misc)));
   }
 }
 
 RubikMode decode_mode(std::uint32_t misc) {
-  const std::uint32_t mode = R::D_MISC_CFG::RUBIK_MODE.get(misc);
-  if (mode > R::D_MISC_CFG::RUBIK_MODE_MERGE) {
-    fail(fmt::format("D_MISC_CFG.RUBIK_MODE {} is reserved (expected CONTRACT 0, SPLIT 1, MERGE 2)",
-                     mode));
+  const std::uint32_t mode = RBK::D_MISC_CFG::RUBIK_MODE.get(misc);
+  if (mode > RBK::D_MISC_CFG::RUBIK_MODE_MERGE) {
+    rbk_fail(fmt::format(
+        "D_MISC_CFG.RUBIK_MODE {} is reserved (expected CONTRACT 0, SPLIT 1, MERGE 2)", mode));
   }
   return static_cast<RubikMode>(mode);
 }
 
 void require_aligned(const char* reg, std::uint64_t value, unsigned alignment, const char* why) {
   if (value % alignment != 0) {
-    fail(fmt::format("{} 0x{:x} is not a multiple of {} bytes ({})", reg, value, alignment, why));
+    rbk_fail(
+        fmt::format("{} 0x{:x} is not a multiple of {} bytes ({})", reg, value, alignment, why));
   }
 }
 
@@ -80,16 +82,16 @@ void check_alignment(const RubikParams& p) {
 }
 
 void decode_surfaces(const RegRead& regs, RubikParams& p) {
-  p.in_base = read_address(regs, R::D_DAIN_ADDR_HIGH::kAddr, R::D_DAIN_ADDR_LOW::kAddr);
-  p.in_line_stride = regs(R::D_DAIN_LINE_STRIDE::kAddr);
-  p.in_surface_stride = regs(R::D_DAIN_SURF_STRIDE::kAddr);
-  p.in_planar_stride = regs(R::D_DAIN_PLANAR_STRIDE::kAddr);
-  p.out_base = read_address(regs, R::D_DAOUT_ADDR_HIGH::kAddr, R::D_DAOUT_ADDR_LOW::kAddr);
-  p.out_line_stride = regs(R::D_DAOUT_LINE_STRIDE::kAddr);
-  p.out_surface_stride = regs(R::D_DAOUT_SURF_STRIDE::kAddr);
-  p.out_planar_stride = regs(R::D_DAOUT_PLANAR_STRIDE::kAddr);
-  p.contract_stride_0 = regs(R::D_CONTRACT_STRIDE_0::kAddr);
-  p.contract_stride_1 = regs(R::D_CONTRACT_STRIDE_1::kAddr);
+  p.in_base = read_address(regs, RBK::D_DAIN_ADDR_HIGH::kAddr, RBK::D_DAIN_ADDR_LOW::kAddr);
+  p.in_line_stride = regs(RBK::D_DAIN_LINE_STRIDE::kAddr);
+  p.in_surface_stride = regs(RBK::D_DAIN_SURF_STRIDE::kAddr);
+  p.in_planar_stride = regs(RBK::D_DAIN_PLANAR_STRIDE::kAddr);
+  p.out_base = read_address(regs, RBK::D_DAOUT_ADDR_HIGH::kAddr, RBK::D_DAOUT_ADDR_LOW::kAddr);
+  p.out_line_stride = regs(RBK::D_DAOUT_LINE_STRIDE::kAddr);
+  p.out_surface_stride = regs(RBK::D_DAOUT_SURF_STRIDE::kAddr);
+  p.out_planar_stride = regs(RBK::D_DAOUT_PLANAR_STRIDE::kAddr);
+  p.contract_stride_0 = regs(RBK::D_CONTRACT_STRIDE_0::kAddr);
+  p.contract_stride_1 = regs(RBK::D_CONTRACT_STRIDE_1::kAddr);
 }
 
 std::uint32_t surfaces(std::uint32_t channels, const RubikParams& p) {
@@ -103,27 +105,29 @@ RubikOp decode_rubik(const HwConfig& hw, const RegRead& regs) {
   if (!hw.dla.rubik) throw_not_present(hw, "Rubik (RBK)");
   RubikOp op;
   RubikParams& p = op.params;
-  const std::uint32_t misc = regs(R::D_MISC_CFG::kAddr);
+  const std::uint32_t misc = regs(RBK::D_MISC_CFG::kAddr);
   p.mode = decode_mode(misc);
   p.element_bytes = decode_element_bytes(hw, misc);
   p.atom_bytes = hw.dla.memory_atomic_size;
   op.in_ram = static_cast<RubikRam>(
-      R::D_DAIN_RAM_TYPE::DATAIN_RAM_TYPE.get(regs(R::D_DAIN_RAM_TYPE::kAddr)));
+      RBK::D_DAIN_RAM_TYPE::DATAIN_RAM_TYPE.get(regs(RBK::D_DAIN_RAM_TYPE::kAddr)));
   op.out_ram = static_cast<RubikRam>(
-      R::D_DAOUT_RAM_TYPE::DATAOUT_RAM_TYPE.get(regs(R::D_DAOUT_RAM_TYPE::kAddr)));
-  const std::uint32_t size0 = regs(R::D_DATAIN_SIZE_0::kAddr);
-  p.width = R::D_DATAIN_SIZE_0::DATAIN_WIDTH.get(size0) + 1;
-  p.height = R::D_DATAIN_SIZE_0::DATAIN_HEIGHT.get(size0) + 1;
-  p.in_channels = R::D_DATAIN_SIZE_1::DATAIN_CHANNEL.get(regs(R::D_DATAIN_SIZE_1::kAddr)) + 1;
-  p.out_channels = R::D_DATAOUT_SIZE_1::DATAOUT_CHANNEL.get(regs(R::D_DATAOUT_SIZE_1::kAddr)) + 1;
+      RBK::D_DAOUT_RAM_TYPE::DATAOUT_RAM_TYPE.get(regs(RBK::D_DAOUT_RAM_TYPE::kAddr)));
+  const std::uint32_t size0 = regs(RBK::D_DATAIN_SIZE_0::kAddr);
+  p.width = RBK::D_DATAIN_SIZE_0::DATAIN_WIDTH.get(size0) + 1;
+  p.height = RBK::D_DATAIN_SIZE_0::DATAIN_HEIGHT.get(size0) + 1;
+  p.in_channels = RBK::D_DATAIN_SIZE_1::DATAIN_CHANNEL.get(regs(RBK::D_DATAIN_SIZE_1::kAddr)) + 1;
+  p.out_channels =
+      RBK::D_DATAOUT_SIZE_1::DATAOUT_CHANNEL.get(regs(RBK::D_DATAOUT_SIZE_1::kAddr)) + 1;
   if (p.mode == RubikMode::kContract) {
-    const std::uint32_t strides = regs(R::D_DECONV_STRIDE::kAddr);
-    p.x_stride = R::D_DECONV_STRIDE::DECONV_X_STRIDE.get(strides) + 1;
-    p.y_stride = R::D_DECONV_STRIDE::DECONV_Y_STRIDE.get(strides) + 1;
+    const std::uint32_t strides = regs(RBK::D_DECONV_STRIDE::kAddr);
+    p.x_stride = RBK::D_DECONV_STRIDE::DECONV_X_STRIDE.get(strides) + 1;
+    p.y_stride = RBK::D_DECONV_STRIDE::DECONV_Y_STRIDE.get(strides) + 1;
     if (std::uint64_t{p.width} * p.x_stride > 8192 || std::uint64_t{p.height} * p.y_stride > 8192) {
-      fail(fmt::format("contract output {}x{} exceeds 8192 (input {}x{}, deconv strides {}x{})",
-                       std::uint64_t{p.width} * p.x_stride, std::uint64_t{p.height} * p.y_stride,
-                       p.width, p.height, p.x_stride, p.y_stride));
+      rbk_fail(fmt::format("contract output {}x{} exceeds 8192 (input {}x{}, deconv strides {}x{})",
+                           std::uint64_t{p.width} * p.x_stride,
+                           std::uint64_t{p.height} * p.y_stride, p.width, p.height, p.x_stride,
+                           p.y_stride));
     }
   }
   decode_surfaces(regs, p);
@@ -131,8 +135,9 @@ RubikOp decode_rubik(const HwConfig& hw, const RegRead& regs) {
   try {
     models::ops::check_rubik(p);
   } catch (const std::invalid_argument& e) {
-    fail(fmt::format("{} (D_DATAIN_SIZE_1.DATAIN_CHANNEL {}, D_DATAOUT_SIZE_1.DATAOUT_CHANNEL {})",
-                     e.what(), p.in_channels - 1, p.out_channels - 1));
+    rbk_fail(
+        fmt::format("{} (D_DATAIN_SIZE_1.DATAIN_CHANNEL {}, D_DATAOUT_SIZE_1.DATAOUT_CHANNEL {})",
+                    e.what(), p.in_channels - 1, p.out_channels - 1));
   }
   return op;
 }
@@ -143,8 +148,8 @@ models::ops::Memory& rubik_memory(const HwConfig& hw, RubikRam ram, models::ops:
   if (!hw.dla.secondary_memif) {
     throw_not_present(hw, fmt::format("Rubik CV-SRAM surface (RBK {}=CVIF)", which));
   }
-  fail(fmt::format("{}=CVIF: CV-SRAM surfaces are not supported by octasim yet (program MCIF, 1)",
-                   which));
+  rbk_fail(fmt::format(
+      "{}=CVIF: CV-SRAM surfaces are not supported by octasim yet (program MCIF, 1)", which));
 }
 
 RubikSlice rubik_slice(const RubikParams& p, std::uint32_t h) {

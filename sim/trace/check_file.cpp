@@ -69,7 +69,7 @@ CheckFile parse_check_file(const ArgReader& a) {
 
 namespace {
 
-constexpr std::uint64_t kChunk = std::uint64_t{1} << 20;
+constexpr std::uint64_t kCheckChunk = std::uint64_t{1} << 20;
 
 // The elements of a region that fail a per-element rule: how many, and the worst one (the
 // largest excess over its bound; a NaN or infinity mismatch counts as infinite).
@@ -105,16 +105,16 @@ void check_bytes(Player& p, const Command& c, const CheckFile& a) {
     }
     if (packet.payload.empty()) continue;
     const std::uint64_t last = packet.offset + packet.payload.size() - 1;
-    for (std::uint64_t k = packet.offset / kChunk; k <= last / kChunk; ++k)
+    for (std::uint64_t k = packet.offset / kCheckChunk; k <= last / kCheckChunk; ++k)
       by_chunk[k].push_back(i);
   }
-  const std::size_t buffer = static_cast<std::size_t>(std::min(a.size, kChunk));
+  const std::size_t buffer = static_cast<std::size_t>(std::min(a.size, kCheckChunk));
   std::vector<std::uint8_t> got(buffer), want(buffer);
   std::string detail;
-  for (std::uint64_t lo = 0; lo < a.size && detail.empty(); lo += kChunk) {
-    const std::size_t n = static_cast<std::size_t>(std::min(a.size - lo, kChunk));
+  for (std::uint64_t lo = 0; lo < a.size && detail.empty(); lo += kCheckChunk) {
+    const std::size_t n = static_cast<std::size_t>(std::min(a.size - lo, kCheckChunk));
     std::fill_n(want.begin(), n, std::uint8_t{0});
-    if (const auto it = by_chunk.find(lo / kChunk); it != by_chunk.end()) {
+    if (const auto it = by_chunk.find(lo / kCheckChunk); it != by_chunk.end()) {
       for (const std::size_t i : it->second) {
         const DatPacket& packet = packets[i];
         const std::uint64_t from = std::max(packet.offset, lo);

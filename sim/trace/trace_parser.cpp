@@ -11,6 +11,7 @@
 
 #include "octasim/regs/nvdla.hpp"
 #include "sim/trace/command_table.hpp"
+#include "sim/trace/text.hpp"
 #include "sim/trace/trace.hpp"
 
 namespace octasim::trace {
@@ -27,12 +28,6 @@ const char* op_name(Op op) {
 }
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 bool is_space(char ch) {
   return std::isspace(static_cast<unsigned char>(ch)) != 0;
@@ -82,11 +77,6 @@ std::string_view strip_comment(std::string_view line) {
     }
   }
   return line;
-}
-
-std::string directory_of(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
 }
 
 // Splits the text between the parentheses at commas outside quotes; each argument trimmed.

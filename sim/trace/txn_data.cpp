@@ -1,4 +1,5 @@
 #include "sim/trace/txn_data.hpp"
+#include "sim/trace/text.hpp"
 
 #include <cctype>
 #include <fstream>
@@ -11,12 +12,6 @@
 
 namespace octasim::trace {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 // "0x.." with one or two hex digits; false for anything else.
 bool parse_byte(std::string_view tok, std::uint8_t& out) {

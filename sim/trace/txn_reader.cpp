@@ -1,4 +1,5 @@
 #include "sim/trace/txn_reader.hpp"
+#include "sim/trace/text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -42,11 +43,6 @@ constexpr std::array<V1Unit, 16> kV1Units = {{
     {"RBK", 0x10000},
 }};
 constexpr std::uint32_t kUnitWindow = 0x1000;
-
-std::string directory_of(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
-}
 
 std::string read_text(const std::string& path, const char* what) {
   std::ifstream in(path);

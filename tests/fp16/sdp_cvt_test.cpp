@@ -16,7 +16,8 @@
 #include "models/precision/sdp_fp16_stages.hpp"
 #include "tests/models/vec_memory.hpp"
 
-namespace octasim::models::ops {
+// A namespace of its own: the unity build compiles this file with its target's others.
+namespace octasim::models::ops::sdp_cvt_test {
 namespace {
 
 constexpr std::uint64_t kSrc = 0x100, kDst = 0x1000;
@@ -310,4 +311,4 @@ TEST(SdpCvtLayer, WhatStaysRefused) {
 }
 
 }  // namespace
-}  // namespace octasim::models::ops
+}  // namespace octasim::models::ops::sdp_cvt_test

@@ -12,7 +12,8 @@
 #include "models/graph/passes.hpp"
 #include "models/graph/reference.hpp"
 
-namespace octasim::models::graph {
+// A namespace of its own: the unity build compiles this file with its target's others.
+namespace octasim::models::graph::graph_cleanup_test {
 namespace {
 
 Tensor random_floats(std::vector<std::int64_t> shape, std::mt19937& rng, float lo = -2,
@@ -348,4 +349,4 @@ TEST(OpRegistry, AnUnknownOperatorIsOneError) {
 }
 
 }  // namespace
-}  // namespace octasim::models::graph
+}  // namespace octasim::models::graph::graph_cleanup_test

@@ -6,7 +6,8 @@
 
 #include "models/numerics/float_format.hpp"
 
-namespace octasim::models {
+// A namespace of its own: the unity build compiles this file with its target's others.
+namespace octasim::models::thresholds_test {
 namespace {
 
 double p2(int e) {
@@ -77,4 +78,4 @@ TEST(Thresholds, SpecialValuePolicy) {
 }
 
 }  // namespace
-}  // namespace octasim::models
+}  // namespace octasim::models::thresholds_test

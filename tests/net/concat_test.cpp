@@ -29,35 +29,15 @@ namespace {
 using models::graph::GraphError;
 using models::graph::Node;
 using models::graph::Tensor;
+using nettest::contains;
+using nettest::conv1x1;
+using nettest::error_of;
 using nettest::GraphBuilder;
 using nettest::int_attr;
 using nettest::ints_attr;
 using nettest::ramp;
 
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
-
-// The message of the GraphError (or CalibrationError) `f` throws, or "" when it does not.
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
-
 // A 1x1 convolution `name` of `cin` -> `k` channels with a ReLU (when `relu`), in -> out.
-void conv1x1(GraphBuilder& b, const std::string& name, const std::string& in,
-             const std::string& out, std::int64_t cin, std::int64_t k, bool relu = true) {
-  std::vector<float> w = ramp(static_cast<std::size_t>(k * cin));
-  for (float& v : w) v += 0.2F;  // mostly positive: the outputs are not all zero after ReLU
-  b.constant(name + "_W", {k, cin, 1, 1}, w);
-  b.node("Conv", name, {in, name + "_W"}, {relu ? name + "_pre" : out});
-  if (relu) b.node("Relu", name + "_relu", {name + "_pre"}, {out});
-}
-
 Node& concat(GraphBuilder& b, const std::string& name, std::vector<std::string> in,
              const std::string& out, std::int64_t axis = 1) {
   Node& n = b.node("Concat", name, std::move(in), {out});

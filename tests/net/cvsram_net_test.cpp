@@ -36,7 +36,7 @@ namespace fn = firmware::net;
 using firmware::Ram;
 using models::graph::Tensor;
 
-constexpr std::size_t kImages = 3;
+constexpr std::size_t kCvsramImages = 3;
 
 // The sheet's operating point: nv_full's DLA at 1 GHz, DRAM 10 GB/s (reads and writes), the
 // CV-SRAM 25 GB/s of reads and 25 of writes; `cvsram_bytes` of it.
@@ -51,7 +51,7 @@ HwConfig sheet(unsigned cvsram_bytes = 4U << 20) {
 fn::CompiledNetwork fashion(const HwConfig& hw, Tensor& images,
                             fn::ClipCalibration calibration = fn::ClipCalibration::kMax) {
   fn::CompiledNetwork net = fn::prepare_network(firmware::load_onnx(OCTASIM_FASHION_MODEL), hw);
-  images = fn::random_images(net.plan, kImages);
+  images = fn::random_images(net.plan, kCvsramImages);
   for (float& v : images.f) v *= 255.0F;  // pixel values 0..255
   fn::QuantOptions q;
   q.calibration = calibration;
@@ -73,13 +73,13 @@ TEST(CvSramNetwork, EverythingInTheCvSramOnTheCycleLevelDevice) {
   EXPECT_EQ(p.placement.activation_dram_bytes, 0U);
   EXPECT_GT(p.placement.constant_cvsram_bytes, 100000U);  // fc1's 1568 x 64 weights among them
   EXPECT_EQ(p.placement.constant_dram_bytes, 0U);
-  const nettest::SocRun run = nettest::run_on_soc(p, hw, images, kImages);
+  const nettest::SocRun run = nettest::run_on_soc(p, hw, images, kCvsramImages);
   EXPECT_EQ(run.differing_images, 0U);
-  EXPECT_EQ(run.layers_run, nettest::device_record_count(p) * kImages);
+  EXPECT_EQ(run.layers_run, nettest::device_record_count(p) * kCvsramImages);
   // Every byte the DLA moved went through the secondary interface: at least each image's input
   // read and every weight read once per image.
   EXPECT_EQ(run.dram_bytes, 0U);
-  EXPECT_GE(run.cvsram_bytes, kImages * p.placement.constant_cvsram_bytes);
+  EXPECT_GE(run.cvsram_bytes, kCvsramImages * p.placement.constant_cvsram_bytes);
 }
 
 TEST(CvSramNetwork, EverythingInTheCvSramOnTheFunctionalDevice) {
@@ -102,7 +102,7 @@ TEST(CvSramNetwork, EverythingInTheCvSramOnTheFunctionalDevice) {
   device.memory_of(MemorySpace::kDram).read(weights.address, got.data(), got.size());
   EXPECT_NE(got, weights.bytes);
   fn::GroupState groups;
-  for (std::size_t i = 0; i < kImages; ++i) {
+  for (std::size_t i = 0; i < kCvsramImages; ++i) {
     const fn::ImageRun run = fn::run_image(p, images, i, memory, mmio, groups, golden);
     EXPECT_EQ(run.differing_output, p.outputs.size()) << "image " << i;
   }
@@ -120,7 +120,7 @@ TEST(CvSramNetwork, PartlyInTheCvSramOnTheCycleLevelDevice) {
   EXPECT_GE(p.placement.constant_dram_bytes, 100352U);
   EXPECT_LE(p.placement.cvsram_end - p.placement.cvsram_begin, 64U << 10);
   EXPECT_LE(activation_footprint(p), 64U << 10);
-  const nettest::SocRun run = nettest::run_on_soc(p, hw, images, kImages);
+  const nettest::SocRun run = nettest::run_on_soc(p, hw, images, kCvsramImages);
   EXPECT_EQ(run.differing_images, 0U);
   EXPECT_GT(run.dram_bytes, 0U);
   EXPECT_GT(run.cvsram_bytes, 0U);
@@ -143,7 +143,7 @@ TEST(CvSramNetwork, OctavDeviceCalibrationKeepsTheOctavInputInDram) {
   EXPECT_EQ(octavs, 4U);
   EXPECT_GT(p.placement.activation_cvsram_bytes, 0U);
   EXPECT_GT(p.placement.activation_dram_bytes, 0U);
-  const nettest::SocRun run = nettest::run_on_soc(p, hw, images, kImages);
+  const nettest::SocRun run = nettest::run_on_soc(p, hw, images, kCvsramImages);
   EXPECT_EQ(run.differing_images, 0U);
   EXPECT_GT(run.cvsram_bytes, 0U);
 }
@@ -158,7 +158,7 @@ TEST(CvSramNetwork, Fp16ElementwiseConstantReadFromTheCvSram) {
   b.output("y");
   const HwConfig hw = sheet();
   fn::CompiledNetwork net = fn::prepare_network(b.graph(), hw);
-  const Tensor images = fn::random_images(net.plan, kImages);
+  const Tensor images = fn::random_images(net.plan, kCvsramImages);
   fn::QuantOptions q;
   q.precision = fn::NetPrecision::kFp16;
   fn::quantize_network(net, hw, images, q);
@@ -169,7 +169,7 @@ TEST(CvSramNetwork, Fp16ElementwiseConstantReadFromTheCvSram) {
   EXPECT_EQ(sdp.ew->surface.ram, Ram::kCv);
   EXPECT_EQ(sdp.src.ram, Ram::kCv);
   EXPECT_EQ(sdp.dst.ram, Ram::kCv);
-  const nettest::SocRun run = nettest::run_on_soc(p, hw, images, kImages);
+  const nettest::SocRun run = nettest::run_on_soc(p, hw, images, kCvsramImages);
   EXPECT_EQ(run.differing_images, 0U);
   EXPECT_EQ(run.dram_bytes, 0U);
   // Not all zero: x + K carries K's ramp.
@@ -177,7 +177,7 @@ TEST(CvSramNetwork, Fp16ElementwiseConstantReadFromTheCvSram) {
   for (const auto& codes : run.codes) {
     for (std::int32_t v : codes) nonzero += v != 0 ? 1 : 0;
   }
-  EXPECT_GT(nonzero, kImages * 32);
+  EXPECT_GT(nonzero, kCvsramImages * 32);
 }
 
 struct CliRun {

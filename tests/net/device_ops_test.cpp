@@ -36,7 +36,7 @@ using nettest::int_attr;
 using nettest::ints_attr;
 using nettest::ramp;
 
-constexpr std::size_t kImages = 4;
+constexpr std::size_t kOpsImages = 4;
 
 Tensor scaled(Tensor t, float factor) {
   for (float& v : t.f) v *= factor;
@@ -49,7 +49,7 @@ void check_network(const models::graph::Graph& g, std::size_t expected_layers, f
   const HwConfig hw = load_hw_config("nv_small");
   fn::CompiledNetwork net = fn::prepare_network(g, hw);
   const Tensor calibration = scaled(fn::random_images(net.plan, 16, 1), input_scale);
-  const Tensor images = scaled(fn::random_images(net.plan, kImages, 2), input_scale);
+  const Tensor images = scaled(fn::random_images(net.plan, kOpsImages, 2), input_scale);
   fn::quantize_network(net, hw, calibration, fn::QuantOptions{});
   const fn::NetProgram& prog = net.program;
   ASSERT_EQ(prog.layers.size(), expected_layers);
@@ -61,11 +61,11 @@ void check_network(const models::graph::Graph& g, std::size_t expected_layers, f
         << l.engine << " " << l.nodes << ": output step differs from the input's";
   }
 
-  const nettest::SocRun run = nettest::run_on_soc(prog, hw, images, kImages);
+  const nettest::SocRun run = nettest::run_on_soc(prog, hw, images, kOpsImages);
   EXPECT_EQ(run.differing_images, 0U);
-  EXPECT_EQ(run.layers_run, nettest::device_record_count(prog) * kImages);
+  EXPECT_EQ(run.layers_run, nettest::device_record_count(prog) * kOpsImages);
 
-  for (std::size_t i = 0; i < kImages; ++i) {
+  for (std::size_t i = 0; i < kOpsImages; ++i) {
     const models::graph::TensorMap ref =
         models::graph::run_reference(net.graph, {{net.plan.input, fn::slice_batch(images, i, 1)}});
     const Tensor& y = ref.at(net.plan.outputs.at(0));

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -89,6 +91,37 @@ inline std::vector<float> ramp(std::size_t n) {
     v[i] = 0.01F * static_cast<float>(static_cast<int>((i * 37) % 101) - 50);
   }
   return v;
+}
+
+// A 1-D INT64 tensor holding `v` (shapes, axes, sizes).
+inline Tensor int64_tensor(std::vector<std::int64_t> v) {
+  const auto n = static_cast<std::int64_t>(v.size());
+  return Tensor::ints(models::graph::DType::kInt64, {n}, std::move(v));
+}
+
+// A 1x1 Conv `name` from `in` (cin channels) to `out` (k channels) with mostly positive ramp
+// weights (outputs not all zero after ReLU), followed by a Relu unless `relu` is false.
+inline void conv1x1(GraphBuilder& b, const std::string& name, const std::string& in,
+                    const std::string& out, std::int64_t cin, std::int64_t k, bool relu = true) {
+  std::vector<float> w = ramp(static_cast<std::size_t>(k * cin));
+  for (float& v : w) v += 0.2F;
+  b.constant(name + "_W", {k, cin, 1, 1}, w);
+  b.node("Conv", name, {in, name + "_W"}, {relu ? name + "_pre" : out});
+  if (relu) b.node("Relu", name + "_relu", {name + "_pre"}, {out});
+}
+
+inline bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// The message of the exception `f` throws, or "" when it does not.
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace octasim::nettest

@@ -13,6 +13,7 @@ namespace octasim::firmware::net {
 namespace {
 
 using models::graph::GraphError;
+using nettest::contains;
 using nettest::GraphBuilder;
 using nettest::int_attr;
 using nettest::ints_attr;
@@ -26,10 +27,6 @@ std::string plan_error(const models::graph::Graph& g) {
     return e.what();
   }
   return "";
-}
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
 }
 
 // x [1, 3, 8, 8] -> Conv 'conv1' (4 kernels 3x3, pads 1) -> c1.

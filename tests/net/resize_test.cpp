@@ -26,24 +26,12 @@ namespace {
 
 using models::graph::DType;
 using models::graph::Tensor;
+using nettest::error_of;
 using nettest::GraphBuilder;
+using nettest::int64_tensor;
 using nettest::ints_attr;
 using nettest::ramp;
 using nettest::string_attr;
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
-
-Tensor ints(std::vector<std::int64_t> v) {
-  const auto n = static_cast<std::int64_t>(v.size());
-  return Tensor::ints(DType::kInt64, {n}, std::move(v));
-}
 
 // x (1 x 8 x 4 x 4) -> relu(conv1x1) a (c channels) -> Resize by `scales` (or to `sizes`) -> y.
 GraphBuilder resize_graph(std::int64_t c, std::vector<float> scales,
@@ -59,7 +47,7 @@ GraphBuilder resize_graph(std::int64_t c, std::vector<float> scales,
     b.constant("scales", {4}, std::move(scales));
     in.push_back("scales");
   } else {
-    b.graph().initializers["sizes"] = ints(std::move(sizes));
+    b.graph().initializers["sizes"] = int64_tensor(std::move(sizes));
     in.push_back("");
     in.push_back("sizes");
   }
@@ -167,8 +155,8 @@ TEST(ResizeProgram, OneCopyPerPhaseAndTheInputsClip) {
 GraphBuilder shuffle_graph(std::int64_t c, std::int64_t g) {
   GraphBuilder b;
   b.input("x", {1, c, 3, 3});
-  b.graph().initializers["split_shape"] = ints({1, g, c / g, 3, 3});
-  b.graph().initializers["merge_shape"] = ints({1, -1, 3, 3});
+  b.graph().initializers["split_shape"] = int64_tensor({1, g, c / g, 3, 3});
+  b.graph().initializers["merge_shape"] = int64_tensor({1, -1, 3, 3});
   b.node("Reshape", "split", {"x", "split_shape"}, {"s"});
   b.node("Transpose", "swap", {"s"}, {"t"}).attributes["perm"] = ints_attr({0, 2, 1, 3, 4});
   b.node("Reshape", "merge", {"t", "merge_shape"}, {"y"});

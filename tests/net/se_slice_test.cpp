@@ -26,31 +26,13 @@ namespace {
 
 using models::graph::DType;
 using models::graph::Tensor;
+using nettest::contains;
+using nettest::conv1x1;
+using nettest::error_of;
 using nettest::GraphBuilder;
+using nettest::int64_tensor;
 using nettest::int_attr;
 using nettest::ramp;
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
-
-void conv1x1(GraphBuilder& b, const std::string& name, const std::string& in,
-             const std::string& out, std::int64_t cin, std::int64_t k) {
-  std::vector<float> w = ramp(static_cast<std::size_t>(k * cin));
-  for (float& v : w) v += 0.2F;
-  b.constant(name + "_W", {k, cin, 1, 1}, w);
-  b.node("Conv", name, {in, name + "_W"}, {name + "_pre"});
-  b.node("Relu", name + "_relu", {name + "_pre"}, {out});
-}
 
 // x (1 x 8 x 4 x 4) -> a (C channels) -> GAP -> s (C channels, 1x1) -> Mul.
 GraphBuilder se_graph(std::int64_t c, std::vector<std::string> mul_inputs) {
@@ -62,11 +44,6 @@ GraphBuilder se_graph(std::int64_t c, std::vector<std::string> mul_inputs) {
   b.node("Mul", "se", std::move(mul_inputs), {"y"});
   b.output("y");
   return b;
-}
-
-Tensor ints(std::vector<std::int64_t> v) {
-  const auto n = static_cast<std::int64_t>(v.size());
-  return Tensor::ints(DType::kInt64, {n}, std::move(v));
 }
 
 TEST(SeMulPlan, OneSdpLayerWithThePerChannelOperand) {
@@ -95,7 +72,7 @@ TEST(SeMulPlan, OperandThroughAReshapeOfAGemmOutput) {
   b.node("Flatten", "flat", {"p"}, {"f"});
   b.constant("fc_W", {16, 16}, ramp(256));
   b.node("Gemm", "fc", {"f", "fc_W"}, {"g"}).attributes["transB"] = int_attr(1);
-  b.graph().initializers["shape"] = ints({-1, 16, 1, 1});
+  b.graph().initializers["shape"] = int64_tensor({-1, 16, 1, 1});
   b.node("Reshape", "view", {"g", "shape"}, {"s"});
   b.node("Mul", "se", {"a", "s"}, {"y"});
   b.output("y");
@@ -222,14 +199,14 @@ GraphBuilder slice_graph(std::vector<std::int64_t> starts, std::vector<std::int6
   GraphBuilder b;
   b.input("x", {1, 8, 4, 4});
   conv1x1(b, "c0", "x", "a", 8, 64);
-  b.graph().initializers["halves"] = ints({32, 32});
+  b.graph().initializers["halves"] = int64_tensor({32, 32});
   b.node("Split", "split", {"a", "halves"}, {"a1", "a2"}).attributes["axis"] = int_attr(1);
-  b.graph().initializers["starts"] = ints(std::move(starts));
-  b.graph().initializers["ends"] = ints(std::move(ends));
-  b.graph().initializers["axes"] = ints(std::move(axes));
+  b.graph().initializers["starts"] = int64_tensor(std::move(starts));
+  b.graph().initializers["ends"] = int64_tensor(std::move(ends));
+  b.graph().initializers["axes"] = int64_tensor(std::move(axes));
   std::vector<std::string> in{"a", "starts", "ends", "axes"};
   if (!steps.empty()) {
-    b.graph().initializers["steps"] = ints(std::move(steps));
+    b.graph().initializers["steps"] = int64_tensor(std::move(steps));
     in.push_back("steps");
   }
   b.node("Slice", "take", in, {"t"});
@@ -256,9 +233,9 @@ TEST(ChannelSlicePlan, WindowsOfTheInputAndNoLayer) {
   GraphBuilder s;
   s.input("x", {1, 8, 4, 4});
   conv1x1(s, "c0", "x", "a", 8, 64);
-  s.graph().initializers["h"] = ints({32, 32});
+  s.graph().initializers["h"] = int64_tensor({32, 32});
   s.node("Split", "split", {"a", "h"}, {"a1", "a2"}).attributes["axis"] = int_attr(1);
-  s.graph().initializers["q"] = ints({16, 16});
+  s.graph().initializers["q"] = int64_tensor({16, 16});
   s.node("Split", "split2", {"a2", "q"}, {"b1", "b2"}).attributes["axis"] = int_attr(1);
   conv1x1(s, "c1", "b2", "y", 16, 8);
   s.output("y");
@@ -330,7 +307,7 @@ TEST(ChannelSliceLowering, ASplitOutputConcatenatedIsCopied) {
   GraphBuilder b;
   b.input("x", {1, 8, 4, 4});
   conv1x1(b, "c0", "x", "a", 8, 64);
-  b.graph().initializers["halves"] = ints({32, 32});
+  b.graph().initializers["halves"] = int64_tensor({32, 32});
   b.node("Split", "split", {"a", "halves"}, {"a1", "a2"}).attributes["axis"] = int_attr(1);
   conv1x1(b, "c1", "a2", "b", 32, 32);
   b.node("Concat", "cat", {"a1", "b"}, {"cat"}).attributes["axis"] = int_attr(1);

@@ -7,7 +7,8 @@
 
 #include <gtest/gtest.h>
 
-namespace octasim::models {
+// A namespace of its own: the unity build compiles this file with its target's others.
+namespace octasim::models::calibrators_test {
 namespace {
 
 std::vector<float> gaussian(std::size_t n, unsigned seed) {
@@ -88,4 +89,4 @@ TEST(Calibrate, DispatchesPerGroup) {
 }
 
 }  // namespace
-}  // namespace octasim::models
+}  // namespace octasim::models::calibrators_test

@@ -52,9 +52,9 @@ TEST(CvSramConfig, SecondaryInterfaceMatchesNvdlaSpec) {
 }
 
 TEST(CvSramConfig, RefusesAnInconsistentSecondaryInterface) {
-  const auto message = [](const std::string& json) -> std::string {
+  const auto message = [](const std::string& text) -> std::string {
     try {
-      (void)parse_hw_config(json, "x.json");
+      (void)parse_hw_config(text, "x.json");
     } catch (const std::runtime_error& e) {
       return e.what();
     }
@@ -108,15 +108,15 @@ TEST(CvSramConfig, SharedOrSeparateReadAndWriteRates) {
 // A shared rate and a separate one at once is a contradiction: one error naming the file, both
 // kinds of key and the way out.
 TEST(CvSramConfig, SharedAndSeparateRatesTogetherAreOneClearError) {
-  for (const char* json :
+  for (const char* text :
        {R"({"base": "nv_full", "cvsram_bytes_per_cycle": 32, "cvsram_read_bytes_per_cycle": 25})",
         R"({"base": "nv_full", "cvsram_bytes_per_cycle": 32, "cvsram_write_bytes_per_cycle": 8})",
         // Also where the configuration has no secondary interface: the keys still contradict.
         R"({"cvsram_bytes_per_cycle": 4, "cvsram_read_bytes_per_cycle": 4,
             "cvsram_write_bytes_per_cycle": 4})"}) {
     try {
-      (void)parse_hw_config(json, "both.json");
-      ADD_FAILURE() << "accepted: " << json;
+      (void)parse_hw_config(text, "both.json");
+      ADD_FAILURE() << "accepted: " << text;
     } catch (const std::runtime_error& e) {
       const std::string msg = e.what();
       EXPECT_EQ(msg.rfind("both.json: ", 0), 0u) << msg;

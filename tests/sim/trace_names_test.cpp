@@ -10,7 +10,8 @@
 #include "sim/trace/trace.hpp"
 #include "sim_test_util.hpp"
 
-namespace octasim::trace {
+// A namespace of its own: the unity build compiles this file with its target's others.
+namespace octasim::trace::trace_names_test {
 namespace {
 
 using test::TempDir;
@@ -112,4 +113,4 @@ TEST(TraceNames, NameKeyIsTheUpperCaseSpelling) {
 }
 
 }  // namespace
-}  // namespace octasim::trace
+}  // namespace octasim::trace::trace_names_test

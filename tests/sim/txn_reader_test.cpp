@@ -17,7 +17,8 @@
 #include "sim/trace/txn_data.hpp"
 #include "sim_test_util.hpp"
 
-namespace octasim::trace {
+// A namespace of its own: the unity build compiles this file with its target's others.
+namespace octasim::trace::txn_reader_test {
 namespace {
 
 using test::TempDir;
@@ -318,4 +319,4 @@ TEST(TxnPlay, LoadsTheFirstSizeBytesAndComparesTheGoldenDump) {
 }
 
 }  // namespace
-}  // namespace octasim::trace
+}  // namespace octasim::trace::txn_reader_test
