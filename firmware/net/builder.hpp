@@ -134,6 +134,11 @@ class Builder {
   SdpLayer lower_sdp(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
                      const std::string& who);
 
+  // A Clip (SDP's BS ALU MAX and BN ALU MIN, register operands) or LeakyRelu (BS's multiplier in
+  // PReLU mode, a register operand); quantized on the input's codes, which the output keeps.
+  SdpLayer lower_clip_leaky(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                            const std::string& who);
+
   // program_ew.cpp: the unit an element-wise operand enters (EW when the configuration has it and
   // no ReLU follows, EW having none after its ALU; else BN), a convolution's flying stage with a
   // fused residual Add, and INT8/INT4 memory-to-memory SDP layers (affine map, Add of a tensor),
@@ -158,10 +163,17 @@ class Builder {
                          const std::vector<float>& values, const NetTensor& like, SdpEwOp op,
                          const std::string& suffix);
 
-  // Average pooling over the real elements of each window: PDP sums into a scratch surface,
-  // SDP multiplies each sum by 1 / (the window's real elements), an FP16 constant per output.
+  // program_pool.cpp: average pooling over the real elements of each window. FP16: PDP sums into
+  // a scratch surface, SDP multiplies each sum by 1 / (the window's real elements), an FP16
+  // constant per output. INT8/INT16 (lower_pool_bands): the outputs cut into bands of rows and of
+  // columns whose windows cover the same padding (the borders and the interior), each band pair a
+  // PDP layer of its own whose reciprocals divide by its windows' real columns and rows: NVDLA's
+  // INT8/INT16 average, round(round(sum * RECIP_W / 2^16) * RECIP_H / 2^16) with RECIP =
+  // 2^16 / real (truncated), exactly as over a full window.
   void lower_pool_exclude_pad(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
                               NetLayer& out);
+  void lower_pool_bands(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                        const NetLayer& out);
 
   // QuantizeLinear: one SDP layer, FP16 in, INT16 codes out (firmware/dla/sdp_quantize.hpp):
   // q = int16(fp16(max(min(x, hi_x) * fp16(1/s) + fp16(zp), lo))), NVDLA rounding halves away

@@ -13,9 +13,12 @@
 //   MaxPool, AveragePool, GlobalAveragePool      PDP
 //   LRN                                          CDP
 //   Relu, BatchNormalization, Add, Mul,          SDP, memory to memory: per-channel multiply and
-//   PRelu, LeakyRelu                             add (BS; at INT8 BS and BN), an element-wise
-//   (not after a convolution, or an Add the      operand (EW or BN: another tensor, or a
-//   convolution cannot take)                     constant broadcast to the output)
+//   PRelu (not after a convolution, or an Add    add (BS; at INT8 BS and BN), an element-wise
+//   the convolution cannot take)                 operand (EW or BN: another tensor, or a
+//                                                constant broadcast to the output)
+//   Clip (not taken by a convolution),           SDP, memory to memory: BS's ALU MAX and BN's
+//   LeakyRelu                                    ALU MIN, BS's multiplier in PReLU mode (register
+//                                                operands; quantized: on the input's codes)
 //   Sigmoid, Tanh, HardSigmoid, HardSwish,       SDP, memory to memory (plan_activation.cpp): the
 //   Mul(x, Sigmoid(x)) (SiLU)                    EW stage's LUT, or FP16 recipes
 //   Mul by an N x C x 1 x 1 tensor (SE)          SDP: BN's multiplier reads it per channel
@@ -100,14 +103,18 @@ struct SdpAttrs {
   std::vector<double> mul, add;  // per channel (BatchNormalization folded; a per-channel Add/Mul)
   EwOp ew = EwOp::kNone;
   // The element-wise operand: a tensor the device computes, or an initializer broadcast to the
-  // output's shape; empty: `operand_value` everywhere (LeakyRelu's alpha).
+  // output's shape.
   std::string operand;
-  double operand_value = 0.0;
   // A Mul by a device tensor of one value per channel (N x C x 1 x 1: a squeeze-excitation scale,
   // s = Sigmoid(Conv(GlobalAveragePool(x)))): the operand is read per channel (SDP's PER_KERNEL
   // operand mode) from that tensor's 1x1xC surface; `operand` names the tensor views resolved.
   bool operand_per_channel = false;
   bool relu = false;
+  // Clip that no convolution takes: min(max(x, clip_lo), clip_hi), either bound absent (BS's ALU
+  // MAX and BN's ALU MIN with register operands; INT8/INT16 on the input's codes, which the
+  // output keeps). LeakyRelu: x where x >= 0, else leaky_slope x (BS's multiplier in PReLU mode,
+  // a register operand). Nothing else of the layer is used with either.
+  std::optional<double> clip_lo, clip_hi, leaky_slope;
   // QuantizeLinear (FP16 -> integer codes in INT16 elements, saturated to [lo, hi]) or
   // DequantizeLinear (INT16 codes -> FP16): a scale and a zero point, one or one per channel.
   enum class Convert : std::uint8_t { kNone, kQuantize, kDequantize } convert = Convert::kNone;

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,8 +45,11 @@ class Planner {
   // The data input of a layer: must be a tensor the device holds (not a view, unless `view_ok`).
   std::string data_input(const Node& n, bool view_ok);
 
-  // Fuses a Relu or Clip(0, c) reading `layer.output` into the layer.
-  void fuse_activation(PlannedLayer& layer);
+  // Fuses a Relu or (`take_clip`) a Clip(0, c) reading `layer.output` into the layer.
+  void fuse_activation(PlannedLayer& layer, bool take_clip = true);
+  // A Clip's bounds (attributes before opset 11, constant inputs after); none: unbounded.
+  [[nodiscard]] std::pair<std::optional<double>, std::optional<double>> clip_bounds(
+      const Node& n) const;
 
   void plan_conv(std::size_t i);
 
