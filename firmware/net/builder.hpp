@@ -207,6 +207,10 @@ class Builder {
 
   // Nearest upsampling on BDMA (program_resize.cpp); refuses a configuration without BDMA.
   BdmaLayer lower_resize(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst);
+  // DepthToSpace (DCR) as Rubik's contract (program_resize.cpp); refuses a configuration without
+  // Rubik and output channels that do not fill whole atoms.
+  RubikContract lower_depth_to_space(const PlannedLayer& l, const NetTensor& in,
+                                     const NetTensor& dst);
 
   // FP16: the LUT of f(S) = (k + alpha/n S)^-beta at the values themselves (input scale 1);
   // CDP's convertors are bypassed.

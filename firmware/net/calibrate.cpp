@@ -86,7 +86,8 @@ std::vector<std::vector<std::string>> concat_groups(const NetPlan& plan) {
   }
   std::vector<std::string> names{plan.input};
   for (const PlannedLayer& l : plan.layers) {
-    if (l.kind == LayerKind::kPool || l.kind == LayerKind::kBdma || keeps_codes(l)) {
+    if (l.kind == LayerKind::kPool || l.kind == LayerKind::kBdma || l.kind == LayerKind::kRubik ||
+        keeps_codes(l)) {
       unite(l.output, l.input);
     }
     names.push_back(l.output);
@@ -162,7 +163,8 @@ CalibrationTable code_formats(const NetPlan& plan, const Tensor& images,
         }
         break;
       case LayerKind::kPool:
-      case LayerKind::kBdma:  // nearest upsampling moves codes
+      case LayerKind::kBdma:   // nearest upsampling moves codes
+      case LayerKind::kRubik:  // DepthToSpace too
         q = src;
         break;
       case LayerKind::kLrn:
@@ -298,7 +300,7 @@ CalibrationTable calibrate(const Graph& g, const NetPlan& plan, const Tensor& im
     TensorQuant& q = table.at(name);
     const PlannedLayer* layer = input_of(name);
     if (layer != nullptr && (layer->kind == LayerKind::kPool || layer->kind == LayerKind::kBdma ||
-                             keeps_codes(*layer))) {
+                             layer->kind == LayerKind::kRubik || keeps_codes(*layer))) {
       const TensorQuant& src = table.at(codes_of(plan, layer->input));
       q.clip = src.clip;
       q.min = src.min;

@@ -32,6 +32,8 @@ const char* layer_engine(LayerKind k) {
       return "PPU";
     case LayerKind::kBdma:
       return "BDMA";
+    case LayerKind::kRubik:
+      return "RUBIK";
   }
   return "?";
 }
@@ -530,6 +532,8 @@ void Planner::plan_node(std::size_t i) {
         return plan_activation(i);
       case Lowering::kResize:
         return plan_resize(i);
+      case Lowering::kRubik:
+        return plan_depth_to_space(i);
       case Lowering::kFolded:
         break;
     }

@@ -31,6 +31,8 @@
 //                                                (plan_concat.cpp; program.hpp's channel map)
 //   Resize, Upsample (nearest, x f on H and   BDMA: f_h x f_w strided copies of the input's
 //   W, f in 1..4)                              atoms into the output (plan_resize.cpp)
+//   DepthToSpace (DCR; configurations with       Rubik's contract mode: channel group
+//   Rubik; C / b^2 whole atoms)                  (by b + bx) to pixel (x b + bx, y b + by)
 //   Split, Slice (on the channel axis)           nothing: each output is a surface inside the
 //                                                input's, from the atom holding its first
 //                                                channel on (plan_slice.cpp)
@@ -54,9 +56,10 @@
 
 namespace octasim::firmware::net {
 
-enum class LayerKind : std::uint8_t { kConv, kPool, kLrn, kSdp, kSoftmax, kBdma };
+enum class LayerKind : std::uint8_t { kConv, kPool, kLrn, kSdp, kSoftmax, kBdma, kRubik };
 
-[[nodiscard]] const char* layer_engine(LayerKind k);  // "CONV", "PDP", "CDP", "SDP", "PPU", "BDMA"
+[[nodiscard]] const char* layer_engine(LayerKind k);  // "CONV", "PDP", "CDP", "SDP", "PPU", "BDMA",
+                                                      // "RUBIK"
 
 struct ConvAttrs {
   std::string weight, bias;  // initializer names (bias may be empty)
@@ -139,6 +142,12 @@ struct ResizeAttrs {
   unsigned scale_h = 1, scale_w = 1;
 };
 
+// DepthToSpace in DCR mode on Rubik's contract (program_resize.cpp): output (x b + bx, y b + by, c)
+// is input (x, y, (by b + bx) C + c), the deconvolution's reshuffle.
+struct DepthToSpaceAttrs {
+  unsigned block = 2;
+};
+
 struct LrnAttrs {
   unsigned size = 5;
   double alpha = 1e-4, beta = 0.75, bias = 1.0;
@@ -155,6 +164,7 @@ struct PlannedLayer {
   SdpAttrs sdp;
   SoftmaxAttrs softmax;
   ResizeAttrs resize;
+  DepthToSpaceAttrs depth_to_space;
 };
 
 // A tensor's cube as the device holds it.

@@ -114,6 +114,9 @@ class Planner {
   // Resize/Upsample, nearest, by integer factors of H and W (plan_resize.cpp): a BDMA layer.
   // Refuses other factors and coordinate modes that do not repeat each pixel f times.
   void plan_resize(std::size_t i);
+  // DepthToSpace, DCR mode (plan_resize.cpp): a Rubik contract layer. Refuses CRD, which Rubik's
+  // channel grouping cannot express.
+  void plan_depth_to_space(std::size_t i);
 
   // Node `i` through the first of its registry lowerings (models/graph/op_registry.hpp) this
   // configuration has; otherwise the refusal.

@@ -229,6 +229,9 @@ void Builder::lower(const PlannedLayer& l) {
     case LayerKind::kBdma:
       out.hw = lower_resize(l, in, dst);
       break;
+    case LayerKind::kRubik:
+      out.hw = lower_depth_to_space(l, in, dst);
+      break;
   }
   push_layer(std::move(out));
   if (l.kind == LayerKind::kConv && options_.calibration == ClipCalibration::kOctavDevice &&

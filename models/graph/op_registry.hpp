@@ -43,6 +43,7 @@ enum class Lowering : std::uint8_t {
   kChannelSlice,    // no layer: channels from an atom boundary on, a surface inside the input's
   kPpuSoftmax,      // the PPU's softmax kernel (configurations with a PPU)
   kResize,          // BDMA copies: nearest upsampling by integer factors (each atom f x f times)
+  kRubik,           // Rubik's contract mode (configurations with Rubik): DepthToSpace, DCR
   kFolded,          // removed before planning by the graph passes (passes.hpp)
 };
 

@@ -1,5 +1,6 @@
-// Standalone Clip (ReLU6, one bound only, after an SDP layer), LeakyRelu and average pooling that
-// excludes padding (count_include_pad=0) through the whole compiler onto the cycle-level SoC:
+// Standalone Clip (ReLU6, one bound only, after an SDP layer), LeakyRelu, average pooling that
+// excludes padding (count_include_pad=0) and DepthToSpace (Rubik) through the whole compiler onto
+// the cycle-level SoC:
 //   - every layer's output equals the quantized reference executor's (models/ ops) byte for byte
 //     (soc_run.hpp);
 //   - every output element is within a bound derived here, from std:: arithmetic on the input,
@@ -205,6 +206,71 @@ void check_ops(const char* config, fn::NetPrecision precision) {
     }
     ++k;
   }
+}
+
+// DepthToSpace (DCR, blocksize 2) of a 1 x 4C' x 5 x 6 input, C' the atom's channels: one Rubik
+// contract layer; the output is the input moved, ONNX's DCR index map computed here: INT8 the
+// input's codes (within s/2 of x), FP16 exactly fp16(x).
+void check_depth_to_space(const char* config, fn::NetPrecision precision) {
+  const HwConfig hw = load_hw_config(config);
+  const bool fp16_run = precision == fn::NetPrecision::kFp16;
+  const std::int64_t c = hw.dla.memory_atomic_size / (fp16_run ? 2 : 1), h = 5, w = 6, b = 2;
+  GraphBuilder g;
+  g.input("x", {1, b * b * c, h, w});
+  g.node("DepthToSpace", "d2s", {"x"}, {"y"}).attributes["blocksize"] = int_attr(b);
+  g.output("y");
+  fn::CompiledNetwork net = fn::prepare_network(g.graph(), hw);
+  Tensor images = fn::random_images(net.plan, kImages, 9);
+  for (float& v : images.f) v = 4 * v - 2;
+  fn::QuantOptions options;
+  options.precision = precision;
+  fn::quantize_network(net, hw, images, options);
+  const fn::NetProgram& prog = net.program;
+  ASSERT_EQ(prog.layers.size(), 1U);
+  const auto* r = std::get_if<firmware::RubikContract>(&prog.layers[0].hw);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->x_stride, 2U);
+  EXPECT_EQ(r->y_stride, 2U);
+  const nettest::SocRun run = nettest::run_on_soc(prog, hw, images, kImages);
+  EXPECT_EQ(run.differing_images, 0U);
+  EXPECT_EQ(run.layers_run, kImages);
+  const double s = fp16_run ? 0.0 : prog.table.at("x").step();
+  const std::size_t n = static_cast<std::size_t>(b * b * c * h * w);
+  double worst = 0.0;
+  for (std::size_t i = 0; i < kImages; ++i) {
+    const Tensor& d = run.every_output.at(i).at(0);
+    ASSERT_EQ(d.f.size(), n);
+    std::size_t k = 0;
+    for (std::int64_t oc = 0; oc < c; ++oc) {
+      for (std::int64_t oy = 0; oy < h * b; ++oy) {
+        for (std::int64_t ox = 0; ox < w * b; ++ox, ++k) {
+          const std::int64_t ic = ((oy % b) * b + ox % b) * c + oc;
+          const double x =
+              images.f[i * n + static_cast<std::size_t>((ic * h + oy / b) * w + ox / b)];
+          const double err = std::abs(double{d.f[k]} - (fp16_run ? fp16(x) : x));
+          worst = std::max(worst, err);
+          EXPECT_LE(err, s / 2 + 1e-12)
+              << "image " << i << " output (" << oc << ", " << oy << ", " << ox << ")";
+        }
+      }
+    }
+  }
+  if (!fp16_run) {
+    EXPECT_GT(worst, 0.3 * s / 2);
+  }
+}
+
+TEST(DlaOpsOnSoc, DepthToSpaceInt8NvFull) {
+  check_depth_to_space("nv_full", fn::NetPrecision::kInt8);
+}
+TEST(DlaOpsOnSoc, DepthToSpaceInt8SocLarge) {
+  check_depth_to_space("soc_large", fn::NetPrecision::kInt8);
+}
+TEST(DlaOpsOnSoc, DepthToSpaceFp16NvFull) {
+  check_depth_to_space("nv_full", fn::NetPrecision::kFp16);
+}
+TEST(DlaOpsOnSoc, DepthToSpaceFp16SocLarge) {
+  check_depth_to_space("soc_large", fn::NetPrecision::kFp16);
 }
 
 TEST(DlaOpsOnSoc, Int8NvFull) {
