@@ -441,12 +441,14 @@ models::ops::SdpConfig sdp_model_config(const SdpLayer& l, unsigned atom_bytes) 
     c.bs.mul_src = SdpOperandSource::kMemory;
     c.bs.mul_shift = static_cast<std::uint8_t>(l.bias_scale->mul_shift);
   }
-  if (l.clamp_min) {
-    c.bs.alu_bypass = false;
-    c.bs.alu_algo = models::SdpAluAlgo::kMax;
-    c.bs.alu_src = SdpOperandSource::kRegister;
-    c.bs.alu_operand = *l.clamp_min;
-  }
+  // A clamp: the X ALU's MAX or MIN with a register operand.
+  const auto clamp = [](models::ops::SdpXConfig& x, models::SdpAluAlgo algo, std::int16_t bound) {
+    x.alu_bypass = false;
+    x.alu_algo = algo;
+    x.alu_src = SdpOperandSource::kRegister;
+    x.alu_operand = bound;
+  };
+  if (l.clamp_min) clamp(c.bs, models::SdpAluAlgo::kMax, *l.clamp_min);
   if (l.prelu) {
     c.bs.mul_bypass = false;
     c.bs.mul_prelu = true;
@@ -465,12 +467,7 @@ models::ops::SdpConfig sdp_model_config(const SdpLayer& l, unsigned atom_bytes) 
     c.bn.alu_shift = static_cast<std::uint8_t>(l.bn_bias_scale->alu_shift);
     c.bn.mul_shift = static_cast<std::uint8_t>(l.bn_bias_scale->mul_shift);
   }
-  if (l.clamp_max) {
-    c.bn.alu_bypass = false;
-    c.bn.alu_algo = models::SdpAluAlgo::kMin;
-    c.bn.alu_src = SdpOperandSource::kRegister;
-    c.bn.alu_operand = *l.clamp_max;
-  }
+  if (l.clamp_max) clamp(c.bn, models::SdpAluAlgo::kMin, *l.clamp_max);
   if (l.scale) {
     c.nrdma = operand(*l.scale, SdpDataUse::kMul);
     c.bn.mul_bypass = false;
