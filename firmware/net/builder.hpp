@@ -1,12 +1,13 @@
 // The network compiler's lowering state (build_program, program.hpp): one Builder walks the
 // planned layers and fills the NetProgram — surfaces, constants, each layer's descriptor.
-// Private to firmware/net: program.cpp holds the walk and the CONV/PDP/CDP lowering,
+// Private to firmware/net: program.cpp holds the walk and the CONV/CDP lowering,
 // program_concat.cpp the channel layouts of Concat, program_sdp.cpp the SDP and PPU layers (ReLU,
-// BatchNormalization, Add/Mul, Quantize/ DequantizeLinear, a layer followed by an element-wise
-// constant, Softmax), program_activation.cpp the unary activations (Sigmoid, Tanh, HardSigmoid,
-// HardSwish, SiLU), program_ew.cpp the element-wise Add at INT8/INT4 (fused into a convolution
-// or on SDP alone) and the affine map, winograd.cpp the choice of Winograd mode, groups.cpp a
-// grouped convolution group by group, program_resize.cpp nearest upsampling on BDMA.
+// BatchNormalization, Add/Mul, Clip, LeakyRelu, Quantize/ DequantizeLinear, a layer followed by
+// an element-wise constant, Softmax), program_activation.cpp the unary activations (Sigmoid, Tanh,
+// HardSigmoid, HardSwish, SiLU), program_ew.cpp the element-wise Add at INT8/INT4 (fused into a
+// convolution or on SDP alone) and the affine map, winograd.cpp the choice of Winograd mode,
+// groups.cpp a grouped convolution group by group, program_resize.cpp nearest upsampling on BDMA
+// and DepthToSpace on Rubik, program_pool.cpp pooling on PDP (with count_include_pad=0).
 #pragma once
 
 #include <cstdint>

@@ -1,9 +1,10 @@
 // The network planner's state (plan_network, plan.hpp): one Planner walks the graph's nodes and
 // cuts them into hardware layers. Private to firmware/net: plan.cpp holds the walk and the
 // CONV/PDP/CDP layers and views, plan_fuse.cpp the residual Add fused into a CONV, plan_sdp.cpp
-// the SDP and PPU layers (ReLU, BatchNormalization, Add/Mul, QuantizeLinear/DequantizeLinear,
-// Softmax), plan_activation.cpp Sigmoid/Tanh/HardSigmoid/HardSwish/SiLU, plan_concat.cpp Concat,
-// plan_slice.cpp Split and Slice, plan_resize.cpp Resize/Upsample (BDMA).
+// the SDP and PPU layers (ReLU, BatchNormalization, Add/Mul, Clip, LeakyRelu,
+// QuantizeLinear/DequantizeLinear, Softmax), plan_activation.cpp
+// Sigmoid/Tanh/HardSigmoid/HardSwish/SiLU, plan_concat.cpp Concat, plan_slice.cpp Split and Slice,
+// plan_resize.cpp Resize/Upsample (BDMA) and DepthToSpace (Rubik).
 #pragma once
 
 #include <cstddef>
