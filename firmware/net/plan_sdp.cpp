@@ -1,5 +1,6 @@
-// The SDP and PPU layers of the network planner (planner.hpp): ReLU, BatchNormalization,
-// Add/Mul, QuantizeLinear/DequantizeLinear on SDP, Softmax on the PPU.
+// The SDP and PPU layers of the network planner (planner.hpp): ReLU, LeakyRelu, a Clip no
+// convolution takes, BatchNormalization, Add/Mul, QuantizeLinear/DequantizeLinear on SDP, Softmax
+// on the PPU.
 #include <cmath>
 #include <tuple>
 
