@@ -38,6 +38,8 @@ void check_layer(const PdpLayer& l, unsigned group, unsigned atom_bytes) {
   range("right padding", l.pad_right, 0, std::min(7u, l.kernel_width - 1));
   range("top padding", l.pad_top, 0, std::min(7u, l.kernel_height - 1));
   range("bottom padding", l.pad_bottom, 0, std::min(7u, l.kernel_height - 1));
+  range("divisor width", l.divisor_width, 0, l.kernel_width);
+  range("divisor height", l.divisor_height, 0, l.kernel_height);
   if (l.precision == Precision::kFp16) {
     if (l.pad_value != 0) {
       throw FirmwareError(fmt::format(
@@ -72,8 +74,9 @@ void check_layer(const PdpLayer& l, unsigned group, unsigned atom_bytes) {
 
 // D_RECIP_KERNEL_*: INT8/INT16 1/kernel in 1.16 fixed point, truncated (1/3 = 0x5555); FP16
 // 1/kernel as NVDLA's FP17 number, rounded to nearest (1/3 = 0x7555).
-// PdpLayer::sum: 1 (the window sum).
-std::uint32_t recip(const PdpLayer& l, unsigned kernel) {
+// PdpLayer::sum: 1 (the window sum); PdpLayer::divisor_*: that divisor.
+std::uint32_t recip(const PdpLayer& l, unsigned kernel, unsigned divisor) {
+  if (divisor != 0) kernel = divisor;
   if (l.sum) kernel = 1;
   if (l.precision == Precision::kFp16) return models::ops::pdp_fp16_recip(kernel);
   return 0x10000u / kernel;
@@ -157,8 +160,8 @@ unsigned program_pdp(Mmio& mmio, const PdpLayer& l, unsigned group, unsigned ato
   mmio.write32(P::D_PARTIAL_WIDTH_OUT::kAddr,
                P::D_PARTIAL_WIDTH_OUT::PARTIAL_WIDTH_OUT_FIRST.set(0, l.dst.width - 1));
   mmio.write32(P::D_POOLING_KERNEL_CFG::kAddr, kernel_cfg(l));
-  mmio.write32(P::D_RECIP_KERNEL_WIDTH::kAddr, recip(l, l.kernel_width));
-  mmio.write32(P::D_RECIP_KERNEL_HEIGHT::kAddr, recip(l, l.kernel_height));
+  mmio.write32(P::D_RECIP_KERNEL_WIDTH::kAddr, recip(l, l.kernel_width, l.divisor_width));
+  mmio.write32(P::D_RECIP_KERNEL_HEIGHT::kAddr, recip(l, l.kernel_height, l.divisor_height));
   {
     using C = P::D_POOLING_PADDING_CFG;
     mmio.write32(C::kAddr, C::PAD_LEFT.set(0, l.pad_left) | C::PAD_TOP.set(0, l.pad_top) |
@@ -204,8 +207,8 @@ models::ops::PdpLayerParams pdp_model_params(const PdpLayer& l, unsigned atom_by
   c.pad_top = l.pad_top;
   c.pad_bottom = l.pad_bottom;
   for (unsigned n = 1; n <= 7; ++n) c.pad_value[n - 1] = static_cast<std::int32_t>(n) * l.pad_value;
-  c.recip_kernel_width = recip(l, l.kernel_width);
-  c.recip_kernel_height = recip(l, l.kernel_height);
+  c.recip_kernel_width = recip(l, l.kernel_width, l.divisor_width);
+  c.recip_kernel_height = recip(l, l.kernel_height, l.divisor_height);
   c.nan_to_zero = l.nan_to_zero;
   m.in_width = l.src.width;
   m.in_height = l.src.height;

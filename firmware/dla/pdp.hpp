@@ -33,6 +33,10 @@ struct PdpLayer {
   // Average pooling with both reciprocals 1: the window sum (a divisor that depends on the
   // window, such as ONNX's count_include_pad=0, is then applied by the next layer).
   bool sum = false;
+  // Average: the divisors of D_RECIP_KERNEL_WIDTH/HEIGHT where they are not the kernel's (0): a
+  // band of windows that all cover the same padding, pooled as a layer of its own, divided by
+  // its windows' real columns and rows (ONNX's count_include_pad=0).
+  unsigned divisor_width = 0, divisor_height = 0;
   // FP16 only: D_NAN_FLUSH_TO_ZERO, input NaNs pooled as +0 (still counted in D_NAN_INPUT_NUM).
   bool nan_to_zero = false;
   // FLYING_MODE=ON_FLYING: the input is SDP's output on the fly; `src` gives only its cube, and

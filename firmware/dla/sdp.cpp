@@ -62,7 +62,8 @@ void check_fp16_stage(const SdpLayer& l, const char* who) {
   const bool shifted =
       (l.bias && l.bias->shift != 0) || (l.scale && l.scale->shift != 0) ||
       (l.bias_scale && (l.bias_scale->alu_shift != 0 || l.bias_scale->mul_shift != 0)) ||
-      (l.bn_bias_scale && (l.bn_bias_scale->alu_shift != 0 || l.bn_bias_scale->mul_shift != 0));
+      (l.bn_bias_scale && (l.bn_bias_scale->alu_shift != 0 || l.bn_bias_scale->mul_shift != 0)) ||
+      (l.prelu && l.prelu->shift != 0);
   if (shifted) throw FirmwareError(fmt::format("{} FP16 operands take no shift (0 expected)", who));
   if (l.cvt.offset != 0 || l.cvt.scale != 1 || l.cvt.shift != 0) {
     throw FirmwareError(fmt::format(
@@ -148,6 +149,16 @@ void check_sdp_stage(const SdpLayer& l, unsigned atom_bytes, const char* who) {
                                       l.bias_scale->mul_shift));
     }
   }
+  if (l.clamp_min && (l.bias || l.bias_scale)) {
+    throw FirmwareError(
+        fmt::format("{} clamp_min and {} both need BS's ALU", who, l.bias ? "bias" : "bias_scale"));
+  }
+  if (l.prelu && l.bias_scale) {
+    throw FirmwareError(fmt::format("{} prelu and bias_scale both need BS's multiplier", who));
+  }
+  if (l.prelu && l.prelu->shift > 63) {
+    throw FirmwareError(fmt::format("{} PReLU shift {} is outside 0..63", who, l.prelu->shift));
+  }
   if (l.clamp_max && l.scale) {
     throw FirmwareError(fmt::format("{} clamp_max and scale both need the BN stage", who));
   }
@@ -232,21 +243,31 @@ void write_operand_rdma_registers(Mmio& mmio, const SdpLayer& l, std::uint32_t o
 
 // BS, BN and EW for the layer's bias, scale, clamp, ReLU and element-wise operand.
 void write_stage_registers(Mmio& mmio, const SdpLayer& l, const detail::SdpStages& st) {
+  using C = S::D_DP_BS_CFG;
   const unsigned alu_shift = l.bias ? l.bias->shift : l.bias_scale ? l.bias_scale->alu_shift : 0;
-  mmio.write32(S::D_DP_BS_CFG::kAddr,
-               detail::sdp_x_cfg(st.bs_used, st.bs_alu, st.bs_mul, st.bs_relu));
+  std::uint32_t cfg = detail::sdp_x_cfg(st.bs_used, st.bs_alu, st.bs_mul || l.prelu.has_value(),
+                                        st.bs_relu, l.prelu.has_value());
+  if (l.clamp_min) {
+    cfg = C::BS_ALU_BYPASS.set(cfg, C::BS_ALU_BYPASS_NO);
+    cfg = C::BS_ALU_ALGO.set(cfg, C::BS_ALU_ALGO_MAX);
+  }
+  mmio.write32(C::kAddr, cfg);
+  // A memory operand, or the register operand of the clamp (BS_ALU_SRC=REG, the reset value).
   mmio.write32(S::D_DP_BS_ALU_CFG::kAddr,
                st.bs_alu
                    ? S::D_DP_BS_ALU_CFG::BS_ALU_SRC.set(0, S::D_DP_BS_ALU_CFG::BS_ALU_SRC_MEM) |
                          S::D_DP_BS_ALU_CFG::BS_ALU_SHIFT_VALUE.set(0, alu_shift)
                    : 0u);
-  mmio.write32(S::D_DP_BS_ALU_SRC_VALUE::kAddr, 0);
-  mmio.write32(S::D_DP_BS_MUL_CFG::kAddr,
-               st.bs_mul
-                   ? S::D_DP_BS_MUL_CFG::BS_MUL_SRC.set(0, S::D_DP_BS_MUL_CFG::BS_MUL_SRC_MEM) |
-                         S::D_DP_BS_MUL_CFG::BS_MUL_SHIFT_VALUE.set(0, l.bias_scale->mul_shift)
-                   : 0u);
-  mmio.write32(S::D_DP_BS_MUL_SRC_VALUE::kAddr, 0);
+  mmio.write32(S::D_DP_BS_ALU_SRC_VALUE::kAddr,
+               l.clamp_min ? static_cast<std::uint16_t>(*l.clamp_min) : 0u);
+  using M = S::D_DP_BS_MUL_CFG;
+  mmio.write32(M::kAddr, st.bs_mul ? M::BS_MUL_SRC.set(0, M::BS_MUL_SRC_MEM) |
+                                         M::BS_MUL_SHIFT_VALUE.set(0, l.bias_scale->mul_shift)
+                         : l.prelu ? M::BS_MUL_SRC.set(0, M::BS_MUL_SRC_REG) |
+                                         M::BS_MUL_SHIFT_VALUE.set(0, l.prelu->shift)
+                                   : 0u);
+  mmio.write32(S::D_DP_BS_MUL_SRC_VALUE::kAddr,
+               l.prelu ? static_cast<std::uint16_t>(l.prelu->value) : 0u);
 
   detail::write_sdp_bn_ew(mmio, l, st);
 }
@@ -420,6 +441,21 @@ models::ops::SdpConfig sdp_model_config(const SdpLayer& l, unsigned atom_bytes) 
     c.bs.mul_src = SdpOperandSource::kMemory;
     c.bs.mul_shift = static_cast<std::uint8_t>(l.bias_scale->mul_shift);
   }
+  // A clamp: the X ALU's MAX or MIN with a register operand.
+  const auto clamp = [](models::ops::SdpXConfig& x, models::SdpAluAlgo algo, std::int16_t bound) {
+    x.alu_bypass = false;
+    x.alu_algo = algo;
+    x.alu_src = SdpOperandSource::kRegister;
+    x.alu_operand = bound;
+  };
+  if (l.clamp_min) clamp(c.bs, models::SdpAluAlgo::kMax, *l.clamp_min);
+  if (l.prelu) {
+    c.bs.mul_bypass = false;
+    c.bs.mul_prelu = true;
+    c.bs.mul_src = SdpOperandSource::kRegister;
+    c.bs.mul_operand = l.prelu->value;
+    c.bs.mul_shift = static_cast<std::uint8_t>(l.prelu->shift);
+  }
   c.bn.bypass = !st.bn_used;
   c.bn.relu_bypass = !st.bn_relu;
   if (l.bn_bias_scale) {
@@ -431,12 +467,7 @@ models::ops::SdpConfig sdp_model_config(const SdpLayer& l, unsigned atom_bytes) 
     c.bn.alu_shift = static_cast<std::uint8_t>(l.bn_bias_scale->alu_shift);
     c.bn.mul_shift = static_cast<std::uint8_t>(l.bn_bias_scale->mul_shift);
   }
-  if (l.clamp_max) {
-    c.bn.alu_bypass = false;
-    c.bn.alu_algo = models::SdpAluAlgo::kMin;
-    c.bn.alu_src = SdpOperandSource::kRegister;
-    c.bn.alu_operand = *l.clamp_max;
-  }
+  if (l.clamp_max) clamp(c.bn, models::SdpAluAlgo::kMin, *l.clamp_max);
   if (l.scale) {
     c.nrdma = operand(*l.scale, SdpDataUse::kMul);
     c.bn.mul_bypass = false;

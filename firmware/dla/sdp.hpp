@@ -138,9 +138,18 @@ struct SdpStage {
   // element-wise operand in BN, before one in EW).
   bool relu = false;
   // min(x, clamp_max) in the BN stage's ALU (register operand) after BS and its ReLU: the upper
-  // bound of codes narrower than the output precision (4-bit codes in INT8). Not with `scale`.
+  // bound of codes narrower than the output precision (4-bit codes in INT8), or of ONNX's Clip.
+  // Not with `scale`.
   // FP16: the bound's FP16 bit pattern (static_cast<std::int16_t>(models::fp16_from_float(v))).
   std::optional<std::int16_t> clamp_max;
+  // max(x, clamp_min) in the BS stage's ALU (BS_ALU_ALGO=MAX, register operand, no shift): the
+  // lower bound of ONNX's Clip. Not with `bias` or `bias_scale` (they need BS's ALU). FP16: the
+  // bound's FP16 bit pattern.
+  std::optional<std::int16_t> clamp_min;
+  // BS's multiplier in PReLU mode with a register operand (BS_MUL_PRELU=YES, BS_MUL_SRC=REG):
+  // x where x >= 0, else round((x * value) >> shift) (FP16: x * value in FP32, value the FP16 bit
+  // pattern, shift 0): ONNX's LeakyRelu, one slope everywhere. Not with `bias_scale`.
+  std::optional<SdpRegisterScale> prelu;
   SdpConvertor cvt;  // requantization to the output precision
   // D_PERF_ENABLE.PERF_SAT_EN: count output saturations into D_PERF_OUT_SATURATION.
   bool count_saturation = true;

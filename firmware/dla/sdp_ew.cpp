@@ -89,7 +89,7 @@ SdpStages sdp_stages(const SdpLayer& l) {
   s.bs_alu = l.bias.has_value() || l.bias_scale.has_value();
   s.bs_mul = l.bias_scale.has_value();
   s.bs_relu = l.relu && !s.bn_relu;
-  s.bs_used = s.bs_alu || s.bs_relu;
+  s.bs_used = s.bs_alu || s.bs_relu || l.clamp_min.has_value() || l.prelu.has_value();
   return s;
 }
 

@@ -12,10 +12,11 @@
 
 namespace octasim::firmware::detail {
 
-// Which X stage does what: bias (and with bias_scale the multiplier) in BS; the multiplier,
-// bn_bias_scale, the clamp or an element-wise operand (SdpEwUnit::kBn) in BN; ReLU in BN when BN
-// multiplies or takes the operand, else in BS (BS when BN only clamps, BS alone when the layer has
-// neither bias nor multiplier).
+// Which X stage does what: bias (and with bias_scale the multiplier) or the lower clamp in BS's
+// ALU, BS's multiplier in PReLU mode; the multiplier, bn_bias_scale, the upper clamp or an
+// element-wise operand (SdpEwUnit::kBn) in BN; ReLU in BN when BN multiplies or takes the operand,
+// else in BS (BS when BN only clamps, BS alone when the layer has neither bias nor multiplier).
+// bs_alu: BS's ALU sums a memory operand; bs_mul: BS multiplies by a memory operand.
 struct SdpStages {
   bool bs_used, bs_alu, bs_mul, bs_relu, bn_used, bn_relu;
 };

@@ -134,10 +134,11 @@ void check_quantize(const SdpLayer& l, unsigned atom_bytes) {
                                     precision_name(l.precision),
                                     precision_name(l.output_precision())));
   }
-  if (l.bias || l.scale || l.bias_scale || l.clamp_max || l.relu || l.ew || l.output_to_pdp) {
+  if (l.bias || l.scale || l.bias_scale || l.clamp_max || l.clamp_min || l.prelu || l.relu ||
+      l.ew || l.output_to_pdp) {
     throw FirmwareError(
         "SDP quantize: the layer uses BS, BN and EW itself (no bias, scale, bias_scale, "
-        "clamp_max, relu, ew or output to PDP)");
+        "clamp_max, clamp_min, prelu, relu, ew or output to PDP)");
   }
   for (const auto& table : {l.quantize->bs_table, l.quantize->zero_point_table}) {
     if (table && *table % atom_bytes != 0) {

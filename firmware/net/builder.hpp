@@ -1,12 +1,13 @@
 // The network compiler's lowering state (build_program, program.hpp): one Builder walks the
 // planned layers and fills the NetProgram — surfaces, constants, each layer's descriptor.
-// Private to firmware/net: program.cpp holds the walk and the CONV/PDP/CDP lowering,
+// Private to firmware/net: program.cpp holds the walk and the CONV/CDP lowering,
 // program_concat.cpp the channel layouts of Concat, program_sdp.cpp the SDP and PPU layers (ReLU,
-// BatchNormalization, Add/Mul, Quantize/ DequantizeLinear, a layer followed by an element-wise
-// constant, Softmax), program_activation.cpp the unary activations (Sigmoid, Tanh, HardSigmoid,
-// HardSwish, SiLU), program_ew.cpp the element-wise Add at INT8/INT4 (fused into a convolution
-// or on SDP alone) and the affine map, winograd.cpp the choice of Winograd mode, groups.cpp a
-// grouped convolution group by group, program_resize.cpp nearest upsampling on BDMA.
+// BatchNormalization, Add/Mul, Clip, LeakyRelu, Quantize/ DequantizeLinear, a layer followed by
+// an element-wise constant, Softmax), program_activation.cpp the unary activations (Sigmoid, Tanh,
+// HardSigmoid, HardSwish, SiLU), program_ew.cpp the element-wise Add at INT8/INT4 (fused into a
+// convolution or on SDP alone) and the affine map, winograd.cpp the choice of Winograd mode,
+// groups.cpp a grouped convolution group by group, program_resize.cpp nearest upsampling on BDMA
+// and DepthToSpace on Rubik, program_pool.cpp pooling on PDP (with count_include_pad=0).
 #pragma once
 
 #include <cstdint>
@@ -134,6 +135,11 @@ class Builder {
   SdpLayer lower_sdp(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
                      const std::string& who);
 
+  // A Clip (SDP's BS ALU MAX and BN ALU MIN, register operands) or LeakyRelu (BS's multiplier in
+  // PReLU mode, a register operand); quantized on the input's codes, which the output keeps.
+  SdpLayer lower_clip_leaky(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                            const std::string& who);
+
   // program_ew.cpp: the unit an element-wise operand enters (EW when the configuration has it and
   // no ReLU follows, EW having none after its ALU; else BN), a convolution's flying stage with a
   // fused residual Add, and INT8/INT4 memory-to-memory SDP layers (affine map, Add of a tensor),
@@ -158,10 +164,17 @@ class Builder {
                          const std::vector<float>& values, const NetTensor& like, SdpEwOp op,
                          const std::string& suffix);
 
-  // Average pooling over the real elements of each window: PDP sums into a scratch surface,
-  // SDP multiplies each sum by 1 / (the window's real elements), an FP16 constant per output.
+  // program_pool.cpp: average pooling over the real elements of each window. FP16: PDP sums into
+  // a scratch surface, SDP multiplies each sum by 1 / (the window's real elements), an FP16
+  // constant per output. INT8/INT16 (lower_pool_bands): the outputs cut into bands of rows and of
+  // columns whose windows cover the same padding (the borders and the interior), each band pair a
+  // PDP layer of its own whose reciprocals divide by its windows' real columns and rows: NVDLA's
+  // INT8/INT16 average, round(round(sum * RECIP_W / 2^16) * RECIP_H / 2^16) with RECIP =
+  // 2^16 / real (truncated), exactly as over a full window.
   void lower_pool_exclude_pad(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
                               NetLayer& out);
+  void lower_pool_bands(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                        const NetLayer& out);
 
   // QuantizeLinear: one SDP layer, FP16 in, INT16 codes out (firmware/dla/sdp_quantize.hpp):
   // q = int16(fp16(max(min(x, hi_x) * fp16(1/s) + fp16(zp), lo))), NVDLA rounding halves away
@@ -195,6 +208,10 @@ class Builder {
 
   // Nearest upsampling on BDMA (program_resize.cpp); refuses a configuration without BDMA.
   BdmaLayer lower_resize(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst);
+  // DepthToSpace (DCR) as Rubik's contract (program_resize.cpp); refuses a configuration without
+  // Rubik and output channels that do not fill whole atoms.
+  RubikContract lower_depth_to_space(const PlannedLayer& l, const NetTensor& in,
+                                     const NetTensor& dst);
 
   // FP16: the LUT of f(S) = (k + alpha/n S)^-beta at the values themselves (input scale 1);
   // CDP's convertors are bypassed.

@@ -18,7 +18,8 @@ using models::graph::Tensor;
 
 namespace {
 
-// Whether an SDP layer keeps its input's codes (a lone ReLU: max(code, 0)).
+// Whether an SDP layer keeps its input's codes (a lone ReLU: max(code, 0); a Clip: the codes
+// clamped; LeakyRelu: the negative codes scaled).
 bool keeps_codes(const PlannedLayer& l) {
   return l.kind == LayerKind::kSdp && l.sdp.mul.empty() && l.sdp.add.empty() &&
          l.sdp.ew == EwOp::kNone && l.sdp.convert == SdpAttrs::Convert::kNone && !l.sdp.unary;
@@ -28,7 +29,10 @@ bool keeps_codes(const PlannedLayer& l) {
 // per-channel Mul/Add), an Add of a tensor or a Mul by a per-channel tensor gets its own clip,
 // unsigned after a ReLU, in 8-bit codes (BN adds or scales there, so no unit is left to clamp
 // narrower ones).
-TensorQuant sdp_code_format(const PlannedLayer& l, const QuantOptions& options, int wide) {
+TensorQuant sdp_code_format(const PlannedLayer& l, const QuantOptions& options, int wide,
+                            const TensorQuant& src) {
+  // A Clip or LeakyRelu: the input's format (its codes, signed where the input's are).
+  if (keeps_codes(l) && (l.sdp.clip_lo || l.sdp.clip_hi || l.sdp.leaky_slope)) return src;
   TensorQuant q;
   q.bits = wide;
   if (keeps_codes(l)) {
@@ -48,8 +52,8 @@ TensorQuant sdp_code_format(const PlannedLayer& l, const QuantOptions& options, 
       (l.sdp.ew != EwOp::kNone && !tensor_add && !channel_mul)) {
     throw models::graph::GraphError(fmt::format(
         "the SDP layer computing '{}': quantized ({}) QuantizeLinear, DequantizeLinear, Mul of "
-        "two tensors, PRelu, LeakyRelu and an Add of a broadcast constant are not supported (they "
-        "run at fp16)",
+        "two tensors, PRelu and an Add of a broadcast constant are not supported (they run at "
+        "fp16)",
         l.output, precision_name(options.precision)));
   }
   q.is_unsigned = l.sdp.relu;
@@ -82,7 +86,8 @@ std::vector<std::vector<std::string>> concat_groups(const NetPlan& plan) {
   }
   std::vector<std::string> names{plan.input};
   for (const PlannedLayer& l : plan.layers) {
-    if (l.kind == LayerKind::kPool || l.kind == LayerKind::kBdma || keeps_codes(l)) {
+    if (l.kind == LayerKind::kPool || l.kind == LayerKind::kBdma || l.kind == LayerKind::kRubik ||
+        keeps_codes(l)) {
       unite(l.output, l.input);
     }
     names.push_back(l.output);
@@ -158,7 +163,8 @@ CalibrationTable code_formats(const NetPlan& plan, const Tensor& images,
         }
         break;
       case LayerKind::kPool:
-      case LayerKind::kBdma:  // nearest upsampling moves codes
+      case LayerKind::kBdma:   // nearest upsampling moves codes
+      case LayerKind::kRubik:  // DepthToSpace too
         q = src;
         break;
       case LayerKind::kLrn:
@@ -169,7 +175,7 @@ CalibrationTable code_formats(const NetPlan& plan, const Tensor& images,
             "the Softmax computing '{}' runs on the PPU at fp16 only (--precision fp16)",
             l.output));
       case LayerKind::kSdp:
-        q = sdp_code_format(l, options, wide);
+        q = sdp_code_format(l, options, wide, src);
         break;
     }
     t[l.output] = q;
@@ -294,7 +300,7 @@ CalibrationTable calibrate(const Graph& g, const NetPlan& plan, const Tensor& im
     TensorQuant& q = table.at(name);
     const PlannedLayer* layer = input_of(name);
     if (layer != nullptr && (layer->kind == LayerKind::kPool || layer->kind == LayerKind::kBdma ||
-                             keeps_codes(*layer))) {
+                             layer->kind == LayerKind::kRubik || keeps_codes(*layer))) {
       const TensorQuant& src = table.at(codes_of(plan, layer->input));
       q.clip = src.clip;
       q.min = src.min;

@@ -96,6 +96,9 @@ LayerRefs layer_refs(NetLayer& layer) {
           }
         } else if constexpr (std::is_same_v<T, OctavLayer>) {
           r.surfaces.push_back({&l.src, octav_precision(l.type), true});  // DRAM only
+        } else if constexpr (std::is_same_v<T, RubikContract>) {
+          r.surfaces.push_back({&l.src, l.precision, true});  // Rubik reads and writes MCIF only
+          r.surfaces.push_back({&l.dst, l.precision, true});
         } else if constexpr (std::is_same_v<T, FakeQuantSdpLayer>) {
           r.surfaces.push_back({&l.src, l.precision, false});
           r.surfaces.push_back({&l.dst, l.precision, false});

@@ -32,6 +32,8 @@ const char* layer_engine(LayerKind k) {
       return "PPU";
     case LayerKind::kBdma:
       return "BDMA";
+    case LayerKind::kRubik:
+      return "RUBIK";
   }
   return "?";
 }
@@ -246,19 +248,30 @@ std::string Planner::data_input(const Node& n, bool view_ok) {
   return t;
 }
 
-void Planner::fuse_activation(PlannedLayer& layer) {
+std::pair<std::optional<double>, std::optional<double>> Planner::clip_bounds(const Node& n) const {
+  // Before opset 11 the attributes (default: FP32's range), from 11 on optional inputs.
+  std::optional<double> lo, hi;
+  if (n.attributes.count("min") != 0) lo = n.get_float("min", 0.0F);
+  if (n.attributes.count("max") != 0) hi = n.get_float("max", 0.0F);
+  if (n.inputs.size() > 1 && !n.inputs[1].empty()) lo = constant(n, 1, "min").at(0);
+  if (n.inputs.size() > 2 && !n.inputs[2].empty()) hi = constant(n, 2, "max").at(0);
+  // A bound at or beyond FP32's largest magnitude bounds nothing.
+  if (lo && *lo <= -3.4e38) lo.reset();
+  if (hi && *hi >= 3.4e38) hi.reset();
+  return {lo, hi};
+}
+
+void Planner::fuse_activation(PlannedLayer& layer, bool take_clip) {
   std::size_t idx = 0;
   const Node* act = sole_consumer(layer.output, &idx);
   if (act == nullptr) return;
   if (act->op_type == "Relu") {
     layer.conv.relu = true;
-  } else if (act->op_type == "Clip") {
-    double lo = act->get_float("min", -3.4e38F), hi = act->get_float("max", 3.4e38F);
-    if (act->inputs.size() > 1 && !act->inputs[1].empty()) lo = constant(*act, 1, "min").at(0);
-    if (act->inputs.size() > 2 && !act->inputs[2].empty()) hi = constant(*act, 2, "max").at(0);
-    if (lo != 0.0 || !(hi > 0.0)) return;  // not a ReLU with a cap: left to its own layer
+  } else if (act->op_type == "Clip" && take_clip) {
+    const auto [lo, hi] = clip_bounds(*act);
+    if (lo != 0.0 || (hi && !(*hi > 0.0))) return;  // not a ReLU with a cap: its own layer
     layer.conv.relu = true;
-    layer.conv.clip_max = hi < 1e30 ? hi : 0.0;
+    layer.conv.clip_max = hi.value_or(0.0);
   } else {
     return;
   }
@@ -519,6 +532,8 @@ void Planner::plan_node(std::size_t i) {
         return plan_activation(i);
       case Lowering::kResize:
         return plan_resize(i);
+      case Lowering::kRubik:
+        return plan_depth_to_space(i);
       case Lowering::kFolded:
         break;
     }

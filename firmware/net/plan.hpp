@@ -13,9 +13,12 @@
 //   MaxPool, AveragePool, GlobalAveragePool      PDP
 //   LRN                                          CDP
 //   Relu, BatchNormalization, Add, Mul,          SDP, memory to memory: per-channel multiply and
-//   PRelu, LeakyRelu                             add (BS; at INT8 BS and BN), an element-wise
-//   (not after a convolution, or an Add the      operand (EW or BN: another tensor, or a
-//   convolution cannot take)                     constant broadcast to the output)
+//   PRelu (not after a convolution, or an Add    add (BS; at INT8 BS and BN), an element-wise
+//   the convolution cannot take)                 operand (EW or BN: another tensor, or a
+//                                                constant broadcast to the output)
+//   Clip (not taken by a convolution),           SDP, memory to memory: BS's ALU MAX and BN's
+//   LeakyRelu                                    ALU MIN, BS's multiplier in PReLU mode (register
+//                                                operands; quantized: on the input's codes)
 //   Sigmoid, Tanh, HardSigmoid, HardSwish,       SDP, memory to memory (plan_activation.cpp): the
 //   Mul(x, Sigmoid(x)) (SiLU)                    EW stage's LUT, or FP16 recipes
 //   Mul by an N x C x 1 x 1 tensor (SE)          SDP: BN's multiplier reads it per channel
@@ -28,6 +31,8 @@
 //                                                (plan_concat.cpp; program.hpp's channel map)
 //   Resize, Upsample (nearest, x f on H and   BDMA: f_h x f_w strided copies of the input's
 //   W, f in 1..4)                              atoms into the output (plan_resize.cpp)
+//   DepthToSpace (DCR; configurations with       Rubik's contract mode: channel group
+//   Rubik; C / b^2 whole atoms)                  (by b + bx) to pixel (x b + bx, y b + by)
 //   Split, Slice (on the channel axis)           nothing: each output is a surface inside the
 //                                                input's, from the atom holding its first
 //                                                channel on (plan_slice.cpp)
@@ -51,9 +56,10 @@
 
 namespace octasim::firmware::net {
 
-enum class LayerKind : std::uint8_t { kConv, kPool, kLrn, kSdp, kSoftmax, kBdma };
+enum class LayerKind : std::uint8_t { kConv, kPool, kLrn, kSdp, kSoftmax, kBdma, kRubik };
 
-[[nodiscard]] const char* layer_engine(LayerKind k);  // "CONV", "PDP", "CDP", "SDP", "PPU", "BDMA"
+[[nodiscard]] const char* layer_engine(LayerKind k);  // "CONV", "PDP", "CDP", "SDP", "PPU", "BDMA",
+                                                      // "RUBIK"
 
 struct ConvAttrs {
   std::string weight, bias;  // initializer names (bias may be empty)
@@ -100,14 +106,18 @@ struct SdpAttrs {
   std::vector<double> mul, add;  // per channel (BatchNormalization folded; a per-channel Add/Mul)
   EwOp ew = EwOp::kNone;
   // The element-wise operand: a tensor the device computes, or an initializer broadcast to the
-  // output's shape; empty: `operand_value` everywhere (LeakyRelu's alpha).
+  // output's shape.
   std::string operand;
-  double operand_value = 0.0;
   // A Mul by a device tensor of one value per channel (N x C x 1 x 1: a squeeze-excitation scale,
   // s = Sigmoid(Conv(GlobalAveragePool(x)))): the operand is read per channel (SDP's PER_KERNEL
   // operand mode) from that tensor's 1x1xC surface; `operand` names the tensor views resolved.
   bool operand_per_channel = false;
   bool relu = false;
+  // Clip that no convolution takes: min(max(x, clip_lo), clip_hi), either bound absent (BS's ALU
+  // MAX and BN's ALU MIN with register operands; INT8/INT16 on the input's codes, which the
+  // output keeps). LeakyRelu: x where x >= 0, else leaky_slope x (BS's multiplier in PReLU mode,
+  // a register operand). Nothing else of the layer is used with either.
+  std::optional<double> clip_lo, clip_hi, leaky_slope;
   // QuantizeLinear (FP16 -> integer codes in INT16 elements, saturated to [lo, hi]) or
   // DequantizeLinear (INT16 codes -> FP16): a scale and a zero point, one or one per channel.
   enum class Convert : std::uint8_t { kNone, kQuantize, kDequantize } convert = Convert::kNone;
@@ -132,6 +142,12 @@ struct ResizeAttrs {
   unsigned scale_h = 1, scale_w = 1;
 };
 
+// DepthToSpace in DCR mode on Rubik's contract (program_resize.cpp): output (x b + bx, y b + by, c)
+// is input (x, y, (by b + bx) C + c), the deconvolution's reshuffle.
+struct DepthToSpaceAttrs {
+  unsigned block = 2;
+};
+
 struct LrnAttrs {
   unsigned size = 5;
   double alpha = 1e-4, beta = 0.75, bias = 1.0;
@@ -148,6 +164,7 @@ struct PlannedLayer {
   SdpAttrs sdp;
   SoftmaxAttrs softmax;
   ResizeAttrs resize;
+  DepthToSpaceAttrs depth_to_space;
 };
 
 // A tensor's cube as the device holds it.

@@ -1,4 +1,5 @@
-// Resize and Upsample (nearest) in the network planner (planner.hpp): a BDMA layer. Output pixel
+// Resize and Upsample (nearest) in the network planner (planner.hpp): a BDMA layer; DepthToSpace
+// (DCR) a Rubik layer. Output pixel
 // (x, y) is input pixel (x / f_w, y / f_h) for integer factors f: in NVDLA's feature format
 // (format.rst) a pixel of one C' surface is one atom, so BDMA's strided line copies repeat each
 // atom f_w x f_h times (program_resize.cpp) — the codes (or FP16 values) move unchanged.
@@ -83,6 +84,33 @@ void Planner::plan_resize(std::size_t i) {
   }
   l.resize.scale_h = fh;
   l.resize.scale_w = fw;
+  set_cube(l.output, &n);
+  plan_.layers.push_back(std::move(l));
+}
+
+void Planner::plan_depth_to_space(std::size_t i) {
+  const Node& n = g_.nodes[i];
+  PlannedLayer l;
+  l.kind = LayerKind::kRubik;
+  l.nodes = {i};
+  l.input = data_input(n, false);
+  const std::string mode = n.get_string("mode", "DCR");
+  if (mode != "DCR") {
+    throw GraphError(fmt::format(
+        "{}: DepthToSpace mode {} is not supported: Rubik's contract takes the input's channels "
+        "block by block (DCR: channel (by b + bx) C + c), CRD interleaves them (c b^2 + by b + bx)",
+        n.label(), mode));
+  }
+  const auto& shape = plan_.shapes.at(l.input);
+  const std::int64_t b = n.get_int("blocksize", 0);
+  if (shape.size() != 4 || shape[0] != 1 || b < 1 || b > 32 || shape[1] % (b * b) != 0) {
+    throw GraphError(
+        fmt::format("{}: DepthToSpace of {} with blocksize {}: 1 x C x H x W, b in "
+                    "1..32 dividing C by b^2 expected",
+                    n.label(), models::graph::shape_string(shape), b));
+  }
+  l.depth_to_space.block = static_cast<unsigned>(b);
+  l.output = n.outputs.at(0);
   set_cube(l.output, &n);
   plan_.layers.push_back(std::move(l));
 }

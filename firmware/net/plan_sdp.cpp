@@ -1,6 +1,8 @@
-// The SDP and PPU layers of the network planner (planner.hpp): ReLU, BatchNormalization,
-// Add/Mul, QuantizeLinear/DequantizeLinear on SDP, Softmax on the PPU.
+// The SDP and PPU layers of the network planner (planner.hpp): ReLU, LeakyRelu, a Clip no
+// convolution takes, BatchNormalization, Add/Mul, QuantizeLinear/DequantizeLinear on SDP, Softmax
+// on the PPU.
 #include <cmath>
+#include <tuple>
 
 #include <fmt/core.h>
 
@@ -18,10 +20,9 @@ void Planner::plan_sdp(std::size_t i) {
     l.input = data_input(n, false);
     l.sdp.relu = true;
   } else if (n.op_type == "LeakyRelu") {
-    // x where x >= 0, else alpha x: EW's multiplier in PReLU mode by alpha everywhere.
+    // x where x >= 0, else alpha x: BS's multiplier in PReLU mode by a register operand.
     l.input = data_input(n, false);
-    l.sdp.ew = EwOp::kPrelu;
-    l.sdp.operand_value = n.get_float("alpha", 0.01F);
+    l.sdp.leaky_slope = n.get_float("alpha", 0.01F);
   } else if (n.op_type == "QuantizeLinear" || n.op_type == "DequantizeLinear") {
     plan_convert(n, l);
     set_cube(l.output, &n);
@@ -30,18 +31,14 @@ void Planner::plan_sdp(std::size_t i) {
   } else if (n.op_type == "BatchNormalization") {
     plan_batch_norm(n, l);
   } else if (n.op_type == "Clip") {
-    throw GraphError(fmt::format(
-        "{}: a Clip that no convolution or Gemm takes is not lowered (Clip(0, c) fuses into the "
-        "CONV or Gemm before it as its ReLU and clamp)",
-        n.label()));
+    // One not fused into a convolution or Gemm: BS's ALU MAX (lo), BN's ALU MIN (hi).
+    l.input = data_input(n, false);
+    std::tie(l.sdp.clip_lo, l.sdp.clip_hi) = clip_bounds(n);
   } else {
     plan_binary(n, l);
   }
-  if (!l.sdp.relu) fuse_activation(l);
-  if (l.conv.clip_max > 0.0) {
-    throw GraphError(
-        fmt::format("{}: a Clip after an SDP layer is not supported", layer_nodes_label(g_, l)));
-  }
+  // A Relu after it; a Clip after an SDP layer is a layer of its own.
+  if (!l.sdp.relu && !l.sdp.clip_lo && !l.sdp.clip_hi) fuse_activation(l, false);
   l.sdp.relu = l.sdp.relu || l.conv.relu;
   set_cube(l.output, &n);
   plan_.layers.push_back(std::move(l));

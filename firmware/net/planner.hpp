@@ -1,13 +1,15 @@
 // The network planner's state (plan_network, plan.hpp): one Planner walks the graph's nodes and
 // cuts them into hardware layers. Private to firmware/net: plan.cpp holds the walk and the
 // CONV/PDP/CDP layers and views, plan_fuse.cpp the residual Add fused into a CONV, plan_sdp.cpp
-// the SDP and PPU layers (ReLU, BatchNormalization, Add/Mul, QuantizeLinear/DequantizeLinear,
-// Softmax), plan_activation.cpp Sigmoid/Tanh/HardSigmoid/HardSwish/SiLU, plan_concat.cpp Concat,
-// plan_slice.cpp Split and Slice, plan_resize.cpp Resize/Upsample (BDMA).
+// the SDP and PPU layers (ReLU, BatchNormalization, Add/Mul, Clip, LeakyRelu,
+// QuantizeLinear/DequantizeLinear, Softmax), plan_activation.cpp
+// Sigmoid/Tanh/HardSigmoid/HardSwish/SiLU, plan_concat.cpp Concat, plan_slice.cpp Split and Slice,
+// plan_resize.cpp Resize/Upsample (BDMA) and DepthToSpace (Rubik).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,8 +46,11 @@ class Planner {
   // The data input of a layer: must be a tensor the device holds (not a view, unless `view_ok`).
   std::string data_input(const Node& n, bool view_ok);
 
-  // Fuses a Relu or Clip(0, c) reading `layer.output` into the layer.
-  void fuse_activation(PlannedLayer& layer);
+  // Fuses a Relu or (`take_clip`) a Clip(0, c) reading `layer.output` into the layer.
+  void fuse_activation(PlannedLayer& layer, bool take_clip = true);
+  // A Clip's bounds (attributes before opset 11, constant inputs after); none: unbounded.
+  [[nodiscard]] std::pair<std::optional<double>, std::optional<double>> clip_bounds(
+      const Node& n) const;
 
   void plan_conv(std::size_t i);
 
@@ -110,6 +115,9 @@ class Planner {
   // Resize/Upsample, nearest, by integer factors of H and W (plan_resize.cpp): a BDMA layer.
   // Refuses other factors and coordinate modes that do not repeat each pixel f times.
   void plan_resize(std::size_t i);
+  // DepthToSpace, DCR mode (plan_resize.cpp): a Rubik contract layer. Refuses CRD, which Rubik's
+  // channel grouping cannot express.
+  void plan_depth_to_space(std::size_t i);
 
   // Node `i` through the first of its registry lowerings (models/graph/op_registry.hpp) this
   // configuration has; otherwise the refusal.

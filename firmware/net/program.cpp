@@ -229,6 +229,9 @@ void Builder::lower(const PlannedLayer& l) {
     case LayerKind::kBdma:
       out.hw = lower_resize(l, in, dst);
       break;
+    case LayerKind::kRubik:
+      out.hw = lower_depth_to_space(l, in, dst);
+      break;
   }
   push_layer(std::move(out));
   if (l.kind == LayerKind::kConv && options_.calibration == ClipCalibration::kOctavDevice &&
@@ -451,35 +454,6 @@ SdpStage Builder::integer_stage(const std::vector<double>& bias, const ConvAttrs
                                        sdp_bias_scale_table(alu, mul, Precision::kInt16, atom())),
                               0, 0};
   return s;
-}
-
-PdpLayer Builder::lower_pool(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst) {
-  const PoolAttrs& a = l.pool;
-  PdpLayer p;
-  p.precision = elem();
-  p.src = in.surface;
-  p.dst = dst.surface;
-  p.method = a.kind == PoolKind::kMax ? PoolMethod::kMax : PoolMethod::kAverage;
-  p.kernel_width = a.kernel_w;
-  p.kernel_height = a.kernel_h;
-  p.stride_x = a.stride_x;
-  p.stride_y = a.stride_y;
-  p.pad_left = a.pad_left;
-  p.pad_right = a.pad_right;
-  p.pad_top = a.pad_top;
-  p.pad_bottom = a.pad_bottom;
-  p.pad_value = 0;
-  const std::uint32_t ow =
-      pdp_output_size(in.surface.width, a.kernel_w, a.stride_x, a.pad_left, a.pad_right);
-  const std::uint32_t oh =
-      pdp_output_size(in.surface.height, a.kernel_h, a.stride_y, a.pad_top, a.pad_bottom);
-  if (ow != dst.surface.width || oh != dst.surface.height) {
-    throw GraphError(fmt::format("{}: PDP output {}x{} differs from the graph's {}x{}",
-                                 layer_nodes_label(g_, l), ow, oh, dst.surface.width,
-                                 dst.surface.height));
-  }
-  (void)pdp_model_params(p, atom());  // checks the kernel, stride and padding limits
-  return p;
 }
 
 CdpLayer Builder::lower_lrn_fp16(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst) {

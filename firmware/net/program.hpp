@@ -60,6 +60,7 @@
 #include "firmware/dla/conv_pool.hpp"
 #include "firmware/dla/octav.hpp"
 #include "firmware/dla/pdp.hpp"
+#include "firmware/dla/rubik.hpp"
 #include "firmware/dla/sdp.hpp"
 #include "firmware/net/fold.hpp"
 #include "firmware/net/memory_layout.hpp"
@@ -155,9 +156,10 @@ struct BdmaLayer {
 [[nodiscard]] std::vector<BdmaTransfer> bdma_copies(const BdmaLayer& l);
 
 // ConvPoolLayer: a convolution whose SDP output streams into PDP (flying mode): the pooling
-// right after a convolution that nothing else reads, fused by the compiler.
+// right after a convolution that nothing else reads, fused by the compiler. RubikContract:
+// DepthToSpace (DCR) as Rubik's contract mode.
 using HwLayer = std::variant<ConvLayer, PdpLayer, CdpLayer, SdpLayer, OctavLayer, FakeQuantSdpLayer,
-                             PpuSoftmaxLayer, ConvPoolLayer, BdmaLayer>;
+                             PpuSoftmaxLayer, ConvPoolLayer, BdmaLayer, RubikContract>;
 
 struct NetLayer {
   std::string engine;  // CONV, PDP, CDP, SDP, OCTAV

@@ -61,6 +61,7 @@ void Builder::plan_layouts() {
         break;
       case LayerKind::kLrn:
       case LayerKind::kSoftmax:
+      case LayerKind::kRubik:
         if (padded) {
           throw GraphError(fmt::format(
               "{}: its input '{}' has unused channels (between the blocks of a Concat, or "

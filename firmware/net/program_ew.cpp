@@ -146,7 +146,7 @@ SdpLayer Builder::lower_sdp_quantized(const PlannedLayer& l, const NetTensor& in
   } else {
     throw GraphError(fmt::format(
         "{}: at {} SDP alone runs ReLU, BatchNormalization, a per-channel Mul/Add, a Mul by a "
-        "per-channel tensor and an Add of two tensors (Mul of two tensors, PRelu, LeakyRelu and "
+        "per-channel tensor and an Add of two tensors (Mul of two tensors, PRelu and "
         "broadcast constants run at fp16)",
         who, precision_name(options_.precision)));
   }

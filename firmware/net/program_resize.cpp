@@ -5,6 +5,9 @@
 // Where both surfaces are packed, input line r of C' surface s is line s * H + r of one long
 // column of lines (and output line (s * H + r) * f_h + dy likewise), so one copy per phase covers
 // every C' surface: f_h x f_w copies in one launch.
+// DepthToSpace (DCR) on Rubik's contract mode (program.hpp RubikContract): channel group
+// g = by b + bx of input pixel (x, y) is output pixel (x b + bx, y b + by), each group's C'
+// surfaces moving whole.
 #include <fmt/core.h>
 
 #include "firmware/net/builder.hpp"
@@ -85,6 +88,36 @@ BdmaLayer Builder::lower_resize(const PlannedLayer& l, const NetTensor& in, cons
   b.atom_bytes = atom();
   (void)bdma_copies(b);  // checks the layer
   return b;
+}
+
+RubikContract Builder::lower_depth_to_space(const PlannedLayer& l, const NetTensor& in,
+                                            const NetTensor& dst) {
+  const std::string who = layer_nodes_label(g_, l);
+  if (!hw_.dla.rubik) {
+    throw GraphError(
+        fmt::format("{}: DepthToSpace runs on Rubik (contract mode), which {} does "
+                    "not have",
+                    who, hw_.name));
+  }
+  // Each of the b^2 channel groups must start a C' surface: Rubik moves whole atoms.
+  const unsigned per_atom = channels_per_atom(elem(), atom());
+  if (dst.surface.channels % per_atom != 0) {
+    throw GraphError(
+        fmt::format("{}: DepthToSpace to {} channels: Rubik's contract moves whole atoms, so the "
+                    "output channels must be a multiple of {} at {}",
+                    who, dst.surface.channels, per_atom, precision_name(options_.precision)));
+  }
+  RubikContract r;
+  r.precision = elem();
+  r.src = in.surface;
+  r.dst = dst.surface;
+  r.x_stride = r.y_stride = l.depth_to_space.block;
+  try {
+    (void)rubik_model_params(r, atom());  // checks the operation
+  } catch (const FirmwareError& e) {
+    throw GraphError(fmt::format("{}: {}", who, e.what()));
+  }
+  return r;
 }
 
 }  // namespace detail

@@ -1,7 +1,8 @@
 // The SDP and PPU layers of the network compiler (builder.hpp): a memory-to-memory SDP layer
-// (ReLU, BatchNormalization, Add/Mul), QuantizeLinear and DequantizeLinear, the flying FP16
-// stage of a convolution, a layer followed by an element-wise constant (a matrix Gemm C, average
-// pooling that excludes padding), constants as FP16 surfaces, and Softmax on the PPU.
+// (ReLU, BatchNormalization, Add/Mul, Clip, LeakyRelu), QuantizeLinear and DequantizeLinear, the
+// flying FP16 stage of a convolution, a layer followed by an element-wise constant (a matrix Gemm
+// C, FP16 average pooling that excludes padding), constants as FP16 surfaces, and Softmax on the
+// PPU.
 #include <algorithm>
 #include <cmath>
 
@@ -59,6 +60,7 @@ SdpLayer Builder::lower_sdp(const PlannedLayer& l, const NetTensor& in, const Ne
                             const std::string& who) {
   const SdpAttrs& a = l.sdp;
   if (a.convert == SdpAttrs::Convert::kQuantize) return lower_quantize(l, in, dst, who);
+  if (a.clip_lo || a.clip_hi || a.leaky_slope) return lower_clip_leaky(l, in, dst, who);
   SdpLayer s;
   s.precision = elem();
   s.src = in.surface;
@@ -109,15 +111,70 @@ SdpLayer Builder::lower_sdp(const PlannedLayer& l, const NetTensor& in, const Ne
       e.unit = channel_operand_unit(who);
       e.per_channel = true;
       e.surface = tensor(a.operand).surface;
-    } else if (a.operand.empty()) {
-      const models::graph::Tensor value =
-          models::graph::Tensor::floats({}, {static_cast<float>(a.operand_value)});
-      e.surface = values_surface(broadcast(value, dst.shape, who), dst, who + " operand");
     } else {
       e.surface = g_.is_constant(a.operand) ? constant_surface(a.operand, dst, who)
                                             : tensor(a.operand).surface;
     }
     s.ew = e;
+  }
+  (void)sdp_model_config(s, atom());  // checks
+  return s;
+}
+
+SdpLayer Builder::lower_clip_leaky(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                                   const std::string& who) {
+  const SdpAttrs& a = l.sdp;
+  SdpLayer s;
+  s.precision = elem();
+  s.src = in.surface;
+  s.dst = dst.surface;
+  s.relu = a.relu;
+  const bool codes = !fp16();
+  if (codes && dst.quant.step() != in.quant.step()) {
+    throw GraphError(
+        fmt::format("{}: the output's step {:g} differs from the input's {:g} (a Clip "
+                    "or LeakyRelu keeps the input's codes)",
+                    who, dst.quant.step(), in.quant.step()));
+  }
+  // A bound as the register operand: FP16, its FP16 bit pattern (FP16 rounding is monotone, so
+  // max(x, fp16(lo)) = fp16(max(x, lo)) for every FP16 x); codes, round(bound / step), which is
+  // exact on codes q: round(max(q step, lo) / step) = max(q, round(lo / step)). INT16's range
+  // holds every code.
+  const auto bound = [&](double v) {
+    if (!codes) return static_cast<std::int16_t>(models::fp16_from_float(static_cast<float>(v)));
+    return static_cast<std::int16_t>(
+        std::clamp(std::round(v / in.quant.step()), -32768.0, 32767.0));
+  };
+  if (a.clip_lo) s.clamp_min = bound(*a.clip_lo);
+  if (a.clip_hi) {
+    if (!hw_.dla.sdp_bn) {
+      throw GraphError(fmt::format(
+          "{}: {} SDP has no BN unit for the Clip's upper bound (BN's ALU MIN)", who, hw_.name));
+    }
+    s.clamp_max = bound(*a.clip_hi);
+  }
+  if (a.leaky_slope) {
+    const double slope = *a.leaky_slope;
+    if (!codes) {
+      s.prelu = SdpRegisterScale{
+          static_cast<std::int16_t>(models::fp16_from_float(static_cast<float>(slope))), 0};
+    } else {
+      // The slope as value / 2^shift with the most fraction bits INT16 holds: the output, the
+      // input's codes, is round(q value / 2^shift) for q < 0, off from round(q slope) only where
+      // q slope is within |q| 2^-(shift+1) of a half.
+      if (!(std::abs(slope) <= 1.0)) {
+        throw GraphError(fmt::format(
+            "{}: LeakyRelu alpha {:g}: quantized, its output keeps the input's codes, so |alpha| "
+            "must be at most 1 (--precision fp16 runs it)",
+            who, slope));
+      }
+      unsigned shift = 0;
+      while (shift < 30 && std::abs(std::round(slope * std::ldexp(1.0, shift + 1))) <= 32767.0) {
+        ++shift;
+      }
+      s.prelu = SdpRegisterScale{
+          static_cast<std::int16_t>(std::round(slope * std::ldexp(1.0, shift))), shift};
+    }
   }
   (void)sdp_model_config(s, atom());  // checks
   return s;
@@ -162,39 +219,6 @@ void Builder::push_with_operand(NetLayer first, const FeatureSurface& scratch, c
   push_layer(std::move(first));
   prog_.layers.push_back(std::move(second));
   activations_.release(scratch.address, surface_bytes(dst.surface, elem(), atom()));
-}
-
-void Builder::lower_pool_exclude_pad(const PlannedLayer& l, const NetTensor& in,
-                                     const NetTensor& dst, NetLayer& out) {
-  if (!fp16()) {
-    throw GraphError(
-        fmt::format("{}: average pooling that excludes padding runs at fp16 only", out.nodes));
-  }
-  const PoolAttrs& a = l.pool;
-  PdpLayer p = lower_pool(l, in, dst);
-  p.sum = true;
-  p.dst.address = activations_.allocate(surface_bytes(dst.surface, elem(), atom()));
-  const auto counts = [](std::uint32_t o, unsigned stride, unsigned pad, unsigned kernel,
-                         std::uint32_t size) {
-    const std::int64_t first = std::int64_t{o} * stride - pad;
-    return std::min<std::int64_t>(first + kernel, size) - std::max<std::int64_t>(first, 0);
-  };
-  const FeatureSurface& d = dst.surface;
-  std::vector<float> recip(std::size_t{d.width} * d.height * d.channels);
-  for (std::uint32_t c = 0; c < d.channels; ++c)
-    for (std::uint32_t y = 0; y < d.height; ++y)
-      for (std::uint32_t x = 0; x < d.width; ++x) {
-        const std::int64_t n = counts(y, a.stride_y, a.pad_top, a.kernel_h, in.surface.height) *
-                               counts(x, a.stride_x, a.pad_left, a.kernel_w, in.surface.width);
-        recip[(std::size_t{c} * d.height + y) * d.width + x] =
-            n > 0 ? 1.0F / static_cast<float>(n) : 0.0F;
-      }
-  NetTensor cube_order = dst;
-  cube_order.rows = false;  // `recip` is in the cube's (c, y, x) order
-  NetLayer sum = out;
-  sum.hw = p;
-  push_with_operand(std::move(sum), p.dst, dst, recip, cube_order, SdpEwOp::kMul,
-                    " (/ real elements of the window)");
 }
 
 SdpLayer Builder::lower_quantize(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,

@@ -168,6 +168,9 @@ LayerInterrupts program_layer(const NetProgram& p, std::size_t i, Mmio& mmio, Gr
     for (const BdmaTransfer& t : bdma_copies(*b)) program_bdma(mmio, t);
     bit = launch_bdma(mmio, g.bdma);
     g.bdma ^= 1U;
+  } else if (const auto* r = std::get_if<RubikContract>(&l.hw)) {
+    bit = program_rubik(mmio, *r, g.rubik, atom);
+    g.rubik ^= 1U;
   } else if (const auto* fq = std::get_if<FakeQuantSdpLayer>(&l.hw)) {
     // Its operands are OCTAV's (written into this group when OCTAV finished).
     bit = program_fake_quant_sdp(mmio, *fq, g.sdp, g.sdp_rdma, atom);
@@ -238,6 +241,8 @@ LayerGolden run_layer_model(const NetProgram& p, std::size_t i, models::ops::Mem
     for (const BdmaTransfer& t : bdma_copies(*b)) {
       models::ops::run_bdma_copy(bdma_model_copy(t), mem, mem);
     }
+  } else if (const auto* rubik = std::get_if<RubikContract>(&l.hw)) {
+    models::ops::run_rubik(rubik_model_params(*rubik, atom), mem, mem);
   } else if (const auto* fq = std::get_if<FakeQuantSdpLayer>(&l.hw)) {
     // OCTAV ran on this layer's input just before: the same clip.
     out.clip = previous != nullptr

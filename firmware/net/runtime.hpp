@@ -45,7 +45,8 @@ void write_input(const NetProgram& p, const models::graph::Tensor& batch, std::s
 // SDP_RDMA and PDP_RDMA have their own: a flying SDP without operands, or a flying PDP, leaves
 // its RDMA where it was.
 struct GroupState {
-  unsigned conv = 0, sdp = 0, sdp_rdma = 0, pdp = 0, pdp_rdma = 0, cdp = 0, octav = 0, bdma = 0;
+  unsigned conv = 0, sdp = 0, sdp_rdma = 0, pdp = 0, pdp_rdma = 0, cdp = 0, octav = 0, bdma = 0,
+           rubik = 0;
 };
 
 // Programs layer `i` through `mmio` (register writes, D_OP_ENABLE) and returns the GLB

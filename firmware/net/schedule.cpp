@@ -104,6 +104,7 @@ std::vector<const char*> layer_units(const NetProgram& p, std::size_t i) {
   if (std::holds_alternative<CdpLayer>(hw)) return {"CDP"};
   if (std::holds_alternative<OctavLayer>(hw)) return {"OCTAV"};
   if (std::holds_alternative<BdmaLayer>(hw)) return {"BDMA"};
+  if (std::holds_alternative<RubikContract>(hw)) return {"RUBIK"};
   if (const auto* sm = std::get_if<PpuSoftmaxLayer>(&hw)) {
     static const char* const kChannels[] = {"PPU0", "PPU1", "PPU2", "PPU3"};
     return {kChannels[sm->channel % 4]};

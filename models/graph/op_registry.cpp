@@ -421,7 +421,7 @@ std::vector<OpSchema> make_table() {
        nullptr,
        nullptr,
        true,
-       Q::kRequantize,
+       Q::kKeepsScale,
        {L::kSdp},
        1},
       {"PRelu",
@@ -439,7 +439,7 @@ std::vector<OpSchema> make_table() {
        nullptr,
        nullptr,
        true,
-       Q::kRequantize,
+       Q::kKeepsScale,
        {L::kSdp},
        1},
       {"Sigmoid",
@@ -637,6 +637,24 @@ std::vector<OpSchema> make_table() {
        Q::kKeepsScale,
        {},
        1},
+      {"DepthToSpace",
+       "moves channel blocks into b x b pixel blocks (modes DCR, CRD)",
+       OCTASIM_OPS(ops::depth_to_space(n, in)),
+       nullptr,
+       nullptr,
+       true,
+       Q::kKeepsScale,
+       {L::kRubik},
+       1},
+      {"SpaceToDepth",
+       "moves b x b pixel blocks into channel blocks",
+       OCTASIM_OPS(ops::space_to_depth(n, in)),
+       nullptr,
+       nullptr,
+       true,
+       Q::kKeepsScale,
+       {},
+       1},
       {"Split",
        "splits a tensor along an axis",
        OCTASIM_OPS_OPSET(ops::split(n, in, opset)),
@@ -767,6 +785,8 @@ const char* lowering_name(Lowering l) {
       return "PPU";
     case Lowering::kResize:
       return "BDMA (nearest x f)";
+    case Lowering::kRubik:
+      return "Rubik (contract)";
     case Lowering::kFolded:
       return "folded";
   }

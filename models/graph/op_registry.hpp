@@ -43,6 +43,7 @@ enum class Lowering : std::uint8_t {
   kChannelSlice,    // no layer: channels from an atom boundary on, a surface inside the input's
   kPpuSoftmax,      // the PPU's softmax kernel (configurations with a PPU)
   kResize,          // BDMA copies: nearest upsampling by integer factors (each atom f x f times)
+  kRubik,           // Rubik's contract mode (configurations with Rubik): DepthToSpace, DCR
   kFolded,          // removed before planning by the graph passes (passes.hpp)
 };
 
@@ -51,7 +52,8 @@ enum class Lowering : std::uint8_t {
 // The operator on integer codes (the quantized networks the compiler builds).
 enum class Quantized : std::uint8_t {
   kRequantize,  // computes new values: the output gets its own calibrated clip
-  kKeepsScale,  // moves or selects values (pools' max, views, Concat): the input's clip
+  kKeepsScale,  // moves, selects or clamps values (pools' max, views, Concat, Clip, LeakyRelu):
+                // the input's clip
   kExact,       // integer operators of integer networks (ConvInteger, ...): exact
   kFloatOnly,   // only in the float domain (shape arithmetic, casts): folded or refused
 };

@@ -87,6 +87,9 @@ std::vector<Tensor> cast(const Node& n, const Inputs& in, DType to);
 std::vector<Tensor> where(const Node& n, const Inputs& in);
 std::vector<Tensor> pad(const Node& n, const Inputs& in, std::int64_t opset);
 std::vector<Tensor> transpose(const Node& n, const Inputs& in);
+// DepthToSpace (modes DCR and CRD) and SpaceToDepth on N x C x H x W.
+std::vector<Tensor> depth_to_space(const Node& n, const Inputs& in);
+std::vector<Tensor> space_to_depth(const Node& n, const Inputs& in);
 std::vector<Tensor> split(const Node& n, const Inputs& in, std::int64_t opset);
 // Resize and Upsample, nearest neighbour.
 std::vector<Tensor> resize(const Node& n, const Inputs& in, std::int64_t opset);

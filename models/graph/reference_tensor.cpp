@@ -424,6 +424,48 @@ std::vector<Tensor> transpose(const Node& n, const Inputs& in) {
   return {gather_elements(x, std::move(shape), map)};
 }
 
+std::vector<Tensor> depth_to_space(const Node& n, const Inputs& in) {
+  const Tensor& x = input(n, in, 0);
+  const std::int64_t b = n.get_int("blocksize", 0);
+  const std::string mode = n.get_string("mode", "DCR");
+  if (x.shape.size() != 4 || b < 1 || x.shape[1] % (b * b) != 0 ||
+      (mode != "DCR" && mode != "CRD")) {
+    throw GraphError(n.label() +
+                     ": DepthToSpace needs N x C x H x W, blocksize b >= 1 dividing C " +
+                     "by b^2 and mode DCR or CRD");
+  }
+  const std::int64_t N = x.shape[0], C = x.shape[1] / (b * b), H = x.shape[2], W = x.shape[3];
+  std::vector<std::int64_t> shape{N, C, H * b, W * b};
+  std::vector<std::size_t> map(count_of(shape));
+  // ONNX: DCR reshapes to N x b x b x C x H x W, CRD to N x C x b x b x H x W; output
+  // (n, c, h b + by, w b + bx) is input channel (by b + bx) C + c (DCR) or c b^2 + by b + bx.
+  for_each_coord(shape, [&](std::size_t k, const std::vector<std::int64_t>& o) {
+    const std::int64_t by = o[2] % b, bx = o[3] % b;
+    const std::int64_t ch = mode == "DCR" ? (by * b + bx) * C + o[1] : o[1] * b * b + by * b + bx;
+    map[k] = static_cast<std::size_t>(((o[0] * C * b * b + ch) * H + o[2] / b) * W + o[3] / b);
+  });
+  return {gather_elements(x, std::move(shape), map)};
+}
+
+std::vector<Tensor> space_to_depth(const Node& n, const Inputs& in) {
+  const Tensor& x = input(n, in, 0);
+  const std::int64_t b = n.get_int("blocksize", 0);
+  if (x.shape.size() != 4 || b < 1 || x.shape[2] % b != 0 || x.shape[3] % b != 0) {
+    throw GraphError(n.label() + ": SpaceToDepth needs N x C x H x W with H and W multiples of " +
+                     "blocksize b >= 1");
+  }
+  const std::int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
+  std::vector<std::int64_t> shape{N, C * b * b, H / b, W / b};
+  std::vector<std::size_t> map(count_of(shape));
+  // ONNX: output channel (by b + bx) C + c at (h, w) is input (c, h b + by, w b + bx).
+  for_each_coord(shape, [&](std::size_t k, const std::vector<std::int64_t>& o) {
+    const std::int64_t g = o[1] / C, c = o[1] % C;
+    map[k] =
+        static_cast<std::size_t>(((o[0] * C + c) * H + o[2] * b + g / b) * W + o[3] * b + g % b);
+  });
+  return {gather_elements(x, std::move(shape), map)};
+}
+
 std::vector<Tensor> split(const Node& n, const Inputs& in, std::int64_t opset) {
   const Tensor& x = input(n, in, 0);
   if (x.shape.empty()) throw GraphError(n.label() + ": cannot split a scalar");
