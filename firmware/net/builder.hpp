@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -81,14 +82,16 @@ class Builder {
   // takes the tensor's place for its readers.
   void add_device_clip(const PlannedLayer& l);
 
-  // One group of a grouped convolution as a CONV layer of its own (groups.cpp): it reads input
-  // surface channels [in_first, in_first + in_channels) — its group's C/G channels, from channel
-  // `offset` of that window on, widened to whole atoms — and writes its K/G kernels' output
-  // channels from out_first.
+  // One layer of a grouped convolution run group by group (groups.cpp): layer `index` of `count`
+  // computes the ONNX groups [first_group, first_group + group_count) (one group, or a block of
+  // groups smaller than an atom). It reads input surface channels [in_first, in_first +
+  // in_channels) — its groups' channels, from channel `offset` of that window on, widened to
+  // whole atoms — and writes its kernels' output channels [out_first, out_first + out_channels).
   struct ConvGroup {
     unsigned index = 0, count = 1;
+    unsigned first_group = 0, group_count = 1;
     std::uint32_t in_first = 0, in_channels = 0, offset = 0;
-    std::uint32_t out_first = 0;
+    std::uint32_t out_first = 0, out_channels = 0;
   };
   // The groups of conv layer `l` as layers of their own, or none: `l` runs as one dense layer
   // (see groups.cpp for when).
@@ -98,6 +101,12 @@ class Builder {
   // output.
   void lower_conv_groups(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
                          const NetLayer& out, const std::vector<ConvGroup>& groups);
+  // The weights of `group`'s layer from `weights(g)`, ONNX group g's own (weights.hpp `group`):
+  // one group's, or a block's kernels block-diagonal over the block's channels (zeros between
+  // its groups).
+  static QuantizedWeights group_weights(
+      const ConvGroup& group,
+      const std::function<QuantizedWeights(std::optional<unsigned>)>& weights);
 
   // The CONV layer of `l` (`group`: of that group alone, `in` and `dst` its channels' windows);
   // fills out's MACs and weight scales.

@@ -27,6 +27,9 @@
 // ONNX nodes' label with "group g/G" after the Conv, and its MACs. Each may run in Winograd mode
 // (winograd.cpp) or in bands (split.cpp) as any convolution. A pooling that alone reads the
 // output is not fused on the fly (Builder::run): it reads the groups' output from memory.
+#include <algorithm>
+#include <numeric>
+
 #include <fmt/core.h>
 
 #include "firmware/net/builder.hpp"
@@ -35,11 +38,15 @@ namespace octasim::firmware::net::detail {
 
 namespace {
 
-// The nodes' label (layer_nodes_label) with the group after the convolution:
-// "Conv 'c' group 1/2 + Relu 'r'".
-std::string group_label(const Graph& g, const PlannedLayer& l, unsigned index, unsigned count) {
+// The nodes' label (layer_nodes_label) with the layer's groups after the convolution:
+// "Conv 'c' group 1/2 + Relu 'r'", or for a block "Conv 'dw' groups 17-32/640".
+// `first` and `count`: the layer's ONNX groups.
+std::string group_label(const Graph& g, const PlannedLayer& l, unsigned first, unsigned count) {
   std::string s = layer_nodes_label(g, l);
-  s.insert(g.nodes[l.nodes.at(0)].label().size(), fmt::format(" group {}/{}", index + 1, count));
+  const std::string which =
+      count == 1 ? fmt::format(" group {}/{}", first + 1, l.conv.groups)
+                 : fmt::format(" groups {}-{}/{}", first + 1, first + count, l.conv.groups);
+  s.insert(g.nodes[l.nodes.at(0)].label().size(), which);
   return s;
 }
 
@@ -69,41 +76,72 @@ std::vector<Builder::ConvGroup> Builder::conv_groups(const PlannedLayer& l, cons
   if (covers_input || channels % n != 0 || kernels % n != 0) return {};
   const std::uint32_t per_atom = channels_per_atom(elem(), atom());
   const std::uint32_t per_group = channels / n, kernels_per_group = kernels / n;
-  if (kernels_per_group % per_atom != 0) return {};
+  // The fewest whole groups whose kernels fill whole atoms: 1 when K/G is a multiple of C'.
+  const std::uint32_t block = per_atom / std::gcd(kernels_per_group, per_atom);
+  const unsigned count = (n + block - 1) / block;
   std::vector<ConvGroup> groups;
-  std::uint64_t read = 0;
-  for (unsigned g = 0; g < n; ++g) {
-    const std::uint32_t first = g * per_group, end = first + per_group;
+  std::uint64_t macs = 0;  // per output pixel and kernel position
+  for (unsigned b = 0; b < count; ++b) {
     ConvGroup c;
-    c.index = g;
-    c.count = n;
+    c.index = b;
+    c.count = count;
+    c.first_group = b * block;
+    c.group_count = std::min<unsigned>(block, n - c.first_group);
+    const std::uint32_t first = c.first_group * per_group, end = first + c.group_count * per_group;
     c.in_first = first / per_atom * per_atom;
     c.in_channels = std::min((end + per_atom - 1) / per_atom * per_atom, channels) - c.in_first;
     c.offset = first - c.in_first;
-    c.out_first = g * kernels_per_group;
-    read += c.in_channels;
+    c.out_first = c.first_group * kernels_per_group;
+    c.out_channels = c.group_count * kernels_per_group;
+    macs += std::uint64_t{c.in_channels} * c.out_channels;
     groups.push_back(c);
   }
-  if (read >= std::uint64_t{channels} * n) return {};  // no fewer MACs than the dense layer
+  if (macs >= std::uint64_t{channels} * kernels) return {};  // no fewer MACs than the dense layer
   return groups;
 }
 
 void Builder::lower_conv_groups(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
                                 const NetLayer& out, const std::vector<ConvGroup>& groups) {
   const std::uint32_t per_atom = channels_per_atom(elem(), atom());
-  const std::uint32_t kernels_per_group = dst.surface.channels / groups.at(0).count;
   for (const ConvGroup& group : groups) {
     NetLayer layer = out;
-    layer.nodes = group_label(g_, l, group.index, group.count);
+    layer.nodes = group_label(g_, l, group.first_group, group.group_count);
     layer.group = group.index;
     layer.groups = group.count;
     NetTensor window = in;
     window.surface = channel_window(in.surface, group.in_first, group.in_channels, per_atom);
     NetTensor part = dst;
-    part.surface = channel_window(dst.surface, group.out_first, kernels_per_group, per_atom);
+    part.surface = channel_window(dst.surface, group.out_first, group.out_channels, per_atom);
     layer.hw = lower_conv(l, window, part, layer, &group);
     push_layer(std::move(layer));
   }
+}
+
+QuantizedWeights Builder::group_weights(
+    const ConvGroup& group,
+    const std::function<QuantizedWeights(std::optional<unsigned>)>& weights) {
+  if (group.group_count == 1) return weights(group.first_group);
+  std::vector<QuantizedWeights> parts;
+  std::uint32_t channels = 0;
+  for (unsigned g = 0; g < group.group_count; ++g) {
+    parts.push_back(weights(group.first_group + g));
+    channels += parts.back().codes.channels;
+  }
+  const models::ops::ConvWeights& first = parts.front().codes;
+  QuantizedWeights w;
+  w.codes = models::ops::ConvWeights(0, first.kernel_height, first.kernel_width, channels);
+  std::uint32_t offset = 0;  // the part's first channel in the block
+  for (const QuantizedWeights& p : parts) {
+    std::vector<std::uint32_t> map(p.codes.channels);
+    std::iota(map.begin(), map.end(), offset);
+    offset += p.codes.channels;
+    const models::ops::ConvWeights spread = spread_input_channels(p.codes, map, channels);
+    w.codes.kernels += spread.kernels;
+    w.codes.data.insert(w.codes.data.end(), spread.data.begin(), spread.data.end());
+    w.scales.insert(w.scales.end(), p.scales.begin(), p.scales.end());
+    w.bias.insert(w.bias.end(), p.bias.begin(), p.bias.end());
+  }
+  return w;
 }
 
 }  // namespace octasim::firmware::net::detail

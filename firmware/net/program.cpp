@@ -320,8 +320,6 @@ ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const 
                                  a.integer ? "an integer operator" : "a float operator",
                                  integer_ ? "an integer" : "a float"));
   }
-  const std::optional<unsigned> index =
-      group != nullptr ? std::optional<unsigned>(group->index) : std::nullopt;
   // The codes over the channels the layer reads: a padded layout's, or a group's window.
   const auto place = [&](QuantizedWeights& w) {
     if (!in.channel_map.empty())
@@ -332,10 +330,16 @@ ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const 
       w.codes = spread_input_channels(w.codes, map, group->in_channels);
     }
   };
-  QuantizedWeights w = integer_ ? integer_conv_weights(g_, l, c, index)
-                       : fp16() ? fp16_conv_weights(g_, l, c, index)
-                                : quantize_conv_weights(g_, l, c, code_bits(options_.precision),
-                                                        options_.weights, index);
+  // The layer's weights from those of `weights(g)`, ONNX group g's (all groups: nullopt).
+  const auto layer_weights = [&](auto weights) {
+    return group != nullptr ? group_weights(*group, weights) : weights(std::nullopt);
+  };
+  QuantizedWeights w = layer_weights([&](std::optional<unsigned> index) {
+    return integer_ ? integer_conv_weights(g_, l, c, index)
+           : fp16() ? fp16_conv_weights(g_, l, c, index)
+                    : quantize_conv_weights(g_, l, c, code_bits(options_.precision),
+                                            options_.weights, index);
+  });
   place(w);
   ConvLayer conv;
   conv.precision = elem();
@@ -361,7 +365,10 @@ ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const 
   if (std::optional<ConvLayer> wino =
           winograd_layer(l, in, conv, a.groups > 1 && group == nullptr)) {
     conv = *wino;
-    w = winograd_conv_weights(g_, l, c, code_bits(options_.precision), options_.weights, index);
+    w = layer_weights([&](std::optional<unsigned> index) {
+      return winograd_conv_weights(g_, l, c, code_bits(options_.precision), options_.weights,
+                                   index);
+    });
     place(w);
   }
   conv.weight_address = constant(out.nodes + " weights",
