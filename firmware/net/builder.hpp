@@ -97,6 +97,14 @@ class Builder {
   // (see groups.cpp for when).
   [[nodiscard]] std::vector<ConvGroup> conv_groups(const PlannedLayer& l, const NetTensor& in,
                                                    const NetTensor& dst) const;
+  // The MAC array's atomic operations per output pixel and kernel position of a direct
+  // convolution of `kernels` kernels over `channels` channels: mac_atomic_c channels of one kernel
+  // group (mac_atomic_k INT8 kernels, half as many FP16 or INT16) each.
+  [[nodiscard]] std::uint64_t atomic_operations(std::uint64_t channels,
+                                                std::uint64_t kernels) const;
+  // Whether conv layer `l` as one dense layer fits the CBUF, whole or in bands (split.hpp).
+  [[nodiscard]] bool dense_runs(const PlannedLayer& l, const NetTensor& in,
+                                const NetTensor& dst) const;
   // Lowers and pushes the layer of every group of `groups`; `out` has the layer's engine, input,
   // output.
   void lower_conv_groups(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,

@@ -122,7 +122,9 @@ void expect_depthwise(const GroupCase& c, const Compiled& r, std::size_t i, cons
   const double s_x = fp16 ? 1.0 : p.input.quant.step();
   const double s_y = fp16 ? 0.0 : p.outputs.at(0).quant.step();
   const double clip = fp16 ? 0.0 : p.outputs.at(0).quant.clip;
-  const auto round_away = [](double v) { return v < 0 ? -std::floor(-v + 0.5) : std::floor(v + 0.5); };
+  const auto round_away = [](double v) {
+    return v < 0 ? -std::floor(-v + 0.5) : std::floor(v + 0.5);
+  };
   const auto fp16_round = [](float v) {
     return double{models::fp16_to_float(models::fp16_from_float(v))};
   };
@@ -142,8 +144,8 @@ void expect_depthwise(const GroupCase& c, const Compiled& r, std::size_t i, cons
             if (iy < 0 || ix < 0 || iy >= static_cast<std::ptrdiff_t>(H) ||
                 ix >= static_cast<std::ptrdiff_t>(W))
               continue;
-            const float xv = x[(k * H + static_cast<std::size_t>(iy)) * W +
-                               static_cast<std::size_t>(ix)];
+            const float xv =
+                x[(k * H + static_cast<std::size_t>(iy)) * W + static_cast<std::size_t>(ix)];
             const double term = fp16 ? fp16_round(xv) * fp16_round(wk[u * R + v])
                                      : round_away(double{xv} / s_x) * s_x *
                                            round_away(double{wk[u * R + v]} / s_w) * s_w;
@@ -153,11 +155,10 @@ void expect_depthwise(const GroupCase& c, const Compiled& r, std::size_t i, cons
         double ref = std::max(sum + double{wb.b[k]}, 0.0);  // ReLU
         if (!fp16) ref = std::min(ref, clip);
         const double dev = double{out.f[(k * H + y) * W + xx]};
-        const double tol = fp16 ? std::ldexp(magnitude + std::abs(double{wb.b[k]}), -10) + 1e-6
-                                : s_y;
-        EXPECT_LE(std::abs(dev - ref), tol)
-            << "image " << i << " channel " << k << " (" << y << ", " << xx << "): " << dev
-            << " vs " << ref;
+        const double tol =
+            fp16 ? std::ldexp(magnitude + std::abs(double{wb.b[k]}), -10) + 1e-6 : s_y;
+        EXPECT_LE(std::abs(dev - ref), tol) << "image " << i << " channel " << k << " (" << y
+                                            << ", " << xx << "): " << dev << " vs " << ref;
         peak = std::max(peak, std::abs(ref));
         err2 += (dev - ref) * (dev - ref);
         ref2 += ref * ref;
@@ -200,8 +201,42 @@ void run_soc(std::int64_t channels, const char* config, fn::NetPrecision precisi
   expect_depthwise(c, r, 0, run.outputs[0], precision);
 }
 
-TEST(DepthwiseBlocks, NvFullFp16C640) { run_functional(640, "nv_full", fn::NetPrecision::kFp16); }
-TEST(DepthwiseBlocks, NvFullInt8C640) { run_functional(640, "nv_full", fn::NetPrecision::kInt8); }
+// The rule between blocks and the dense layer where both fit the CBUF: blocks when they take
+// fewer of the MAC array's atomic operations per output pixel and kernel position. nv_full's
+// array takes 64 channels of 32 INT8 kernels or 16 FP16 kernels at once: the dense layer of C
+// channels and C kernels ceil(C / 64) ceil(C / 32 or 16) operations, the blocks ceil(C / C') of
+// one each. 64 channels: 1 x 2 = 2 (INT8) and 1 x 4 = 4 (FP16), the same as their blocks' 2 and
+// 4: one dense layer, all of its 64 x 64 MACs per pixel and position. 96 channels: 2 x 3 = 6 and
+// 2 x 6 = 12 against 3 and 6 blocks: blocks.
+void expect_layers(std::int64_t channels, fn::NetPrecision precision, std::size_t layers) {
+  GroupCase c = depthwise(channels);
+  c.kernel = 3;
+  c.height = c.width = 8;
+  const Compiled r = compile(c, "nv_full", precision, 1);
+  const fn::NetProgram& p = r.net.program;
+  ASSERT_EQ(p.layers.size(), layers) << channels << " channels";
+  const auto pixels_taps = static_cast<std::uint64_t>(c.height * c.width * c.kernel * c.kernel);
+  const auto C = static_cast<std::uint64_t>(channels);
+  if (layers == 1) {
+    EXPECT_EQ(p.layers[0].groups, 1U);
+    EXPECT_EQ(p.macs(), pixels_taps * C * C);
+  } else {
+    expect_blocks(c, p, precision);
+  }
+}
+TEST(DepthwiseRule, TiesKeepTheDenseLayer) {
+  expect_layers(64, fn::NetPrecision::kInt8, 1);
+  expect_layers(64, fn::NetPrecision::kFp16, 1);
+  expect_layers(96, fn::NetPrecision::kInt8, 3);
+  expect_layers(96, fn::NetPrecision::kFp16, 6);
+}
+
+TEST(DepthwiseBlocks, NvFullFp16C640) {
+  run_functional(640, "nv_full", fn::NetPrecision::kFp16);
+}
+TEST(DepthwiseBlocks, NvFullInt8C640) {
+  run_functional(640, "nv_full", fn::NetPrecision::kInt8);
+}
 TEST(DepthwiseBlocks, NvFullFp16C1152) {
   run_functional(1152, "nv_full", fn::NetPrecision::kFp16);
 }
@@ -216,11 +251,15 @@ TEST(DepthwiseBlocks, SocLargeInt8C640) {
 }
 
 // The cycle-level SoC, each layer's output against the reference executor's (soc_run.hpp).
-TEST(DepthwiseBlocksSoc, NvFullFp16C640) { run_soc(640, "nv_full", fn::NetPrecision::kFp16); }
+TEST(DepthwiseBlocksSoc, NvFullFp16C640) {
+  run_soc(640, "nv_full", fn::NetPrecision::kFp16);
+}
 TEST(DepthwiseBlocksSoc, SocLargeInt8C1152) {
   run_soc(1152, "soc_large", fn::NetPrecision::kInt8);
 }
-TEST(DepthwiseBlocksSoc, SocLargeFp16C640) { run_soc(640, "soc_large", fn::NetPrecision::kFp16); }
+TEST(DepthwiseBlocksSoc, SocLargeFp16C640) {
+  run_soc(640, "soc_large", fn::NetPrecision::kFp16);
+}
 
 }  // namespace
 }  // namespace octasim
