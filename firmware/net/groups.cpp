@@ -140,22 +140,8 @@ std::uint64_t Builder::atomic_operations(std::uint64_t channels, std::uint64_t k
 }
 
 bool Builder::dense_runs(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst) const {
-  const ConvAttrs& a = l.conv;
-  ConvLayer conv;
-  conv.precision = elem();
-  conv.src = in.surface;
+  ConvLayer conv = direct_conv(l.conv, in.surface, dst.surface.channels);
   conv.dst = dst.surface;
-  conv.kernels = dst.surface.channels;
-  conv.kernel_width = a.kernel_w;
-  conv.kernel_height = a.kernel_h;
-  conv.stride_x = a.stride_x;
-  conv.stride_y = a.stride_y;
-  conv.dilation_x = a.dilation_x;
-  conv.dilation_y = a.dilation_y;
-  conv.pad_left = a.pad_left;
-  conv.pad_right = a.pad_right;
-  conv.pad_top = a.pad_top;
-  conv.pad_bottom = a.pad_bottom;
   try {
     (void)split_conv(conv, prog_.hw);
     return true;

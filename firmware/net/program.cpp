@@ -311,6 +311,25 @@ bool Builder::lower_conv_pool(const PlannedLayer& conv, const PlannedLayer& pool
   return true;
 }
 
+ConvLayer Builder::direct_conv(const ConvAttrs& a, const FeatureSurface& src,
+                               std::uint32_t kernels) const {
+  ConvLayer conv;
+  conv.precision = elem();
+  conv.src = src;
+  conv.kernels = kernels;
+  conv.kernel_width = a.kernel_w;
+  conv.kernel_height = a.kernel_h;
+  conv.stride_x = a.stride_x;
+  conv.stride_y = a.stride_y;
+  conv.dilation_x = a.dilation_x;
+  conv.dilation_y = a.dilation_y;
+  conv.pad_left = a.pad_left;
+  conv.pad_right = a.pad_right;
+  conv.pad_top = a.pad_top;
+  conv.pad_bottom = a.pad_bottom;
+  return conv;
+}
+
 ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
                               NetLayer& out, const ConvGroup* group) {
   const ConvAttrs& a = l.conv;
@@ -341,20 +360,7 @@ ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const 
                                             options_.weights, index);
   });
   place(w);
-  ConvLayer conv;
-  conv.precision = elem();
-  conv.src = in.surface;
-  conv.kernels = w.codes.kernels;
-  conv.kernel_width = a.kernel_w;
-  conv.kernel_height = a.kernel_h;
-  conv.stride_x = a.stride_x;
-  conv.stride_y = a.stride_y;
-  conv.dilation_x = a.dilation_x;
-  conv.dilation_y = a.dilation_y;
-  conv.pad_left = a.pad_left;
-  conv.pad_right = a.pad_right;
-  conv.pad_top = a.pad_top;
-  conv.pad_bottom = a.pad_bottom;
+  ConvLayer conv = direct_conv(a, in.surface, w.codes.kernels);
   if (in.fold) fold_conv_layer(*in.fold, conv, w.codes);  // fold.hpp
   conv.dst = dst.surface;
   const ConvCubeSize oc = conv_output_cube(conv);
