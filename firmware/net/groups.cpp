@@ -21,7 +21,8 @@
 // weights are block-diagonal: each kernel its group's weights, zero on the block's other groups'
 // channels (Builder::group_weights assembles them from each group's own, weights.hpp `group`).
 // The dense layer multiplies C kernels by C channels; the blocks C' by C' each, C / C' times
-// fewer MACs and weights (mnasnet0_5's device MACs were 24 times its network's).
+// fewer MACs and weights (full-size mnasnet0_5 at 64x64: device MACs 24 times its network's
+// dense, 4 times in blocks; exporter_zoo/README.md).
 // The groups run as layers of their own when the windows together are fewer MACs than the dense
 // layer's (K/G a multiple of C': fewer channels than G dense layers'; AlexNet's conv2 above), and,
 // for blocks, when besides

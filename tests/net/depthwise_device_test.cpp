@@ -81,22 +81,26 @@ Compiled compile(const GroupCase& c, const char* config, fn::NetPrecision precis
   return r;
 }
 
-// The layers are the blocks: ceil(C / C') CONV layers, each of C' kernels over C' channels.
+// The layers are the blocks: ceil(C / C') CONV layers, block b of n_b = min(C', C - b C')
+// kernels over the same n_b channels (the last block the rest of the channels).
 void expect_blocks(const GroupCase& c, const fn::NetProgram& p, fn::NetPrecision precision) {
   const std::uint64_t per_atom = atom_channels(precision);
   const auto channels = static_cast<std::uint64_t>(c.channels);
   const std::uint64_t blocks = (channels + per_atom - 1) / per_atom;
   ASSERT_EQ(p.layers.size(), blocks);
   const auto pixels_taps = static_cast<std::uint64_t>(c.height * c.width * c.kernel * c.kernel);
+  std::uint64_t macs = 0;
   for (std::size_t b = 0; b < p.layers.size(); ++b) {
     const fn::NetLayer& l = p.layers[b];
+    const std::uint64_t n = std::min(per_atom, channels - b * per_atom);
     EXPECT_EQ(l.engine, "CONV");
     EXPECT_EQ(l.group, b);
     EXPECT_EQ(l.groups, blocks);
-    EXPECT_EQ(l.macs, pixels_taps * per_atom * per_atom) << "block " << b;
-    EXPECT_EQ(l.network_macs, pixels_taps * per_atom) << "block " << b;
+    EXPECT_EQ(l.macs, pixels_taps * n * n) << "block " << b;
+    EXPECT_EQ(l.network_macs, pixels_taps * n) << "block " << b;
+    macs += pixels_taps * n * n;
   }
-  EXPECT_EQ(p.macs(), pixels_taps * channels * per_atom);
+  EXPECT_EQ(p.macs(), macs);
   EXPECT_EQ(p.network_macs(), nettest::group_network_macs(c));
   EXPECT_EQ(p.network_macs(), pixels_taps * channels);
 }
@@ -248,6 +252,14 @@ TEST(DepthwiseBlocks, SocLargeFp16C1152) {
 }
 TEST(DepthwiseBlocks, SocLargeInt8C640) {
   run_functional(640, "soc_large", fn::NetPrecision::kInt8);
+}
+
+// A last block of fewer channels: 112 = 3 x 32 + 16 INT8 channels, 100 = 6 x 16 + 4 FP16.
+TEST(DepthwiseBlocks, NvFullInt8C112PartialLastBlock) {
+  run_functional(112, "nv_full", fn::NetPrecision::kInt8);
+}
+TEST(DepthwiseBlocks, NvFullFp16C100PartialLastBlock) {
+  run_functional(100, "nv_full", fn::NetPrecision::kFp16);
 }
 
 // The cycle-level SoC, each layer's output against the reference executor's (soc_run.hpp).
