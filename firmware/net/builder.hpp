@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -82,24 +83,43 @@ class Builder {
   // takes the tensor's place for its readers.
   void add_device_clip(const PlannedLayer& l);
 
-  // One group of a grouped convolution as a CONV layer of its own (groups.cpp): it reads input
-  // surface channels [in_first, in_first + in_channels) — its group's C/G channels, from channel
-  // `offset` of that window on, widened to whole atoms — and writes its K/G kernels' output
-  // channels from out_first.
+  // One layer of a grouped convolution run group by group (groups.cpp): layer `index` of `count`
+  // computes the ONNX groups [first_group, first_group + group_count) (one group, or a block of
+  // groups smaller than an atom). It reads input surface channels [in_first, in_first +
+  // in_channels) — its groups' channels, from channel `offset` of that window on, widened to
+  // whole atoms — and writes its kernels' output channels [out_first, out_first + out_channels).
   struct ConvGroup {
     unsigned index = 0, count = 1;
+    unsigned first_group = 0, group_count = 1;
     std::uint32_t in_first = 0, in_channels = 0, offset = 0;
-    std::uint32_t out_first = 0;
+    std::uint32_t out_first = 0, out_channels = 0;
   };
   // The groups of conv layer `l` as layers of their own, or none: `l` runs as one dense layer
   // (see groups.cpp for when).
   [[nodiscard]] std::vector<ConvGroup> conv_groups(const PlannedLayer& l, const NetTensor& in,
                                                    const NetTensor& dst) const;
+  // The MAC array's atomic operations per output pixel and kernel position of a direct
+  // convolution of `kernels` kernels over `channels` channels: mac_atomic_c channels of one kernel
+  // group (mac_atomic_k INT8 kernels, half as many FP16 or INT16) each.
+  [[nodiscard]] std::uint64_t atomic_operations(std::uint64_t channels,
+                                                std::uint64_t kernels) const;
+  // Whether conv layer `l` as one dense layer fits the CBUF, whole or in bands (split.hpp).
+  [[nodiscard]] bool dense_runs(const PlannedLayer& l, const NetTensor& in,
+                                const NetTensor& dst) const;
   // Lowers and pushes the layer of every group of `groups`; `out` has the layer's engine, input,
   // output.
   void lower_conv_groups(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
                          const NetLayer& out, const std::vector<ConvGroup>& groups);
+  // The weights of `group`'s layer from `weights(g)`, ONNX group g's own (weights.hpp `group`):
+  // one group's, or a block's kernels block-diagonal over the block's channels (zeros between
+  // its groups).
+  static QuantizedWeights group_weights(
+      const ConvGroup& group,
+      const std::function<QuantizedWeights(std::optional<unsigned>)>& weights);
 
+  // A direct convolution of `kernels` kernels of `a`'s shape over `src` (no weights, no dst).
+  [[nodiscard]] ConvLayer direct_conv(const ConvAttrs& a, const FeatureSurface& src,
+                                      std::uint32_t kernels) const;
   // The CONV layer of `l` (`group`: of that group alone, `in` and `dst` its channels' windows);
   // fills out's MACs and weight scales.
   ConvLayer lower_conv(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,

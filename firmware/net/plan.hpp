@@ -64,8 +64,9 @@ enum class LayerKind : std::uint8_t { kConv, kPool, kLrn, kSdp, kSoftmax, kBdma,
 struct ConvAttrs {
   std::string weight, bias;  // initializer names (bias may be empty)
   bool fully_connected = false;
-  // Grouped convolution (ONNX `group`): the DLA runs it as one dense convolution whose weights
-  // are zero between groups (weights.hpp), as NVDLA's compiler expands depthwise convolution.
+  // Grouped convolution (ONNX `group`): the DLA runs it group by group or in blocks of groups
+  // (groups.cpp), else as one dense convolution whose weights are zero between groups
+  // (weights.hpp).
   unsigned groups = 1;
   // Gemm/MatMul on M x K rows (the input is not a flattened cube): a 1x1 kernel over the
   // W = 1, H = M, C = K cube; otherwise the kernel covers the whole (flattened) input cube.

@@ -314,36 +314,12 @@ bool Builder::lower_conv_pool(const PlannedLayer& conv, const PlannedLayer& pool
   return true;
 }
 
-ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
-                              NetLayer& out, const ConvGroup* group) {
-  const ConvAttrs& a = l.conv;
-  const Cube& c = plan_.cubes.at(l.input);
-  if (a.integer != integer_) {
-    throw GraphError(fmt::format("{}: {} in {} network", out.nodes,
-                                 a.integer ? "an integer operator" : "a float operator",
-                                 integer_ ? "an integer" : "a float"));
-  }
-  const std::optional<unsigned> index =
-      group != nullptr ? std::optional<unsigned>(group->index) : std::nullopt;
-  // The codes over the channels the layer reads: a padded layout's, or a group's window.
-  const auto place = [&](QuantizedWeights& w) {
-    if (!in.channel_map.empty())
-      w.codes = spread_input_channels(w.codes, in.channel_map, in.surface.channels);
-    if (group != nullptr && group->in_channels != w.codes.channels) {
-      std::vector<std::uint32_t> map(w.codes.channels);
-      for (std::uint32_t k = 0; k < w.codes.channels; ++k) map[k] = group->offset + k;
-      w.codes = spread_input_channels(w.codes, map, group->in_channels);
-    }
-  };
-  QuantizedWeights w = integer_ ? integer_conv_weights(g_, l, c, index)
-                       : fp16() ? fp16_conv_weights(g_, l, c, index)
-                                : quantize_conv_weights(g_, l, c, code_bits(options_.precision),
-                                                        options_.weights, index);
-  place(w);
+ConvLayer Builder::direct_conv(const ConvAttrs& a, const FeatureSurface& src,
+                               std::uint32_t kernels) const {
   ConvLayer conv;
   conv.precision = elem();
-  conv.src = in.surface;
-  conv.kernels = w.codes.kernels;
+  conv.src = src;
+  conv.kernels = kernels;
   conv.kernel_width = a.kernel_w;
   conv.kernel_height = a.kernel_h;
   conv.stride_x = a.stride_x;
@@ -354,6 +330,40 @@ ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const 
   conv.pad_right = a.pad_right;
   conv.pad_top = a.pad_top;
   conv.pad_bottom = a.pad_bottom;
+  return conv;
+}
+
+ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
+                              NetLayer& out, const ConvGroup* group) {
+  const ConvAttrs& a = l.conv;
+  const Cube& c = plan_.cubes.at(l.input);
+  if (a.integer != integer_) {
+    throw GraphError(fmt::format("{}: {} in {} network", out.nodes,
+                                 a.integer ? "an integer operator" : "a float operator",
+                                 integer_ ? "an integer" : "a float"));
+  }
+  // The codes over the channels the layer reads: a padded layout's, or a group's window.
+  const auto place = [&](QuantizedWeights& w) {
+    if (!in.channel_map.empty())
+      w.codes = spread_input_channels(w.codes, in.channel_map, in.surface.channels);
+    if (group != nullptr && group->in_channels != w.codes.channels) {
+      std::vector<std::uint32_t> map(w.codes.channels);
+      for (std::uint32_t k = 0; k < w.codes.channels; ++k) map[k] = group->offset + k;
+      w.codes = spread_input_channels(w.codes, map, group->in_channels);
+    }
+  };
+  // The layer's weights from those of `weights(g)`, ONNX group g's (all groups: nullopt).
+  const auto layer_weights = [&](auto weights) {
+    return group != nullptr ? group_weights(*group, weights) : weights(std::nullopt);
+  };
+  QuantizedWeights w = layer_weights([&](std::optional<unsigned> index) {
+    return integer_ ? integer_conv_weights(g_, l, c, index)
+           : fp16() ? fp16_conv_weights(g_, l, c, index)
+                    : quantize_conv_weights(g_, l, c, code_bits(options_.precision),
+                                            options_.weights, index);
+  });
+  place(w);
+  ConvLayer conv = direct_conv(a, in.surface, w.codes.kernels);
   if (in.fold) fold_conv_layer(*in.fold, conv, w.codes);  // fold.hpp
   conv.dst = dst.surface;
   const ConvCubeSize oc = conv_output_cube(conv);
@@ -364,7 +374,10 @@ ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const 
   if (std::optional<ConvLayer> wino =
           winograd_layer(l, in, conv, a.groups > 1 && group == nullptr)) {
     conv = *wino;
-    w = winograd_conv_weights(g_, l, c, code_bits(options_.precision), options_.weights, index);
+    w = layer_weights([&](std::optional<unsigned> index) {
+      return winograd_conv_weights(g_, l, c, code_bits(options_.precision), options_.weights,
+                                   index);
+    });
     place(w);
   }
   conv.weight_address = constant(out.nodes + " weights",

@@ -358,7 +358,8 @@ void add_net_common_options(CLI::App& cmd, NetCommonOptions& o) {
   cmd.add_flag("--no-winograd", o.no_winograd, "the same as --winograd off");
   cmd.add_flag("--dense-groups", o.dense_groups,
                "a grouped convolution as one dense CONV layer, its weights zero between groups "
-               "(by default each group is a layer of its own where its channels start on an atom)");
+               "(by default each group is a layer of its own where its channels start on an atom, "
+               "groups smaller than an atom in blocks of whole atoms where that is faster)");
   cmd.add_flag("--no-cvsram", o.no_cvsram,
                "keep activations and weights in DRAM even when the configuration has a CV-SRAM "
                "(secondary_memif): the what-if without it");
