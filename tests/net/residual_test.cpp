@@ -307,7 +307,16 @@ TEST_P(Residual, FusedBitExactAndWithinTheFp32Bound) {
   const Case& c = GetParam();
   const HwConfig hw = load_hw_config(c.config);
   const Graph g = graph_of(c.net);
-  const Expect x = expect_of(c.net);
+  Expect x = expect_of(c.net);
+  if (c.net == Net::kInverted && std::string(c.config) == "nv_small") {
+    // The block's 3x3 depthwise convolution has 48 channels. nv_small (C' = 8 channels per atom,
+    // an 8-wide MAC array) runs it as 48 / 8 = 6 block layers: one atomic operation each per
+    // output pixel and tap, against the dense layer's (48 / 8) x (48 / 8) = 36 (groups.cpp). On
+    // nv_full (C' 32 INT8 / 16 FP16, 64 channels wide) blocks take 2 (3) against the dense
+    // layer's 1 x 2 (1 x 3): a tie, which keeps the one dense layer.
+    x.layers += 5;
+    x.fused_layer += 5;
+  }
   fn::CompiledNetwork probe = fn::prepare_network(g, hw);
   const Tensor images = fn::random_images(probe.plan, kImages, 11);
   const fn::CompiledNetwork net = compile(g, hw, c.precision, images);
