@@ -47,6 +47,11 @@ class Builder {
 
   NetProgram run();
 
+  // A direct convolution at `precision` of `kernels` kernels of `a`'s shape over `src` (no
+  // weights, no dst). Also fold.cpp's cost probe.
+  [[nodiscard]] static ConvLayer direct_conv(const ConvAttrs& a, Precision precision,
+                                             const FeatureSurface& src, std::uint32_t kernels);
+
  private:
   unsigned atom() const { return prog_.hw.atom_bytes; }
   // An integer network (its input is integer: ConvInteger, MatMulInteger, pools of integers)
@@ -117,9 +122,6 @@ class Builder {
       const ConvGroup& group,
       const std::function<QuantizedWeights(std::optional<unsigned>)>& weights);
 
-  // A direct convolution of `kernels` kernels of `a`'s shape over `src` (no weights, no dst).
-  [[nodiscard]] ConvLayer direct_conv(const ConvAttrs& a, const FeatureSurface& src,
-                                      std::uint32_t kernels) const;
   // The CONV layer of `l` (`group`: of that group alone, `in` and `dst` its channels' windows);
   // fills out's MACs and weight scales.
   ConvLayer lower_conv(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,

@@ -163,21 +163,9 @@ namespace {
 // The convolution `a` as it would run, without the registers that do not matter to its cost.
 ConvLayer cost_probe(const Cube& in, const ConvAttrs& a, const Cube& out, std::uint32_t kernels,
                      Precision precision, const ConvHardware& hw) {
-  ConvLayer l;
-  l.precision = precision;
-  l.src = packed_surface(0, in.width, in.height, in.channels, hw.atom_bytes);
+  ConvLayer l = detail::Builder::direct_conv(
+      a, precision, packed_surface(0, in.width, in.height, in.channels, hw.atom_bytes), kernels);
   l.dst = packed_surface(0, out.width, out.height, kernels, hw.atom_bytes);
-  l.kernels = kernels;
-  l.kernel_width = a.kernel_w;
-  l.kernel_height = a.kernel_h;
-  l.stride_x = a.stride_x;
-  l.stride_y = a.stride_y;
-  l.dilation_x = a.dilation_x;
-  l.dilation_y = a.dilation_y;
-  l.pad_left = a.pad_left;
-  l.pad_right = a.pad_right;
-  l.pad_top = a.pad_top;
-  l.pad_bottom = a.pad_bottom;
   return l;
 }
 

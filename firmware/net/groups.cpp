@@ -141,7 +141,7 @@ std::uint64_t Builder::atomic_operations(std::uint64_t channels, std::uint64_t k
 }
 
 bool Builder::dense_runs(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst) const {
-  ConvLayer conv = direct_conv(l.conv, in.surface, dst.surface.channels);
+  ConvLayer conv = direct_conv(l.conv, elem(), in.surface, dst.surface.channels);
   conv.dst = dst.surface;
   try {
     (void)split_conv(conv, prog_.hw);

@@ -314,10 +314,10 @@ bool Builder::lower_conv_pool(const PlannedLayer& conv, const PlannedLayer& pool
   return true;
 }
 
-ConvLayer Builder::direct_conv(const ConvAttrs& a, const FeatureSurface& src,
-                               std::uint32_t kernels) const {
+ConvLayer Builder::direct_conv(const ConvAttrs& a, Precision precision, const FeatureSurface& src,
+                               std::uint32_t kernels) {
   ConvLayer conv;
-  conv.precision = elem();
+  conv.precision = precision;
   conv.src = src;
   conv.kernels = kernels;
   conv.kernel_width = a.kernel_w;
@@ -363,7 +363,7 @@ ConvLayer Builder::lower_conv(const PlannedLayer& l, const NetTensor& in, const 
                                             options_.weights, index);
   });
   place(w);
-  ConvLayer conv = direct_conv(a, in.surface, w.codes.kernels);
+  ConvLayer conv = direct_conv(a, elem(), in.surface, w.codes.kernels);
   if (in.fold) fold_conv_layer(*in.fold, conv, w.codes);  // fold.hpp
   conv.dst = dst.surface;
   const ConvCubeSize oc = conv_output_cube(conv);
