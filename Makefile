@@ -50,7 +50,7 @@ test-sanitize: deps
 # libraries they need are built.
 fuzz-build: deps
 	CXX=clang++ cmake -S . -B $(BUILD_FUZZ) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DOCTASIM_FUZZ=ON -DOCTASIM_WERROR=OFF $(CMAKE_ARGS)
+	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DOCTASIM_FUZZ=ON -DOCTASIM_WERROR=OFF $(CMAKE_ARGS)
 	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target octasim_fuzz_all
 
 # Long runs: every target for FUZZ_SECONDS (make fuzz FUZZ_SECONDS=3600 FUZZ_TARGETS="npy dat").

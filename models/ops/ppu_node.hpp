@@ -1,0 +1,123 @@
+// One ONNX node on the PPU: the golden of the PPU's kNode kernel (firmware/ppu/commands.hpp),
+// which runs any operator of the registry (models/graph/op_registry.hpp) the DLA cannot — the
+// "GPU fallback" of NVIDIA's DLA, where TensorRT runs the layers the DLA lacks as GPU kernels.
+// sim/ppu/node_kernel.cpp computes a launched node by calling run_node below, so the model and
+// the simulator are one implementation and agree bit for bit; what the simulator adds is the
+// timing (node_cost: every byte loaded and stored once, the math on the SMs' FMA lanes or, for
+// matrix products, their tensor cores).
+//
+// The kernel image. A kNode descriptor points at a NodeImage in device memory (the kernel the
+// firmware compiled for the node): the operator, its attributes and opset, and where each input
+// and output lives. Its byte format (encode_node / decode_node; little-endian, no padding):
+//   u32 magic 'PNOD' (0x444f4e50), u32 version 1
+//   str op_type, str name, i64 opset           str: u32 length (<= 4096), bytes
+//   u32 attributes (<= 64), each: str key, u8 kind (Attribute::Kind), then
+//       int i64 | float f32 | string str | ints u32 n, n x i64 | floats u32 n, n x f32 |
+//       tensor u8 dtype, u32 rank, rank x i64 dims, then elements x (f32 for float types,
+//       i64 otherwise)
+//   u32 inputs (<= 16), each: u8 present (0: an omitted optional input), then a tensor place
+//   u32 outputs (1 .. 16), each a tensor place
+//   tensor place: u8 storage (Storage), u64 address, u32 rank (<= 8), rank x i64 dims (ONNX's
+//       shape; every dim 1 .. 2^24, elements <= 2^26), then for a surface: u32 width, height,
+//       channels, line_stride, surface_stride, atom_bytes, u8 rows, u32 map entries (0 or the
+//       tensor's logical channels), that many u32 physical channels, f64 step
+// decode_node accepts exactly this and nothing else: a bad magic or version, a length or count
+// beyond its limit or beyond the image, an unknown kind, storage or dtype, trailing bytes, a
+// surface whose cube does not hold the shape — each is a NodeImageError naming the field and its
+// byte offset, never a crash.
+//
+// A tensor place is either a feature surface (NVDLA's feature format, as softmax.hpp describes
+// it: element (x, y, c) at address + (c / C') * surface_stride + y * line_stride +
+// x * atom_bytes + (c % C') * element bytes, C' = atom_bytes / element bytes) holding FP16
+// values or INT8 codes of step `step`, or a dense C-order array (constants: FP32 or INT64). The
+// ONNX element i (C order of `shape`) of a surface is the cube's element (c, y, x) with
+//   rows = 0: i = c * H * W + y * W + x       (N x C x H x W with N = 1, N x C x L, C x H x W, K)
+//   rows = 1: i = y * K + c, x = 0            (an M x K tensor held as rows: H = M, C = K)
+// and logical channel c stored at physical channel map[c] when the map is not empty (the compiler's
+// padded channel layouts: firmware/net/program.hpp NetTensor).
+//
+// Arithmetic: each input becomes an FP32 tensor of its ONNX shape — FP16 widened exactly, INT8
+// codes times step (FP32 product), dense FP32 as is, INT64 as INT64 — the registry's reference
+// kernel runs the node in FP32, and each output is stored as FP16 rounded to nearest even (NaN as
+// 0x7e00), or as INT8 codes round-half-away(v / step) saturated to [-128, 127]. A surface output is
+// written atom by atom: the lanes of the last surface beyond the tensor's channels become zero
+// when the output has no channel map (as the DLA writes them); stride gaps are not touched.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/graph/graph.hpp"
+#include "models/ops/memory.hpp"
+
+namespace octasim::models::ops {
+
+inline constexpr std::uint32_t kNodeImageMagic = 0x444f4e50;  // "PNOD"
+inline constexpr std::uint32_t kNodeImageVersion = 1;
+
+// A malformed kernel image, with the byte offset of the field that is wrong.
+class NodeImageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class Storage : std::uint8_t {
+  kSurfaceFp16 = 0,  // a feature surface of FP16 values
+  kSurfaceInt8 = 1,  // a feature surface of INT8 codes (value = code * step)
+  kDenseFp32 = 2,    // a C-order array of FP32 (constants)
+  kDenseInt64 = 3,   // a C-order array of INT64 (constants: indices, shapes, axes)
+};
+
+struct TensorPlace {
+  Storage storage = Storage::kSurfaceFp16;
+  std::uint64_t address = 0;
+  std::vector<std::int64_t> shape;  // ONNX's, as the node sees the tensor
+  // Surfaces only.
+  std::uint32_t width = 1, height = 1, channels = 1;
+  std::uint32_t line_stride = 0, surface_stride = 0, atom_bytes = 32;
+  bool rows = false;
+  std::vector<std::uint32_t> channel_map;  // empty: identity
+  double step = 1.0;                       // INT8 surfaces: the code step
+  bool present = true;                     // inputs: false for an omitted optional input
+
+  [[nodiscard]] bool surface() const {
+    return storage == Storage::kSurfaceFp16 || storage == Storage::kSurfaceInt8;
+  }
+};
+
+struct NodeImage {
+  std::string op_type, name;
+  std::int64_t opset = 13;
+  std::map<std::string, graph::Attribute> attributes;
+  std::vector<TensorPlace> inputs, outputs;
+};
+
+[[nodiscard]] std::vector<std::uint8_t> encode_node(const NodeImage& image);
+// Throws NodeImageError (above) for anything but a well-formed image.
+[[nodiscard]] NodeImage decode_node(const std::uint8_t* bytes, std::size_t size);
+
+// The bytes a tensor place spans in memory: a surface's whole C' surfaces (line and surface
+// strides included, from its address), a dense array's elements.
+[[nodiscard]] std::uint64_t place_bytes(const TensorPlace& p);
+
+// Runs the node on `mem`: reads the inputs, runs the registry's reference kernel, writes the
+// outputs (arithmetic above). Throws graph::GraphError for an operator the registry does not know
+// or a node its kernel refuses (attributes, shapes that do not match the image's outputs).
+void run_node(const NodeImage& image, Memory& mem);
+
+// What the node costs the PPU (sim/ppu/node_kernel.cpp's timing).
+struct NodeCost {
+  std::uint64_t output_elements = 0;  // of all outputs
+  std::uint64_t macs = 0;             // the registry's multiply-accumulates (matrix products)
+  // FP32 operations per output element besides the MACs (op_cost_per_element): 1 for an add, a
+  // compare or a copy, more for a transcendental function.
+  std::uint64_t ops_per_element = 1;
+  std::uint64_t bytes_read = 0, bytes_written = 0;  // place_bytes of inputs, outputs
+};
+[[nodiscard]] NodeCost node_cost(const NodeImage& image);
+
+}  // namespace octasim::models::ops
