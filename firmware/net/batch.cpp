@@ -81,6 +81,9 @@ void visit_surfaces(HwLayer& hw, const SurfaceFn& f) {
         } else if constexpr (std::is_same_v<T, PpuSoftmaxLayer>) {
           f(l.src, Precision::kFp16, Access::kRead);
           f(l.dst, Precision::kFp16, Access::kWrite);
+        } else if constexpr (std::is_same_v<T, PpuNodeLayer>) {
+          for (FeatureSurface& s : l.srcs) f(s, Precision::kFp16, Access::kRead);
+          f(l.dst, Precision::kFp16, Access::kWrite);
         } else {  // PDP, CDP, the fake-quantizing SDP: src and dst at one precision
           f(l.src, l.precision, Access::kRead);
           f(l.dst, l.precision, Access::kWrite);
@@ -207,9 +210,10 @@ void Batcher::check_program(std::size_t first_fc) const {
         "--batch {}: multi-batch convolution runs INT8 and INT16 codes (not FP16)", images_));
   }
   for (const NetLayer& l : one_.layers) {
-    if (std::holds_alternative<PpuSoftmaxLayer>(l.hw)) {
+    if (std::holds_alternative<PpuSoftmaxLayer>(l.hw) ||
+        std::holds_alternative<PpuNodeLayer>(l.hw)) {
       throw GraphError(
-          fmt::format("{}: --batch {}: the PPU's softmax is not batched", l.nodes, images_));
+          fmt::format("{}: --batch {}: the PPU's kernels are not batched", l.nodes, images_));
     }
   }
   if (first_fc == one_.layers.size()) {

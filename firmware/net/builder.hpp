@@ -145,6 +145,10 @@ class Builder {
   PpuSoftmaxLayer lower_softmax(const PlannedLayer& l, const NetTensor& in, const NetTensor& dst,
                                 const std::string& who);
 
+  // A node on the PPU (program_ppu.cpp): its kernel image, descriptor and push buffer among the
+  // constants. FP16 networks only.
+  PpuNodeLayer lower_ppu_node(const PlannedLayer& l, const std::string& who);
+
   // Integers: SDP adds the zero-point correction (BS, INT16 operands, multiplier 1), exactly.
   SdpStage integer_stage(const std::vector<double>& bias, const ConvAttrs& a,
                          const std::string& who);

@@ -174,6 +174,11 @@ CalibrationTable code_formats(const NetPlan& plan, const Tensor& images,
         throw models::graph::GraphError(fmt::format(
             "the Softmax computing '{}' runs on the PPU at fp16 only (--precision fp16)",
             l.output));
+      case LayerKind::kPpu:
+        throw models::graph::GraphError(fmt::format(
+            "the node computing '{}' runs on the PPU (the DLA refuses it: {}), which takes "
+            "fallback nodes at fp16 only (--precision fp16)",
+            l.output, l.ppu.reason));
       case LayerKind::kSdp:
         q = sdp_code_format(l, options, wide, src);
         break;

@@ -23,12 +23,12 @@ namespace octasim::firmware::net {
 using models::graph::GraphError;
 using models::graph::Tensor;
 
-CompiledNetwork prepare_network(models::graph::Graph g, const HwConfig& hw) {
+CompiledNetwork prepare_network(models::graph::Graph g, const HwConfig& hw, Fallback fallback) {
   CompiledNetwork net;
   (void)models::graph::simplify_graph(g);
   (void)rewrite_for_dla(g);
   net.graph = std::move(g);
-  net.plan = plan_network(net.graph, hw.name, hw.ppu.gpcs > 0);
+  net.plan = plan_network(net.graph, hw.name, hw.ppu.gpcs > 0, fallback);
   return net;
 }
 
@@ -51,7 +51,7 @@ void quantize_network(CompiledNetwork& net, const HwConfig& hw, const Tensor& ca
 CompiledNetwork compile_network(models::graph::Graph g, const HwConfig& hw,
                                 const Tensor& calibration_images, const QuantOptions& options,
                                 const CalibrationTable* table, const PlacementOptions& placement) {
-  CompiledNetwork net = prepare_network(std::move(g), hw);
+  CompiledNetwork net = prepare_network(std::move(g), hw, options.fallback);
   quantize_network(net, hw, calibration_images, options, table, placement);
   return net;
 }
@@ -144,6 +144,7 @@ nlohmann::json layer_map(const NetProgram& p) {
                       {"unsigned", q.is_unsigned},
                       {"macs", l.macs},
                       {"records", device_records(l).size()}});
+    if (!l.fallback.empty()) layers.back()["fallback"] = l.fallback;
     if (const ConvLayer* conv = layer_conv(l)) {
       layers.back()["conv_mode"] = conv->winograd ? "winograd" : "direct";
       // --winograd auto: what Winograd mode was measured to cost (winograd.hpp).

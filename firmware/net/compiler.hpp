@@ -27,8 +27,10 @@ struct CompiledNetwork {
   NetProgram program;
 };
 
-// The passes and the plan for `hw` (program still empty).
-[[nodiscard]] CompiledNetwork prepare_network(models::graph::Graph g, const HwConfig& hw);
+// The passes and the plan for `hw` (program still empty); `fallback`: what becomes of the nodes
+// the DLA cannot run (plan.hpp).
+[[nodiscard]] CompiledNetwork prepare_network(models::graph::Graph g, const HwConfig& hw,
+                                              Fallback fallback = Fallback::kPpu);
 // Calibrates (or takes `table`) and lowers a prepared network into net.program, then places its
 // data in the CV-SRAM as `placement` allows (placement.hpp).
 void quantize_network(CompiledNetwork& net, const HwConfig& hw,

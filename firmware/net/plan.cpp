@@ -34,6 +34,8 @@ const char* layer_engine(LayerKind k) {
       return "BDMA";
     case LayerKind::kRubik:
       return "RUBIK";
+    case LayerKind::kPpu:
+      return "PPU";
   }
   return "?";
 }
@@ -199,11 +201,19 @@ const models::graph::Tensor& Planner::constant(const Node& n, std::size_t k,
   return g_.initializers.at(n.inputs[k]);
 }
 
-void Planner::set_cube(const std::string& tensor, const Node* n) {
+void Planner::set_cube(const std::string& tensor, const Node* n, bool ppu) {
   const auto& shape = plan_.shapes.at(tensor);
   const auto dim = [&](std::size_t i) { return static_cast<std::uint32_t>(shape[i]); };
   Cube c;
-  if (shape.size() == 4 && shape[0] == 1) {
+  const bool dla_shape = shape.size() >= 1 && shape.size() <= 4 && (shape.size() != 4 || shape[0] == 1);
+  if (ppu && !dla_shape) {
+    // W the last axis, H the one before, C the product of the others (C order kept).
+    std::uint64_t channels = 1;
+    for (std::size_t k = 0; k + 2 < shape.size(); ++k) channels *= static_cast<std::uint64_t>(shape[k]);
+    c = {shape.empty() ? 1U : dim(shape.size() - 1), shape.size() < 2 ? 1U : dim(shape.size() - 2),
+         static_cast<std::uint32_t>(std::min<std::uint64_t>(channels, 1U << 24))};
+    ppu_only_.insert(tensor);
+  } else if (shape.size() == 4 && shape[0] == 1) {
     c = {dim(3), dim(2), dim(1)};
   } else if (shape.size() == 3 && shape[0] == 1) {
     c = {dim(2), 1, dim(1)};
@@ -244,6 +254,10 @@ std::string Planner::data_input(const Node& n, bool view_ok) {
   const std::string& t = view_ok ? plan_.resolve(in) : in;
   if (plan_.cubes.count(t) == 0) {
     throw GraphError(fmt::format("{}: input '{}' is not computed on the device", n.label(), in));
+  }
+  if (ppu_only_.count(t) != 0) {
+    throw GraphError(fmt::format("{}: input '{}' of shape {} is held for the PPU only", n.label(),
+                                 in, models::graph::shape_string(plan_.shapes.at(t))));
   }
   return t;
 }
@@ -500,6 +514,23 @@ void Planner::plan_view(std::size_t i) {
 }
 
 void Planner::plan_node(std::size_t i) {
+  if (fallback_ != Fallback::kPpu || !has_ppu_) return plan_on_dla(i);
+  // The DLA first; what it refuses goes to the PPU, from the plan as it was before the attempt
+  // (a planner may have fused nodes or set cubes before refusing).
+  NetPlan before = plan_;
+  std::vector<bool> used_before = used_;
+  std::set<std::string> ppu_only_before = ppu_only_;
+  try {
+    return plan_on_dla(i);
+  } catch (const GraphError& e) {
+    plan_ = std::move(before);
+    used_ = std::move(used_before);
+    ppu_only_ = std::move(ppu_only_before);
+    plan_ppu(i, e.what());
+  }
+}
+
+void Planner::plan_on_dla(std::size_t i) {
   const Node& n = g_.nodes[i];
   const models::graph::OpSchema* op = models::graph::find_op(n.op_type);
   // A pattern one SDP layer computes, from its first node: PyTorch's GELU (plan_activation.cpp).
@@ -571,8 +602,9 @@ std::string Planner::refusal(const Node& n, const models::graph::OpSchema* op) c
 
 }  // namespace detail
 
-NetPlan plan_network(const Graph& g, const std::string& config_name, bool has_ppu) {
-  return detail::Planner(g, config_name, has_ppu).run();
+NetPlan plan_network(const Graph& g, const std::string& config_name, bool has_ppu,
+                     Fallback fallback) {
+  return detail::Planner(g, config_name, has_ppu, fallback).run();
 }
 
 }  // namespace octasim::firmware::net

@@ -37,10 +37,16 @@
 //                                                input's, from the atom holding its first
 //                                                channel on (plan_slice.cpp)
 //
+//   anything else the registry computes        the PPU's kNode kernel (--fallback ppu, the
+//   (configurations with a PPU)               default where there is a PPU; FP16): the node
+//                                             as one kernel reading and writing surfaces
+//
 // Anything else is refused with one line naming the node and the op. Tensors are ONNX's NCHW
 // with one image (N = 1), N x C x L (1-D, as H = 1), C x H x W (rank 3 without a batch, as ONNX's
 // element-wise ops take them), M x K (Gemm/MatMul rows: W = 1, H = M, C = K) or a vector of K;
-// the device holds each as a W x H x C feature surface.
+// the device holds each as a W x H x C feature surface. Tensors only PPU layers read and write may
+// also be scalars (1 x 1 x 1) or of rank 4 with N > 1 or rank 5 and more (W the last axis, H the
+// one before, C the product of the others: ONNX's C order is still the cube's).
 #pragma once
 
 #include <cstddef>
@@ -52,11 +58,12 @@
 #include <vector>
 
 #include "firmware/dla/sdp_lut_tables.hpp"
+#include "firmware/net/quant.hpp"
 #include "models/graph/graph.hpp"
 
 namespace octasim::firmware::net {
 
-enum class LayerKind : std::uint8_t { kConv, kPool, kLrn, kSdp, kSoftmax, kBdma, kRubik };
+enum class LayerKind : std::uint8_t { kConv, kPool, kLrn, kSdp, kSoftmax, kBdma, kRubik, kPpu };
 
 [[nodiscard]] const char* layer_engine(LayerKind k);  // "CONV", "PDP", "CDP", "SDP", "PPU", "BDMA",
                                                       // "RUBIK"
@@ -149,6 +156,13 @@ struct DepthToSpaceAttrs {
   unsigned block = 2;
 };
 
+// A node the DLA cannot run, on the PPU (--fallback ppu, configurations with a PPU): its kNode
+// kernel runs the registry's reference kernel in FP32 on FP16 tensors (models/ops/ppu_node.hpp).
+struct PpuAttrs {
+  std::string reason;               // the DLA planner's refusal: why the node fell back
+  std::vector<std::string> reads;   // the device tensors it reads (views followed), in input order
+};
+
 struct LrnAttrs {
   unsigned size = 5;
   double alpha = 1e-4, beta = 0.75, bias = 1.0;
@@ -166,6 +180,7 @@ struct PlannedLayer {
   SoftmaxAttrs softmax;
   ResizeAttrs resize;
   DepthToSpaceAttrs depth_to_space;
+  PpuAttrs ppu;
 };
 
 // A tensor's cube as the device holds it.
@@ -218,9 +233,11 @@ struct NetPlan {
 // models::graph::GraphError naming the node: an op the DLA lacks ("Softmax 'prob': not supported
 // on the DLA of nv_small (no PPU in this configuration)"), an attribute it cannot honour, more
 // than one data input.
-// `has_ppu`: the configuration has a PPU, which runs what the DLA lacks (Softmax).
+// `has_ppu`: the configuration has a PPU, which runs what the DLA lacks (Softmax, and with
+// Fallback::kPpu every node the DLA planners refuse whose operator the registry can compute: a
+// kPpu layer, the refusal kept as its reason).
 [[nodiscard]] NetPlan plan_network(const models::graph::Graph& g, const std::string& config_name,
-                                   bool has_ppu = false);
+                                   bool has_ppu = false, Fallback fallback = Fallback::kNone);
 
 // The device tensors layer `l` reads: its input, and the element-wise operand of a fused residual
 // Add or of an SDP layer when that is a tensor (not a constant).

@@ -6,6 +6,7 @@
 namespace octasim::firmware::net {
 
 std::vector<std::string> layer_reads(const models::graph::Graph& g, const PlannedLayer& l) {
+  if (l.kind == LayerKind::kPpu) return l.ppu.reads;
   std::vector<std::string> reads{l.input};
   if (l.kind == LayerKind::kConv && !l.conv.residual.empty()) reads.push_back(l.conv.residual);
   if (l.kind == LayerKind::kSdp && !l.sdp.operand.empty() && !g.is_constant(l.sdp.operand)) {

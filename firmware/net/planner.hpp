@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,8 +27,8 @@ using models::graph::Node;
 
 class Planner {
  public:
-  Planner(const Graph& g, std::string config, bool has_ppu)
-      : g_(g), config_(std::move(config)), has_ppu_(has_ppu) {}
+  Planner(const Graph& g, std::string config, bool has_ppu, Fallback fallback)
+      : g_(g), config_(std::move(config)), has_ppu_(has_ppu), fallback_(fallback) {}
 
   NetPlan run();
 
@@ -37,8 +38,10 @@ class Planner {
 
   const models::graph::Tensor& constant(const Node& n, std::size_t k, const char* what) const;
 
-  // The device cube of a tensor (plan.hpp): 1 x C x H x W, 1 x C x L, C x H x W, M x K, K.
-  void set_cube(const std::string& tensor, const Node* n);
+  // The device cube of a tensor (plan.hpp): 1 x C x H x W, 1 x C x L, C x H x W, M x K, K; with
+  // `ppu`, also the shapes only PPU layers take (scalars, N > 1, rank 5 and more), which DLA
+  // layers then refuse to read (ppu_only_).
+  void set_cube(const std::string& tensor, const Node* n, bool ppu = false);
 
   // The spatial size (H, W) of a layer's input as ONNX sees it (1-D: H = 1).
   std::pair<std::int64_t, std::int64_t> spatial_size(const Node& n) const;
@@ -120,14 +123,22 @@ class Planner {
   void plan_depth_to_space(std::size_t i);
 
   // Node `i` through the first of its registry lowerings (models/graph/op_registry.hpp) this
-  // configuration has; otherwise the refusal.
+  // configuration has; otherwise the refusal — or, with Fallback::kPpu on a configuration with a
+  // PPU, the node on the PPU (plan_ppu), the plan as it was before the DLA planner tried.
   void plan_node(std::size_t i);
+  void plan_on_dla(std::size_t i);
+  // Node `i` as a kPpu layer (plan_ppu.cpp): `reason` is why the DLA does not run it. Refuses an
+  // operator the registry does not compute, a node whose reference kernel refuses it, outputs that
+  // are not floating point, integer inputs that are not constants, and more than one output.
+  void plan_ppu(std::size_t i, const std::string& reason);
   [[nodiscard]] std::string refusal(const Node& n, const models::graph::OpSchema* op) const;
 
   const Graph& g_;
   std::string config_;
   bool has_ppu_ = false;
+  Fallback fallback_ = Fallback::kNone;
   NetPlan plan_;
+  std::set<std::string> ppu_only_;  // tensors of a shape only PPU layers take
   std::vector<bool> used_;
 };
 

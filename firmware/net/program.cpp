@@ -25,6 +25,23 @@ std::uint64_t NetProgram::network_macs() const {
   return n;
 }
 
+FallbackSummary fallback_summary(const NetProgram& p) {
+  FallbackSummary s;
+  for (const NetLayer& l : p.layers) {
+    const auto* node = std::get_if<PpuNodeLayer>(&l.hw);
+    if (node == nullptr && !std::holds_alternative<PpuSoftmaxLayer>(l.hw)) {
+      ++s.dla_layers;
+      continue;
+    }
+    ++s.ppu_layers;
+    if (node != nullptr && !l.fallback.empty()) {
+      ++s.ops[node->image.op_type];
+      s.nodes.emplace_back(l.nodes, l.fallback);
+    }
+  }
+  return s;
+}
+
 bool integer_network(const models::graph::Graph& g) {
   return !g.inputs.empty() && !models::graph::is_float(g.inputs[0].dtype);
 }
@@ -225,6 +242,10 @@ void Builder::lower(const PlannedLayer& l) {
       break;
     case LayerKind::kSoftmax:
       out.hw = lower_softmax(l, in, dst, out.nodes);
+      break;
+    case LayerKind::kPpu:
+      out.hw = lower_ppu_node(l, out.nodes);
+      out.fallback = l.ppu.reason;
       break;
     case LayerKind::kBdma:
       out.hw = lower_resize(l, in, dst);

@@ -30,7 +30,8 @@
 //         s's codes, read per channel from s's 1x1xC surface (NRDMA PER_KERNEL, one byte), the
 //         output convertor rescales: ((q_x q_s) * m) >> t, m = round(s_x s_s / s_y 2^t) in INT16
 //         (ew_fixed_point.hpp channel_mul_fixed_point); 8-bit codes.
-//   PPU   Softmax (FP16, configurations with a PPU): models/ops/softmax.hpp's kernel.
+//   PPU   Softmax (FP16, configurations with a PPU): models/ops/softmax.hpp's kernel. A node the
+//         DLA cannot run (--fallback ppu; FP16): models/ops/ppu_node.hpp's kNode kernel.
 //   BDMA  nearest upsampling (Resize, Upsample by f_h x f_w): strided copies of the input's atoms;
 //         the output keeps the input's codes and quantization (exact at every precision).
 // Concat is no layer: its inputs' producers write into its surface, each at a channel offset that
@@ -67,6 +68,7 @@
 #include "firmware/net/plan.hpp"
 #include "firmware/net/quant.hpp"
 #include "models/graph/graph.hpp"
+#include "models/ops/ppu_node.hpp"
 
 namespace octasim {
 struct HwConfig;
@@ -135,6 +137,22 @@ struct PpuSoftmaxLayer {
   unsigned channel = 0;
 };
 
+// A node on the PPU (--fallback ppu): the kNode kernel (firmware/ppu/commands.hpp) runs the
+// image's node (models/ops/ppu_node.hpp: the registry's FP32 reference kernel on the FP16 values
+// of its input surfaces and constants, FP16 outputs), launched from a push buffer among the
+// constants (LAUNCH, INTERRUPT) on `channel`. The image names the surfaces' addresses: they stay
+// in DRAM (placement.hpp), and the layer is not batched.
+struct PpuNodeLayer {
+  std::vector<FeatureSurface> srcs;  // the device tensors it reads, in the node's input order
+  FeatureSurface dst;
+  models::ops::NodeImage image;
+  std::uint64_t image_address = 0;
+  std::uint32_t image_bytes = 0;
+  std::uint64_t push_buffer = 0;
+  std::uint32_t push_buffer_bytes = 0;
+  unsigned channel = 0;
+};
+
 // Nearest upsampling on BDMA (program_resize.cpp): the copies, launched as one group, that
 // write each atom of `src` scale_w x scale_h times into `dst`. The elements move unchanged (codes
 // keep their quantization; FP16 values are exact).
@@ -159,7 +177,8 @@ struct BdmaLayer {
 // right after a convolution that nothing else reads, fused by the compiler. RubikContract:
 // DepthToSpace (DCR) as Rubik's contract mode.
 using HwLayer = std::variant<ConvLayer, PdpLayer, CdpLayer, SdpLayer, OctavLayer, FakeQuantSdpLayer,
-                             PpuSoftmaxLayer, ConvPoolLayer, BdmaLayer, RubikContract>;
+                             PpuSoftmaxLayer, ConvPoolLayer, BdmaLayer, RubikContract,
+                             PpuNodeLayer>;
 
 struct NetLayer {
   std::string engine;  // CONV, PDP, CDP, SDP, OCTAV
@@ -167,6 +186,8 @@ struct NetLayer {
   std::string input, output;
   HwLayer hw;
   std::uint64_t macs = 0;  // multiply-accumulates the device performs per inference (CONV)
+  // A node on the PPU because the DLA refuses it (--fallback ppu): the refusal; otherwise empty.
+  std::string fallback;
   // ... of which the network's own (ONNX's): fewer where a grouped convolution runs dense, or a
   // group's layer reads more channels than its group's.
   std::uint64_t network_macs = 0;
@@ -218,6 +239,16 @@ struct NetProgram {
   [[nodiscard]] std::uint64_t macs() const;
   [[nodiscard]] std::uint64_t network_macs() const;
 };
+
+// Which engines a program's layers run on, and the nodes that fell back to the PPU
+// (--fallback ppu): `octasim net`'s fallback summary and its report's network.fallback.
+struct FallbackSummary {
+  std::size_t dla_layers = 0;               // layers on the DLA's units (CONV, SDP, PDP, ...)
+  std::size_t ppu_layers = 0;               // on the PPU: Softmax and fallback nodes
+  std::map<std::string, std::size_t> ops;   // fallback nodes by operator
+  std::vector<std::pair<std::string, std::string>> nodes;  // fallback node label, why
+};
+[[nodiscard]] FallbackSummary fallback_summary(const NetProgram& p);
 
 // Lowers the planned graph: quantizes the weights, lays out every surface and table, and fills
 // each layer's registers' worth of fields from `table`. Throws models::graph::GraphError naming

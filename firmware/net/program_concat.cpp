@@ -43,6 +43,8 @@ void Builder::plan_layouts() {
     switch (l.kind) {
       case LayerKind::kConv:
         break;  // zero weight rows at the unused channels; the output is dense
+      case LayerKind::kPpu:
+        break;  // the kNode kernel reads through any channel map; writes a dense output
       case LayerKind::kPool:
       case LayerKind::kBdma:  // copies atoms: every channel where it was
         out = in;

@@ -52,6 +52,12 @@ struct WinogradMeasure {
 // --winograd auto's budget: Winograd's error may exceed direct mode's by 10%.
 inline constexpr double kDefaultWinogradBudget = 0.10;
 
+// What the planner does with a node the DLA cannot run (plan.hpp).
+enum class Fallback : std::uint8_t {
+  kNone,  // refuse it (the one-line message naming node and op)
+  kPpu,   // run it on the PPU when the configuration has one (`--fallback ppu`, the default)
+};
+
 struct QuantOptions {
   NetPrecision precision = NetPrecision::kInt8;
   ClipCalibration calibration = ClipCalibration::kMax;
@@ -65,6 +71,8 @@ struct QuantOptions {
   // whose measured output error in Winograd mode is within `winograd_budget` of direct mode's
   // (`winograd_measured`, filled by quantize_network); kOff: direct convolution everywhere.
   WinogradMode winograd = WinogradMode::kAuto;
+  // Nodes the DLA cannot run: on the PPU (configurations with one) or refused.
+  Fallback fallback = Fallback::kPpu;
   double winograd_budget = kDefaultWinogradBudget;
   std::map<std::string, WinogradMeasure> winograd_measured;  // by the layer's output tensor
   // A grouped convolution as one CONV layer per group where the surfaces allow it (groups.cpp:

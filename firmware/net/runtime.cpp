@@ -43,7 +43,9 @@ const FeatureSurface* layer_output(const NetLayer& l) {
 }
 
 std::vector<std::string> device_records(const NetLayer& l) {
-  if (std::holds_alternative<PpuSoftmaxLayer>(l.hw)) return {};
+  if (std::holds_alternative<PpuSoftmaxLayer>(l.hw) || std::holds_alternative<PpuNodeLayer>(l.hw)) {
+    return {};
+  }
   if (std::holds_alternative<ConvPoolLayer>(l.hw)) return {"CONV", "PDP"};
   if (std::holds_alternative<FakeQuantSdpLayer>(l.hw)) return {"SDP"};
   if (const auto* b = std::get_if<BdmaLayer>(&l.hw)) {
@@ -62,6 +64,22 @@ namespace {
 models::ops::ConvPrecision cube_precision(Precision p) {
   return p == Precision::kInt8 ? models::ops::ConvPrecision::kInt8
                                : models::ops::ConvPrecision::kInt16;
+}
+
+}  // namespace
+
+namespace {
+
+// Rebases PPU channel `channel` on a push buffer (GET = 0) and rings it (PUT = its size); returns
+// the GLB interrupt bit the channel raises at its INTERRUPT command.
+unsigned ring_ppu(Mmio& mmio, unsigned channel, std::uint64_t push_buffer, std::uint32_t bytes) {
+  namespace F = ppu_format;
+  const std::uint32_t base = F::kCsbBase + channel * F::kChannelStride;
+  mmio.write32(base + F::kPbBaseLow, static_cast<std::uint32_t>(push_buffer));
+  mmio.write32(base + F::kPbBaseHigh, static_cast<std::uint32_t>(push_buffer >> 32));
+  mmio.write32(base + F::kPbSize, bytes);
+  mmio.write32(base + F::kPut, bytes);
+  return F::kInterruptBit0 + channel;
 }
 
 }  // namespace
@@ -156,14 +174,9 @@ LayerInterrupts program_layer(const NetProgram& p, std::size_t i, Mmio& mmio, Gr
     bit = program_octav(mmio, *octav, g.octav);
     g.octav ^= 1U;
   } else if (const auto* sm = std::get_if<PpuSoftmaxLayer>(&l.hw)) {
-    // Rebase the channel on the push buffer (GET = 0), then ring it (PUT = its size).
-    namespace F = ppu_format;
-    const std::uint32_t base = F::kCsbBase + sm->channel * F::kChannelStride;
-    mmio.write32(base + F::kPbBaseLow, static_cast<std::uint32_t>(sm->push_buffer));
-    mmio.write32(base + F::kPbBaseHigh, static_cast<std::uint32_t>(sm->push_buffer >> 32));
-    mmio.write32(base + F::kPbSize, sm->push_buffer_bytes);
-    mmio.write32(base + F::kPut, sm->push_buffer_bytes);
-    bit = F::kInterruptBit0 + sm->channel;
+    bit = ring_ppu(mmio, sm->channel, sm->push_buffer, sm->push_buffer_bytes);
+  } else if (const auto* node = std::get_if<PpuNodeLayer>(&l.hw)) {
+    bit = ring_ppu(mmio, node->channel, node->push_buffer, node->push_buffer_bytes);
   } else if (const auto* b = std::get_if<BdmaLayer>(&l.hw)) {
     for (const BdmaTransfer& t : bdma_copies(*b)) program_bdma(mmio, t);
     bit = launch_bdma(mmio, g.bdma);
@@ -237,6 +250,8 @@ LayerGolden run_layer_model(const NetProgram& p, std::size_t i, models::ops::Mem
       return models::ops::SoftmaxSurface{f.address, f.line_stride, f.surface_stride};
     };
     models::ops::run_softmax(shape, place(sm->src), place(sm->dst), mem);
+  } else if (const auto* node = std::get_if<PpuNodeLayer>(&l.hw)) {
+    models::ops::run_node(node->image, mem);
   } else if (const auto* b = std::get_if<BdmaLayer>(&l.hw)) {
     for (const BdmaTransfer& t : bdma_copies(*b)) {
       models::ops::run_bdma_copy(bdma_model_copy(t), mem, mem);

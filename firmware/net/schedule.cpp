@@ -79,6 +79,9 @@ LayerAccess layer_access(const NetProgram& p, std::size_t i) {
         } else if constexpr (std::is_same_v<T, PpuSoftmaxLayer>) {
           a.reads.push_back(range(hw.src, Precision::kFp16, atom));
           a.writes.push_back(range(hw.dst, Precision::kFp16, atom));
+        } else if constexpr (std::is_same_v<T, PpuNodeLayer>) {
+          for (const FeatureSurface& s : hw.srcs) a.reads.push_back(range(s, Precision::kFp16, atom));
+          a.writes.push_back(range(hw.dst, Precision::kFp16, atom));
         } else {  // PDP, CDP, the fake-quantizing SDP: src and dst at one precision
           a.reads.push_back(range(hw.src, hw.precision, atom));
           a.writes.push_back(range(hw.dst, hw.precision, atom));
@@ -105,10 +108,9 @@ std::vector<const char*> layer_units(const NetProgram& p, std::size_t i) {
   if (std::holds_alternative<OctavLayer>(hw)) return {"OCTAV"};
   if (std::holds_alternative<BdmaLayer>(hw)) return {"BDMA"};
   if (std::holds_alternative<RubikContract>(hw)) return {"RUBIK"};
-  if (const auto* sm = std::get_if<PpuSoftmaxLayer>(&hw)) {
-    static const char* const kChannels[] = {"PPU0", "PPU1", "PPU2", "PPU3"};
-    return {kChannels[sm->channel % 4]};
-  }
+  static const char* const kChannels[] = {"PPU0", "PPU1", "PPU2", "PPU3"};
+  if (const auto* sm = std::get_if<PpuSoftmaxLayer>(&hw)) return {kChannels[sm->channel % 4]};
+  if (const auto* node = std::get_if<PpuNodeLayer>(&hw)) return {kChannels[node->channel % 4]};
   return {"SDP", "SDP_RDMA"};  // SdpLayer, FakeQuantSdpLayer
 }
 

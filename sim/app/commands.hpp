@@ -113,6 +113,7 @@ struct NetCommonOptions {
   double winograd_budget = 0.10;  // --winograd-budget: auto's allowed extra error
   bool no_winograd = false;
   bool dense_groups = false;  // --dense-groups: a grouped convolution as one dense layer
+  std::string fallback = "ppu";  // --fallback ppu|none: nodes the DLA cannot run
 };
 
 // `octasim net MODEL.onnx [--input X] [--labels L] [--output Y.npy] [--functional] ...`.

@@ -77,6 +77,7 @@ fn::QuantOptions quant_options(const NetCommonOptions& o) {
     throw UsageError(fmt::format("--winograd {}: expected auto, on or off", o.winograd));
   }
   q.winograd_budget = o.winograd_budget;
+  q.fallback = o.fallback == "none" ? fn::Fallback::kNone : fn::Fallback::kPpu;
   q.conv_groups = !o.dense_groups;
   return q;
 }
@@ -99,7 +100,8 @@ Prepared prepare(const NetCommonOptions& o, const std::string& input, std::size_
     throw UsageError(e.what());
   }
   try {
-    p.net = fn::prepare_network(firmware::load_onnx(o.model), p.hw);
+    p.net = fn::prepare_network(firmware::load_onnx(o.model), p.hw,
+                                o.fallback == "none" ? fn::Fallback::kNone : fn::Fallback::kPpu);
     p.images = input.empty() ? fn::random_images(p.net.plan, limit == 0 ? batch : limit)
                              : fn::as_input_batch(p.net.plan, read_data_file(input, limit));
     Tensor calib = p.images;
@@ -181,6 +183,15 @@ void print_layers(const fn::CompiledNetwork& net, const Timing& timing, const Ba
     fmt::print("  {:>2}  {:<5} {:>9} {:>7}  {:<16} {:<28} {:>11}  {}{}\n", i, l.engine, cycles,
                util, bound, clip.size() > 28 ? clip.substr(0, 28) : clip, r.saturations[i], l.nodes,
                mode);
+  }
+  // --fallback ppu: what the DLA could not run, and why.
+  const fn::FallbackSummary f = fn::fallback_summary(p);
+  if (!f.nodes.empty()) {
+    std::string ops;
+    for (const auto& [op, count] : f.ops) ops += fmt::format("{}{} x{}", ops.empty() ? "" : ", ", op, count);
+    fmt::print("fallback: {} layers on the DLA, {} on the PPU; {} nodes fell back to the PPU ({})\n",
+               f.dla_layers, f.ppu_layers, f.nodes.size(), ops);
+    for (const auto& [node, why] : f.nodes) fmt::print("  {}: {}\n", node, why);
   }
 }
 
@@ -272,6 +283,7 @@ void compare_configurations(const NetOptions& o, const Prepared& a, const Timing
               {"--winograd", o.common.no_winograd ? std::string("off") : o.common.winograd});
   args.insert(args.end(), {"--winograd-budget", fmt::format("{}", o.common.winograd_budget)});
   if (o.common.dense_groups) args.emplace_back("--dense-groups");
+  args.insert(args.end(), {"--fallback", o.common.fallback});
   if (o.common.no_cvsram) args.emplace_back("--no-cvsram");
   const nlohmann::json rb = run_child_report(args, report);
   const nlohmann::json& lb = rb.at("network").at("layers");
@@ -360,6 +372,10 @@ void add_net_common_options(CLI::App& cmd, NetCommonOptions& o) {
                "a grouped convolution as one dense CONV layer, its weights zero between groups "
                "(by default each group is a layer of its own where its channels start on an atom, "
                "groups smaller than an atom in blocks of whole atoms where that is faster)");
+  cmd.add_option("--fallback", o.fallback,
+                 "nodes the DLA cannot run: ppu (default) runs each on the PPU's kNode kernel at "
+                 "fp16 where the configuration has a PPU (soc_*), none refuses them")
+      ->check(CLI::IsMember({"ppu", "none"}));
   cmd.add_flag("--no-cvsram", o.no_cvsram,
                "keep activations and weights in DRAM even when the configuration has a CV-SRAM "
                "(secondary_memif): the what-if without it");

@@ -20,6 +20,20 @@
 #include "sim/soc/soc.hpp"
 #include "sim/trace/stoppable_device.hpp"
 
+namespace {
+
+// report.network.fallback: layers per engine, the fallback nodes by operator and why each fell.
+nlohmann::json fallback_json(const octasim::firmware::net::FallbackSummary& s) {
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const auto& [node, why] : s.nodes) nodes.push_back({{"node", node}, {"reason", why}});
+  return {{"dla_layers", s.dla_layers},
+          {"ppu_layers", s.ppu_layers},
+          {"ops", s.ops},
+          {"nodes", std::move(nodes)}};
+}
+
+}  // namespace
+
 namespace octasim::app {
 
 namespace fn = firmware::net;
@@ -170,7 +184,9 @@ Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const H
   std::size_t ppu_kernel = 0;
   std::uint64_t last_end = device.cycle();
   for (std::size_t i = 0; i < prog.layers.size(); ++i) {
-    if (std::holds_alternative<fn::PpuSoftmaxLayer>(prog.layers[i].hw) &&
+    const fn::HwLayer& hw = prog.layers[i].hw;
+    if ((std::holds_alternative<fn::PpuSoftmaxLayer>(hw) ||
+         std::holds_alternative<fn::PpuNodeLayer>(hw)) &&
         ppu_kernel < kernels.size()) {
       begin[i] = kernels[ppu_kernel].start_cycle;
       end[i] = kernels[ppu_kernel++].end_cycle;
@@ -205,10 +221,12 @@ Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const H
                           {"cycles", t.layers[i].cycles},
                           {"bound", t.layers[i].bound.name},
                           {"bound_share", t.layers[i].bound.share}});
+    if (!prog.layers[i].fallback.empty()) net_layers.back()["fallback"] = prog.layers[i].fallback;
   }
   t.report["network"] = {{"layers", std::move(net_layers)}, {"cycles", t.cycles},
                          {"images", prog.images},           {"clock_mhz", hw.clock_mhz},
-                         {"macs", prog.network_macs()},     {"device_macs", prog.macs()}};
+                         {"macs", prog.network_macs()},     {"device_macs", prog.macs()},
+                         {"fallback", fallback_json(fn::fallback_summary(prog))}};
   // The report and timeline are written under temporary names now and renamed into place once
   // every image has run: an interrupted or failed run leaves neither.
   models::PendingFileSet files;
