@@ -171,8 +171,8 @@ Tensor decode_tensor(Reader& r) {
   const bool fl = graph::is_float(t.dtype);
   const std::uint64_t bytes = elements * (fl ? 4 : 8);
   if (bytes > r.left()) {
-    r.fail(r.offset(), "tensor of " + std::to_string(elements) +
-                           " elements runs past the end of the image");
+    r.fail(r.offset(),
+           "tensor of " + std::to_string(elements) + " elements runs past the end of the image");
   }
   if (fl) {
     t.f.resize(elements);
@@ -328,8 +328,8 @@ TensorPlace decode_place(Reader& r) {
     }
     // The cube holds the shape: elements = C * H * W (rows: H * C with W = 1).
     const std::uint64_t lc = logical_channels(p);
-    if (p.rows && p.width != 1) r.fail(cube_at, "a rows surface of width " +
-                                                    std::to_string(p.width) + " (must be 1)");
+    if (p.rows && p.width != 1)
+      r.fail(cube_at, "a rows surface of width " + std::to_string(p.width) + " (must be 1)");
     const std::uint64_t held = lc * p.height * p.width;
     if (held != elements) {
       r.fail(entries > 0 ? map_at : cube_at,
@@ -449,9 +449,8 @@ void write_tensor(const TensorPlace& p, const Tensor& t, Memory& mem) {
       // lanes it does not name keep their bytes.
       std::vector<std::uint8_t> b =
           p.channel_map.empty()
-              ? std::vector<std::uint8_t>(std::uint64_t{surfaces(p)} * p.height * p.width *
-                                              p.atom_bytes,
-                                          0)
+              ? std::vector<std::uint8_t>(
+                    std::uint64_t{surfaces(p)} * p.height * p.width * p.atom_bytes, 0)
               : read_surface(p, mem);
       for (std::uint64_t i = 0; i < n; ++i) {
         const std::uint64_t k = packed_offset(p, i);
@@ -506,13 +505,31 @@ std::uint64_t op_cost_per_element(std::string_view op) {
     std::uint64_t ops;
   };
   static constexpr Entry kTable[] = {
-      {"Sub", 1},         {"Add", 1},       {"Mul", 1},        {"Max", 1},
-      {"Relu", 1},        {"Neg", 1},       {"Abs", 1},        {"Clip", 2},
-      {"LeakyRelu", 2},   {"PRelu", 2},     {"HardSigmoid", 3}, {"HardSwish", 4},
-      {"BatchNormalization", 2},            {"QuantizeLinear", 3},
-      {"DequantizeLinear", 2},              {"Div", 4},        {"Reciprocal", 4},
-      {"Sqrt", 4},        {"Exp", 6},       {"Log", 6},        {"Sigmoid", 8},
-      {"Tanh", 10},       {"Erf", 10},      {"Pow", 12},       {"Gelu", 14},
+      {"Sub", 1},
+      {"Add", 1},
+      {"Mul", 1},
+      {"Max", 1},
+      {"Relu", 1},
+      {"Neg", 1},
+      {"Abs", 1},
+      {"Clip", 2},
+      {"LeakyRelu", 2},
+      {"PRelu", 2},
+      {"HardSigmoid", 3},
+      {"HardSwish", 4},
+      {"BatchNormalization", 2},
+      {"QuantizeLinear", 3},
+      {"DequantizeLinear", 2},
+      {"Div", 4},
+      {"Reciprocal", 4},
+      {"Sqrt", 4},
+      {"Exp", 6},
+      {"Log", 6},
+      {"Sigmoid", 8},
+      {"Tanh", 10},
+      {"Erf", 10},
+      {"Pow", 12},
+      {"Gelu", 14},
       {"Softmax", 9},  // max 1, exp and sum 6, divide 2 (sim/ppu/softmax_kernel.cpp)
   };
   for (const Entry& e : kTable) {
@@ -655,7 +672,8 @@ void run_node(const NodeImage& image, Memory& mem) {
                        graph::shape_string(image.outputs[k].shape));
     }
   }
-  for (std::size_t k = 0; k < image.outputs.size(); ++k) write_tensor(image.outputs[k], out[k], mem);
+  for (std::size_t k = 0; k < image.outputs.size(); ++k)
+    write_tensor(image.outputs[k], out[k], mem);
 }
 
 NodeCost node_cost(const NodeImage& image) {
@@ -694,7 +712,8 @@ NodeCost node_cost(const NodeImage& image) {
   } else if (op == "MaxPool" || op == "AveragePool") {
     std::uint64_t window = 1;
     if (const auto it = image.attributes.find("kernel_shape"); it != image.attributes.end()) {
-      for (const std::int64_t d : it->second.ints) window *= static_cast<std::uint64_t>(std::max<std::int64_t>(1, d));
+      for (const std::int64_t d : it->second.ints)
+        window *= static_cast<std::uint64_t>(std::max<std::int64_t>(1, d));
     }
     c.ops_per_element = std::min<std::uint64_t>(window, kMaxElements) + 1;
   } else if (op == "LRN") {
