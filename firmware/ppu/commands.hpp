@@ -115,6 +115,7 @@ enum class KernelKind : std::uint32_t {
   kElementwise = 3,  // D[i] = op(A[i], B[i]) over FP32 vectors
   kReduce = 4,       // D[r] = sum over columns of A[r][*] (FP32 rows)
   kSoftmax = 5,      // softmax over one axis of an FP16 feature surface (models/ops/softmax.hpp)
+  kNode = 6,  // any ONNX operator of the registry, from a kernel image (models/ops/ppu_node.hpp)
 };
 
 // How a shape that breaks the tensor-core rules runs (GEMM/conv flags bits 13..12).
@@ -183,6 +184,20 @@ inline constexpr std::uint32_t kTypeFp16 = 2;
 }  // namespace softmax
 
 enum class SoftmaxAxis : std::uint32_t { kC = 0, kH = 1, kW = 2 };
+
+// One ONNX node of the operator registry (the DLA's "GPU fallback"): the descriptor points at a
+// kernel image in device memory, models/ops/ppu_node.hpp's NodeImage as encode_node writes it
+// (the operator, its attributes and opset, each input's and output's place: FP16 or INT8 feature
+// surfaces, dense FP32/INT64 constants). The PPU reads the image at LAUNCH (stream order) and
+// computes the node with models::ops::run_node's arithmetic. A malformed image, an operator the
+// registry does not know or a node its kernel refuses is kBadKernel; an image or a tensor outside
+// memory kBadAddress.
+namespace node {
+inline constexpr unsigned kKind = 0;
+inline constexpr unsigned kImage = 2;       // address pair: the kernel image
+inline constexpr unsigned kImageBytes = 4;  // its length: 1 .. kMaxImageBytes
+inline constexpr std::uint32_t kMaxImageBytes = std::uint32_t{1} << 20;  // 1 MiB
+}  // namespace node
 
 // ---- Encoding (firmware side) --------------------------------------------------------------
 // Builds a push buffer word by word.
@@ -268,6 +283,18 @@ struct SurfacePlace {
   d.set_address(S::kOutput, out.address);
   d.set(S::kOutputLineStride, out.line_stride);
   d.set(S::kOutputSurfaceStride, out.surface_stride);
+  return d;
+}
+
+// The kNode descriptor for the kernel image of `image_bytes` bytes at `image_address`
+// (models::ops::encode_node's bytes, placed by the caller). No checks here: the PPU refuses a
+// bad image with kBadKernel (kBadAddress outside memory).
+[[nodiscard]] inline Descriptor node_descriptor(std::uint64_t image_address,
+                                                std::uint32_t image_bytes) {
+  Descriptor d;
+  d.set(node::kKind, static_cast<std::uint32_t>(KernelKind::kNode));
+  d.set_address(node::kImage, image_address);
+  d.set(node::kImageBytes, image_bytes);
   return d;
 }
 

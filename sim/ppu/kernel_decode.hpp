@@ -1,6 +1,7 @@
 // Shared by the PPU's kernel implementations (kernels.cpp, gemm_kernel.cpp,
-// streaming_kernels.cpp, softmax_kernel.cpp): descriptor decoding helpers, the error a kernel's
-// constructor throws (decode_kernel turns it into a DecodeResult) and the kernels' constructors.
+// streaming_kernels.cpp, softmax_kernel.cpp, node_kernel.cpp): descriptor decoding helpers, the
+// error a kernel's constructor throws (decode_kernel turns it into a DecodeResult) and the kernels'
+// constructors.
 #pragma once
 
 #include <cstdint>
@@ -71,5 +72,7 @@ void check_writable(const MemoryImage& image, std::uint64_t addr, std::uint64_t 
 [[nodiscard]] std::unique_ptr<Kernel> make_softmax_kernel(const std::uint32_t* w,
                                                           const HwConfig& hw,
                                                           const MemoryImage& image);
+[[nodiscard]] std::unique_ptr<Kernel> make_node_kernel(const std::uint32_t* w, const HwConfig& hw,
+                                                       const MemoryImage& image);
 
 }  // namespace octasim::ppu::detail

@@ -1,5 +1,6 @@
 // Kernel decoding: the descriptor's kind picks the kernel (gemm_kernel.cpp,
-// streaming_kernels.cpp, softmax_kernel.cpp); a kernel's Failure becomes the DecodeResult's error.
+// streaming_kernels.cpp, softmax_kernel.cpp, node_kernel.cpp); a kernel's Failure becomes the
+// DecodeResult's error.
 #include "sim/ppu/kernels.hpp"
 
 #include <algorithm>
@@ -74,10 +75,14 @@ DecodeResult decode_kernel(const std::uint32_t* words, const HwConfig& hw,
       case K::kSoftmax:
         r.kernel = detail::make_softmax_kernel(words, hw, image);
         break;
+      case K::kNode:
+        r.kernel = detail::make_node_kernel(words, hw, image);
+        break;
       default:
         r.error = ErrorCode::kBadKernel;
-        r.why = fmt::format("kernel kind {} (1 gemm, 2 conv, 3 elementwise, 4 reduce, 5 softmax)",
-                            words[0]);
+        r.why = fmt::format(
+            "kernel kind {} (1 gemm, 2 conv, 3 elementwise, 4 reduce, 5 softmax, 6 node)",
+            words[0]);
         return r;
     }
   } catch (const detail::Failure& f) {

@@ -21,18 +21,21 @@ namespace octasim::ppu {
 // What one launched kernel did (Ppu::kernels()).
 struct KernelRecord {
   unsigned channel = 0;
-  std::string kind;  // "gemm", "conv", "elementwise", "reduce", "softmax"
-  std::string type;  // models' GemmType name ("fp16_fp32", ...); "fp32" for elementwise/reduce,
-                     // "fp16" for softmax
+  std::string kind;  // "gemm", "conv", "elementwise", "reduce", "softmax", "node"
+  std::string
+      type;  // models' GemmType name ("fp16_fp32", ...); "fp32" for elementwise/reduce,
+             // "fp16" for softmax; node: "int8" when a place is an INT8 surface, else "fp16"
   // GEMM shape (conv: the implicit GEMM's M = N*OH*OW, N = K_out, K = R*S*C; elementwise:
   // count x 1 x 1; reduce: rows x 1 x cols; softmax: lines x 1 x line length, tiles: columns
-  // per CTA x 1 x atoms per step).
+  // per CTA x 1 x atoms per step; node: output elements x 1 x ops per element, tiles: output
+  // elements per CTA x 1 x input bytes per step).
   unsigned m = 0, n = 0, k = 0;
   unsigned tile_m = 0, tile_n = 0, tile_k = 0;
   unsigned ctas = 0;
   unsigned occupancy = 0;  // CTAs of this kernel one SM holds at once
   // "tensor", "tensor (padded M 13->16, K 29->32: not multiples of 8)",
-  // "fma (policy fallback: ...)", "tensor (split fp32: 3 bf16 products)", "fma (streaming)".
+  // "fma (policy fallback: ...)", "tensor (split fp32: 3 bf16 products)", "fma (streaming)",
+  // "fma (node Erf 'name')" / "tensor (node MatMul)" (the node's operator and name).
   std::string path;
   std::uint64_t start_cycle = 0, end_cycle = 0;     // LAUNCH decoded .. last CTA's stores acked
   std::uint64_t macs = 0;                           // real MACs (split: every partial product's)
