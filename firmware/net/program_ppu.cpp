@@ -35,6 +35,8 @@ std::vector<std::uint8_t> dense_bytes(const models::graph::Tensor& t, bool float
 
 }  // namespace
 
+namespace detail {
+
 PpuNodeLayer Builder::lower_ppu_node(const PlannedLayer& l, const std::string& who) {
   if (!fp16()) {
     throw GraphError(fmt::format(
@@ -100,4 +102,5 @@ PpuNodeLayer Builder::lower_ppu_node(const PlannedLayer& l, const std::string& w
   return p;
 }
 
+}  // namespace detail
 }  // namespace octasim::firmware::net

@@ -184,9 +184,9 @@ Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const H
   std::size_t ppu_kernel = 0;
   std::uint64_t last_end = device.cycle();
   for (std::size_t i = 0; i < prog.layers.size(); ++i) {
-    const fn::HwLayer& hw = prog.layers[i].hw;
-    if ((std::holds_alternative<fn::PpuSoftmaxLayer>(hw) ||
-         std::holds_alternative<fn::PpuNodeLayer>(hw)) &&
+    const fn::HwLayer& layer_hw = prog.layers[i].hw;
+    if ((std::holds_alternative<fn::PpuSoftmaxLayer>(layer_hw) ||
+         std::holds_alternative<fn::PpuNodeLayer>(layer_hw)) &&
         ppu_kernel < kernels.size()) {
       begin[i] = kernels[ppu_kernel].start_cycle;
       end[i] = kernels[ppu_kernel++].end_cycle;
