@@ -11,7 +11,8 @@
 // and output lives. Its byte format (encode_node / decode_node; little-endian, no padding):
 //   u32 magic 'PNOD' (0x444f4e50), u32 version 1
 //   str op_type, str name, i64 opset           str: u32 length (<= 4096), bytes
-//   u32 attributes (<= 64), each: str key, u8 kind (Attribute::Kind), then
+//   u32 attributes (<= 64), keys unique and in ascending byte order (std::map's), each: str key,
+//       u8 kind (Attribute::Kind), then
 //       int i64 | float f32 | string str | ints u32 n, n x i64 | floats u32 n, n x f32 |
 //       tensor u8 dtype, u32 rank, rank x i64 dims, then elements x (f32 for float types,
 //       i64 otherwise)
