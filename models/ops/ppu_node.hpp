@@ -40,7 +40,9 @@
 // Arithmetic: each input becomes an FP32 tensor of its ONNX shape — FP16 widened exactly, INT8
 // codes times step (FP32 product), dense FP32 as is, INT64 as INT64 — the registry's reference
 // kernel runs the node in FP32, and each output is stored as FP16 rounded to nearest even (NaN as
-// 0x7e00), or as INT8 codes round-half-away(v / step) saturated to [-128, 127]. A surface output is
+// 0x7e00), or as INT8 codes round-half-away(v / step) (in double; NaN as 0) saturated to
+// [-128, 127]; a dense output as FP32, or as INT64 for an integer result (a float result in an
+// INT64 place is a GraphError). A surface output is
 // written atom by atom: the lanes of the last surface beyond the tensor's channels become zero
 // when the output has no channel map (as the DLA writes them); stride gaps are not touched.
 #pragma once
@@ -110,11 +112,18 @@ struct NodeImage {
 // or a node its kernel refuses (attributes, shapes that do not match the image's outputs).
 void run_node(const NodeImage& image, Memory& mem);
 
-// What the node costs the PPU (sim/ppu/node_kernel.cpp's timing).
+// What the node costs the PPU (sim/ppu/node_kernel.cpp's timing). ops_per_element, by operator
+// (a table in ppu_node.cpp, FMA-lane operations of a polynomial or iteration; the SFU is not
+// modelled): 1 for Add, Sub, Mul, Max, Relu, Neg, Abs and copies (Transpose, Reshape, Concat,
+// Gather, ... and every operator not listed); 2-4 for Clip, LeakyRelu, PRelu, HardSigmoid,
+// HardSwish, BatchNormalization, (De)QuantizeLinear; 4 for Div, Reciprocal, Sqrt; 6 Exp, Log;
+// 8 Sigmoid; 10 Tanh, Erf; 12 Pow; 14 Gelu; 9 Softmax (as the kSoftmax kernel). Reductions
+// (Reduce*, GlobalAveragePool, GlobalMaxPool) count their input elements: input elements per
+// output element + 1; MaxPool/AveragePool the kernel window + 1; LRN its size + 14.
 struct NodeCost {
   std::uint64_t output_elements = 0;  // of all outputs
   std::uint64_t macs = 0;             // the registry's multiply-accumulates (matrix products)
-  // FP32 operations per output element besides the MACs (op_cost_per_element): 1 for an add, a
+  // FP32 operations per output element besides the MACs (the table above): 1 for an add, a
   // compare or a copy, more for a transcendental function.
   std::uint64_t ops_per_element = 1;
   std::uint64_t bytes_read = 0, bytes_written = 0;  // place_bytes of inputs, outputs
