@@ -617,9 +617,12 @@ NodeImage decode_node(const std::uint8_t* bytes, std::size_t size) {
     const std::size_t key_at = r.offset();
     std::string key = r.str("attribute key");
     Attribute a = decode_attribute(r);
-    if (!image.attributes.emplace(std::move(key), std::move(a)).second) {
-      r.fail(key_at, "a second attribute of the same key");
+    // Keys strictly ascending, as encode_node writes them: one encoding per image.
+    if (!image.attributes.empty() && !(image.attributes.rbegin()->first < key)) {
+      r.fail(key_at, "attribute key '" + key + "' not after '" + image.attributes.rbegin()->first +
+                         "' (keys are unique and sorted)");
     }
+    image.attributes.emplace(std::move(key), std::move(a));
   }
   const std::uint32_t inputs = r.count("inputs", kMaxInputs, 1);
   for (std::uint32_t k = 0; k < inputs; ++k) {

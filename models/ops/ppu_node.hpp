@@ -11,7 +11,8 @@
 // and output lives. Its byte format (encode_node / decode_node; little-endian, no padding):
 //   u32 magic 'PNOD' (0x444f4e50), u32 version 1
 //   str op_type, str name, i64 opset           str: u32 length (<= 4096), bytes
-//   u32 attributes (<= 64), each: str key, u8 kind (Attribute::Kind), then
+//   u32 attributes (<= 64), keys unique and in ascending byte order (std::map's), each: str key,
+//       u8 kind (Attribute::Kind), then
 //       int i64 | float f32 | string str | ints u32 n, n x i64 | floats u32 n, n x f32 |
 //       tensor u8 dtype, u32 rank, rank x i64 dims, then elements x (f32 for float types,
 //       i64 otherwise)
@@ -39,7 +40,9 @@
 // Arithmetic: each input becomes an FP32 tensor of its ONNX shape — FP16 widened exactly, INT8
 // codes times step (FP32 product), dense FP32 as is, INT64 as INT64 — the registry's reference
 // kernel runs the node in FP32, and each output is stored as FP16 rounded to nearest even (NaN as
-// 0x7e00), or as INT8 codes round-half-away(v / step) saturated to [-128, 127]. A surface output is
+// 0x7e00), or as INT8 codes round-half-away(v / step) (in double; NaN as 0) saturated to
+// [-128, 127]; a dense output as FP32, or as INT64 for an integer result (a float result in an
+// INT64 place is a GraphError). A surface output is
 // written atom by atom: the lanes of the last surface beyond the tensor's channels become zero
 // when the output has no channel map (as the DLA writes them); stride gaps are not touched.
 #pragma once
@@ -109,11 +112,18 @@ struct NodeImage {
 // or a node its kernel refuses (attributes, shapes that do not match the image's outputs).
 void run_node(const NodeImage& image, Memory& mem);
 
-// What the node costs the PPU (sim/ppu/node_kernel.cpp's timing).
+// What the node costs the PPU (sim/ppu/node_kernel.cpp's timing). ops_per_element, by operator
+// (a table in ppu_node.cpp, FMA-lane operations of a polynomial or iteration; the SFU is not
+// modelled): 1 for Add, Sub, Mul, Max, Relu, Neg, Abs and copies (Transpose, Reshape, Concat,
+// Gather, ... and every operator not listed); 2-4 for Clip, LeakyRelu, PRelu, HardSigmoid,
+// HardSwish, BatchNormalization, (De)QuantizeLinear; 4 for Div, Reciprocal, Sqrt; 6 Exp, Log;
+// 8 Sigmoid; 10 Tanh, Erf; 12 Pow; 14 Gelu; 9 Softmax (as the kSoftmax kernel). Reductions
+// (Reduce*, GlobalAveragePool, GlobalMaxPool) count their input elements: input elements per
+// output element + 1; MaxPool/AveragePool the kernel window + 1; LRN its size + 14.
 struct NodeCost {
   std::uint64_t output_elements = 0;  // of all outputs
   std::uint64_t macs = 0;             // the registry's multiply-accumulates (matrix products)
-  // FP32 operations per output element besides the MACs (op_cost_per_element): 1 for an add, a
+  // FP32 operations per output element besides the MACs (the table above): 1 for an add, a
   // compare or a copy, more for a transcendental function.
   std::uint64_t ops_per_element = 1;
   std::uint64_t bytes_read = 0, bytes_written = 0;  // place_bytes of inputs, outputs

@@ -8,7 +8,9 @@
 // simulation; finish() writes the overlay's bytes (the output atoms, no stride gaps) to memory.
 //
 // Cost model (models::ops::node_cost, like the other streaming kernels: bytes through the SM's
-// port, math on a pipe): a grid of CTAs over the output elements, kCtaElements each. Every input
+// port, math on a pipe): a grid of CTAs over the output elements, kCtaElements each, halved (down
+// to kMinCtaElements) while a CTA's MACs and FMA ops exceed kCtaOps (a MatMul's outputs spread
+// over the SMs as tiles would). Every input
 // and output is a stream of bytes (a surface's line runs of W atoms, strides skipped; a dense
 // array's elements); CTA i owns the same fraction of every stream as of the output elements and
 // loads its share of each input in steps of about kStepBytes (kPrefetch steps in flight), then
@@ -38,9 +40,11 @@ namespace {
 
 namespace M = models::ops;
 
-constexpr std::uint64_t kCtaElements = 4096;  // output elements per CTA
-constexpr std::uint64_t kStepBytes = 4096;    // input bytes per step (one step buffer)
-constexpr unsigned kPrefetch = 3;             // steps of loads in flight ahead
+constexpr std::uint64_t kCtaElements = 4096;  // output elements per CTA (at most)
+constexpr std::uint64_t kMinCtaElements = 64;
+constexpr std::uint64_t kCtaOps = 65536;    // a CTA's MACs + FMA ops: fewer elements when heavier
+constexpr std::uint64_t kStepBytes = 4096;  // input bytes per step (one step buffer)
+constexpr unsigned kPrefetch = 3;           // steps of loads in flight ahead
 
 // A Memory reading the image underneath and keeping its own writes (applied in order).
 class Overlay final : public M::Memory {
@@ -149,6 +153,10 @@ class NodeKernel final : public Kernel {
     }
     cost_ = M::node_cost(node_);
     elements_ = std::max<std::uint64_t>(1, cost_.output_elements);
+    const std::uint64_t per_element = ceil_div(cost_.macs, elements_) + cost_.ops_per_element;
+    while (cta_elements_ > kMinCtaElements && cta_elements_ * per_element > kCtaOps) {
+      cta_elements_ /= 2;
+    }
     lanes_ = std::max(1u, hw.ppu.fma_lanes_per_sm);
     const double fma_peak = static_cast<double>(sms(hw)) * lanes_;
     tensor_ = cost_.macs > 0;
@@ -167,7 +175,7 @@ class NodeKernel final : public Kernel {
     record.type = int8 ? "int8" : "fp16";
     record.m = static_cast<unsigned>(elements_), record.n = 1;
     record.k = static_cast<unsigned>(std::min<std::uint64_t>(cost_.ops_per_element, ~0u));
-    record.tile_m = static_cast<unsigned>(kCtaElements), record.tile_n = 1;
+    record.tile_m = static_cast<unsigned>(cta_elements_), record.tile_n = 1;
     record.tile_k = static_cast<unsigned>(kStepBytes);
     record.ctas = ctas();
     record.macs = cost_.macs;
@@ -175,7 +183,7 @@ class NodeKernel final : public Kernel {
                               node_.name.empty() ? "" : " '" + node_.name + "'");
   }
   [[nodiscard]] unsigned ctas() const override {
-    return static_cast<unsigned>(ceil_div(elements_, kCtaElements));
+    return static_cast<unsigned>(ceil_div(elements_, cta_elements_));
   }
   [[nodiscard]] unsigned steps(unsigned cta) const override {
     std::uint64_t bytes = 0;
@@ -227,8 +235,8 @@ class NodeKernel final : public Kernel {
 
  private:
   [[nodiscard]] std::pair<std::uint64_t, std::uint64_t> cta_elements(unsigned cta) const {
-    const std::uint64_t e0 = std::uint64_t{cta} * kCtaElements;
-    return {e0, std::min(elements_, e0 + kCtaElements)};
+    const std::uint64_t e0 = std::uint64_t{cta} * cta_elements_;
+    return {e0, std::min(elements_, e0 + cta_elements_)};
   }
   // The CTA's bytes of a stream: the same fraction as of the output elements.
   [[nodiscard]] std::pair<std::uint64_t, std::uint64_t> cta_share(const Stream& s,
@@ -241,7 +249,7 @@ class NodeKernel final : public Kernel {
   M::NodeCost cost_;
   Overlay overlay_;
   std::vector<Stream> inputs_, outputs_;
-  std::uint64_t elements_ = 1;
+  std::uint64_t elements_ = 1, cta_elements_ = kCtaElements;
   unsigned lanes_ = 1;
   bool tensor_ = false;
   double tc_per_sm_ = 1.0;

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""Writes the generated part of the fuzz seed corpora (tests/fuzz/corpus/{npy,ppu,calibration}):
-small .npy/.npz files of each dtype and layout the reader accepts, PPU push buffers that launch
-one kernel of each kind, and calibration tables in both entry forms. The other seeds are copied
+"""Writes the generated part of the fuzz seed corpora
+(tests/fuzz/corpus/{npy,ppu,ppu_node,calibration}): small .npy/.npz files of each dtype and layout
+the reader accepts, PPU push buffers that launch one kernel of each kind, PPU node kernel images
+(models/ops/ppu_node.hpp's format), and calibration tables in both entry forms. The other seeds are copied
 from ../shared (traces, .dat, .spec) and sim/configs. Run from anywhere; rewrites the files."""
 import io
 import json
@@ -90,6 +91,46 @@ def ppu_seeds():
         push_buffer([5, 2, 0, 4, 2, 8, 32, 0, a, 0, 0x80, 0x100, d, 0, 0x80, 0x100]))
 
 
+def node_str(s):
+    b = s.encode()
+    return struct.pack("<I", len(b)) + b
+
+
+def node_surface(storage, addr, shape, w, h, c, atom, rows=0, cmap=(), step=1.0):
+    b = struct.pack("<BQI", storage, addr, len(shape)) + b"".join(struct.pack("<q", d) for d in shape)
+    b += struct.pack("<6I", w, h, c, w * atom, h * w * atom, atom) + struct.pack("<BI", rows, len(cmap))
+    return b + b"".join(struct.pack("<I", x) for x in cmap) + struct.pack("<d", step)
+
+
+def node_image(op, name, attrs, inputs, outputs):
+    b = struct.pack("<II", 0x444F4E50, 1) + node_str(op) + node_str(name) + struct.pack("<q", 13)
+    b += struct.pack("<I", len(attrs)) + b"".join(attrs)
+    b += struct.pack("<I", len(inputs))
+    for i in inputs:
+        b += b"\0" if i is None else b"\1" + i
+    return b + struct.pack("<I", len(outputs)) + b"".join(outputs)
+
+
+def ppu_node_seeds():
+    # Erf on a 1 x 21 x 2 x 2 FP16 surface in 32-byte atoms.
+    out("ppu_node", "erf.bin", node_image("Erf", "erf", [], [node_surface(0, 0x1000, [1, 21, 2, 2], 2, 2, 21, 32)],
+                                          [node_surface(0, 0x2000, [1, 21, 2, 2], 2, 2, 21, 32)]))
+    # Gemm of INT8 rows (step 0.5, channel map) and a dense FP32 constant; every attribute kind
+    # (keys in sorted order, as encode_node writes them), an omitted input.
+    attrs = [node_str("alpha") + struct.pack("<Bf", 1, 0.5),
+             node_str("mode") + struct.pack("<B", 2) + node_str("x"),
+             node_str("perm") + struct.pack("<BIqq", 3, 2, 1, 0),
+             node_str("scales") + struct.pack("<BIf", 4, 1, 2.0),
+             node_str("transB") + struct.pack("<Bq", 0, 1),
+             node_str("value") + struct.pack("<BBIqf", 5, 0, 1, 1, 3.0)]
+    dense = struct.pack("<BQIqq", 2, 0x3000, 2, 4, 3)
+    out("ppu_node", "gemm_int8.bin",
+        node_image("Gemm", "", attrs,
+                   [node_surface(1, 0x1000, [2, 4], 1, 2, 8, 8, rows=1, cmap=(3, 0, 1, 2), step=0.5),
+                    dense, None],
+                   [node_surface(0, 0x4000, [2, 3], 1, 2, 3, 8, rows=1)]))
+
+
 def calibration_seeds():
     octa = {"input": {"clip": 2.5, "bits": 8, "unsigned": False, "min": -2.0, "max": 2.5,
                       "method": "octav"},
@@ -103,4 +144,5 @@ def calibration_seeds():
 
 npy_seeds()
 ppu_seeds()
+ppu_node_seeds()
 calibration_seeds()

@@ -11,7 +11,7 @@ build="$1"
 seconds="$2"
 shift 2
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(trace_cfg dat npy hw_config spec txn ppu onnx calibration player)
+[ ${#targets[@]} -eq 0 ] && targets=(trace_cfg dat npy hw_config spec txn ppu ppu_node onnx calibration player)
 
 dict_of() {
   case "$1" in
