@@ -292,6 +292,9 @@ class Builder {
   // A concatenated tensor's first channel in its Concat's surface (a multiple of the atom's).
   std::map<std::string, std::uint32_t> offsets_;
   bool integer_ = false;
+  // PPU layers so far: each takes the next of the PPU's channels in turn, so independent PPU
+  // layers overlap (schedule.hpp: a channel runs one push buffer at a time).
+  unsigned ppu_layers_ = 0;
 };
 
 }  // namespace octasim::firmware::net::detail

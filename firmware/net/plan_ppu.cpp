@@ -21,7 +21,9 @@ void Planner::plan_ppu(std::size_t i, const std::string& reason) {
   PlannedLayer l;
   l.kind = LayerKind::kPpu;
   l.nodes = {i};
-  l.ppu.reason = reason;
+  // The refusal without its leading "<node>: " (the layer names the node).
+  const std::string prefix = n.label() + ": ";
+  l.ppu.reason = reason.rfind(prefix, 0) == 0 ? reason.substr(prefix.size()) : reason;
   // The inputs as the reference kernel sees them: constants as they are, device tensors as FP32
   // zeros of their shape (what the kernel reads: FP16 widened).
   std::vector<models::graph::Tensor> zeros;

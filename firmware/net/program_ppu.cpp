@@ -99,6 +99,7 @@ PpuNodeLayer Builder::lower_ppu_node(const PlannedLayer& l, const std::string& w
   const std::vector<std::uint8_t> pb_bytes = pb.bytes();
   p.push_buffer_bytes = static_cast<std::uint32_t>(pb_bytes.size());
   p.push_buffer = constant(who + " push buffer", pb_bytes);
+  p.channel = ppu_layers_++ % F::kChannels;
   return p;
 }
 

@@ -38,6 +38,7 @@ PpuSoftmaxLayer Builder::lower_softmax(const PlannedLayer& l, const NetTensor& i
   const std::vector<std::uint8_t> bytes = pb.bytes();
   p.push_buffer_bytes = static_cast<std::uint32_t>(bytes.size());
   p.push_buffer = constant(who + " push buffer", bytes);
+  p.channel = ppu_layers_++ % F::kChannels;
   return p;
 }
 

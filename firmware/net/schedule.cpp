@@ -155,7 +155,9 @@ std::vector<std::vector<std::size_t>> layer_dependencies(const NetProgram& p) {
     }
     for (const char* unit : layer_units(p, i)) {
       std::deque<std::size_t>& h = holders[unit];
-      if (h.size() == 2) {
+      // A PPU channel runs one push buffer at a time (ringing it rebases it): one layer deep.
+      const std::size_t depth = std::string(unit).rfind("PPU", 0) == 0 ? 1 : 2;
+      if (h.size() == depth) {
         d.push_back(h.front());
         h.pop_front();
       }

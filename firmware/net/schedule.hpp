@@ -48,7 +48,8 @@ struct LayerAccess {
 // For every layer, the earlier layers it must wait for under kOverlap: those writing memory it
 // reads or writes (true and output dependencies), those reading memory it writes (a buffer
 // reused after its tensor died), the one that took the same register group of a unit it uses
-// (two layers back on that unit; for BDMA, whose slots both groups share, the last one), every
+// (two layers back on that unit; for BDMA, whose slots both groups share, and a PPU channel, which
+// runs one push buffer at a time, the last one), every
 // layer before and after an OCTAV layer (it programs the next SDP's registers when it finishes),
 // and for an SDP layer with a LUT every earlier one with a different LUT (the LUT storage is shared
 // by both register groups). Sorted, without repeats.

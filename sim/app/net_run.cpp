@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <deque>
 #include <map>
+#include <optional>
 #include <variant>
 
 #include <fmt/core.h>
@@ -181,15 +182,19 @@ Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const H
     end[owners[r]] = std::max(end[owners[r]], layers[r].end_cycle);
     records[owners[r]].push_back(&layers[r]);
   }
-  std::size_t ppu_kernel = 0;
+  // Each PPU layer's kernel: the next one its channel launched (channels run concurrently).
+  std::map<unsigned, std::deque<const ppu::KernelRecord*>> by_channel;
+  for (const ppu::KernelRecord& k : kernels) by_channel[k.channel].push_back(&k);
   std::uint64_t last_end = device.cycle();
   for (std::size_t i = 0; i < prog.layers.size(); ++i) {
     const fn::HwLayer& layer_hw = prog.layers[i].hw;
-    if ((std::holds_alternative<fn::PpuSoftmaxLayer>(layer_hw) ||
-         std::holds_alternative<fn::PpuNodeLayer>(layer_hw)) &&
-        ppu_kernel < kernels.size()) {
-      begin[i] = kernels[ppu_kernel].start_cycle;
-      end[i] = kernels[ppu_kernel++].end_cycle;
+    std::optional<unsigned> channel;
+    if (const auto* sm = std::get_if<fn::PpuSoftmaxLayer>(&layer_hw)) channel = sm->channel;
+    if (const auto* node = std::get_if<fn::PpuNodeLayer>(&layer_hw)) channel = node->channel;
+    if (channel && !by_channel[*channel].empty()) {
+      begin[i] = by_channel[*channel].front()->start_cycle;
+      end[i] = by_channel[*channel].front()->end_cycle;
+      by_channel[*channel].pop_front();
     }
     LayerTime lt;
     lt.cycles = end[i] > begin[i] ? end[i] - begin[i] : 0;
