@@ -144,12 +144,20 @@ unsigned ceil_extra(std::int64_t in, unsigned kernel, unsigned stride, unsigned 
 
 NetPlan Planner::run() {
   // A weight or bias the graph takes as an input (ONNX's node tests do) is refused by the node
-  // that needs it constant, before the inputs are counted.
+  // that needs it constant, before the inputs are counted. (One computed by another node, as in
+  // attention's activation x activation MatMul, is the node's planner's to refuse: the PPU may
+  // take it.)
+  const auto graph_input = [&](const std::string& t) {
+    return std::any_of(g_.inputs.begin(), g_.inputs.end(),
+                       [&](const models::graph::ValueInfo& v) { return v.name == t; });
+  };
   for (const Node& n : g_.nodes) {
     const bool weighted = n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul" ||
                           n.op_type == "ConvInteger" || n.op_type == "MatMulInteger";
     for (std::size_t k = 1; weighted && k < n.inputs.size(); ++k) {
-      if (!n.inputs[k].empty()) (void)constant(n, k, k == 1 ? "weight" : "bias");
+      if (!n.inputs[k].empty() && graph_input(n.inputs[k])) {
+        (void)constant(n, k, k == 1 ? "weight" : "bias");
+      }
     }
   }
   const auto data_inputs = g_.inputs;
@@ -205,11 +213,13 @@ void Planner::set_cube(const std::string& tensor, const Node* n, bool ppu) {
   const auto& shape = plan_.shapes.at(tensor);
   const auto dim = [&](std::size_t i) { return static_cast<std::uint32_t>(shape[i]); };
   Cube c;
-  const bool dla_shape = shape.size() >= 1 && shape.size() <= 4 && (shape.size() != 4 || shape[0] == 1);
+  const bool dla_shape =
+      shape.size() >= 1 && shape.size() <= 4 && (shape.size() != 4 || shape[0] == 1);
   if (ppu && !dla_shape) {
     // W the last axis, H the one before, C the product of the others (C order kept).
     std::uint64_t channels = 1;
-    for (std::size_t k = 0; k + 2 < shape.size(); ++k) channels *= static_cast<std::uint64_t>(shape[k]);
+    for (std::size_t k = 0; k + 2 < shape.size(); ++k)
+      channels *= static_cast<std::uint64_t>(shape[k]);
     c = {shape.empty() ? 1U : dim(shape.size() - 1), shape.size() < 2 ? 1U : dim(shape.size() - 2),
          static_cast<std::uint32_t>(std::min<std::uint64_t>(channels, 1U << 24))};
     ppu_only_.insert(tensor);

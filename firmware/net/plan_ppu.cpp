@@ -42,7 +42,8 @@ void Planner::plan_ppu(std::size_t i, const std::string& reason) {
       refuse(fmt::format("input '{}' is not computed on the device", in));
     }
     l.ppu.reads.push_back(t);
-    zeros.push_back(models::graph::Tensor::zeros(models::graph::DType::kFloat32, plan_.shapes.at(in)));
+    zeros.push_back(
+        models::graph::Tensor::zeros(models::graph::DType::kFloat32, plan_.shapes.at(in)));
   }
   if (l.ppu.reads.empty()) refuse("no input is computed on the device (all constants)");
   models::graph::Inputs inputs;

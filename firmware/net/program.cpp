@@ -243,10 +243,15 @@ void Builder::lower(const PlannedLayer& l) {
     case LayerKind::kSoftmax:
       out.hw = lower_softmax(l, in, dst, out.nodes);
       break;
-    case LayerKind::kPpu:
-      out.hw = lower_ppu_node(l, out.nodes);
+    case LayerKind::kPpu: {
+      PpuNodeLayer node = lower_ppu_node(l, out.nodes);
+      // The node's matrix products (MatMul of two activations) are the network's, done by the
+      // PPU's tensor cores, not the DLA's MAC array (macs stays 0).
+      out.network_macs = models::ops::node_cost(node.image).macs;
+      out.hw = std::move(node);
       out.fallback = l.ppu.reason;
       break;
+    }
     case LayerKind::kBdma:
       out.hw = lower_resize(l, in, dst);
       break;

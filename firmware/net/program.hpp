@@ -176,9 +176,9 @@ struct BdmaLayer {
 // ConvPoolLayer: a convolution whose SDP output streams into PDP (flying mode): the pooling
 // right after a convolution that nothing else reads, fused by the compiler. RubikContract:
 // DepthToSpace (DCR) as Rubik's contract mode.
-using HwLayer = std::variant<ConvLayer, PdpLayer, CdpLayer, SdpLayer, OctavLayer, FakeQuantSdpLayer,
-                             PpuSoftmaxLayer, ConvPoolLayer, BdmaLayer, RubikContract,
-                             PpuNodeLayer>;
+using HwLayer =
+    std::variant<ConvLayer, PdpLayer, CdpLayer, SdpLayer, OctavLayer, FakeQuantSdpLayer,
+                 PpuSoftmaxLayer, ConvPoolLayer, BdmaLayer, RubikContract, PpuNodeLayer>;
 
 struct NetLayer {
   std::string engine;  // CONV, PDP, CDP, SDP, OCTAV
@@ -243,9 +243,9 @@ struct NetProgram {
 // Which engines a program's layers run on, and the nodes that fell back to the PPU
 // (--fallback ppu): `octasim net`'s fallback summary and its report's network.fallback.
 struct FallbackSummary {
-  std::size_t dla_layers = 0;               // layers on the DLA's units (CONV, SDP, PDP, ...)
-  std::size_t ppu_layers = 0;               // on the PPU: Softmax and fallback nodes
-  std::map<std::string, std::size_t> ops;   // fallback nodes by operator
+  std::size_t dla_layers = 0;              // layers on the DLA's units (CONV, SDP, PDP, ...)
+  std::size_t ppu_layers = 0;              // on the PPU: Softmax and fallback nodes
+  std::map<std::string, std::size_t> ops;  // fallback nodes by operator
   std::vector<std::pair<std::string, std::string>> nodes;  // fallback node label, why
 };
 [[nodiscard]] FallbackSummary fallback_summary(const NetProgram& p);

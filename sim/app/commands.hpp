@@ -112,7 +112,7 @@ struct NetCommonOptions {
   std::string winograd = "auto";  // --winograd auto|on|off (--no-winograd: off)
   double winograd_budget = 0.10;  // --winograd-budget: auto's allowed extra error
   bool no_winograd = false;
-  bool dense_groups = false;  // --dense-groups: a grouped convolution as one dense layer
+  bool dense_groups = false;     // --dense-groups: a grouped convolution as one dense layer
   std::string fallback = "ppu";  // --fallback ppu|none: nodes the DLA cannot run
 };
 

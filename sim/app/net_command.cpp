@@ -188,9 +188,11 @@ void print_layers(const fn::CompiledNetwork& net, const Timing& timing, const Ba
   const fn::FallbackSummary f = fn::fallback_summary(p);
   if (!f.nodes.empty()) {
     std::string ops;
-    for (const auto& [op, count] : f.ops) ops += fmt::format("{}{} x{}", ops.empty() ? "" : ", ", op, count);
-    fmt::print("fallback: {} layers on the DLA, {} on the PPU; {} nodes fell back to the PPU ({})\n",
-               f.dla_layers, f.ppu_layers, f.nodes.size(), ops);
+    for (const auto& [op, count] : f.ops)
+      ops += fmt::format("{}{} x{}", ops.empty() ? "" : ", ", op, count);
+    fmt::print(
+        "fallback: {} layers on the DLA, {} on the PPU; {} nodes fell back to the PPU ({})\n",
+        f.dla_layers, f.ppu_layers, f.nodes.size(), ops);
     for (const auto& [node, why] : f.nodes) fmt::print("  {}: {}\n", node, why);
   }
 }

@@ -228,9 +228,12 @@ Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const H
                           {"bound_share", t.layers[i].bound.share}});
     if (!prog.layers[i].fallback.empty()) net_layers.back()["fallback"] = prog.layers[i].fallback;
   }
-  t.report["network"] = {{"layers", std::move(net_layers)}, {"cycles", t.cycles},
-                         {"images", prog.images},           {"clock_mhz", hw.clock_mhz},
-                         {"macs", prog.network_macs()},     {"device_macs", prog.macs()},
+  t.report["network"] = {{"layers", std::move(net_layers)},
+                         {"cycles", t.cycles},
+                         {"images", prog.images},
+                         {"clock_mhz", hw.clock_mhz},
+                         {"macs", prog.network_macs()},
+                         {"device_macs", prog.macs()},
                          {"fallback", fallback_json(fn::fallback_summary(prog))}};
   // The report and timeline are written under temporary names now and renamed into place once
   // every image has run: an interrupted or failed run leaves neither.

@@ -13,8 +13,10 @@ namespace octasim::app {
 void add_ops_command(CLI::App& app) {
   app.add_subcommand("ops",
                      "list the ONNX operators octasim knows: the device lowering of each (in "
-                     "preference order; 'folded': removed by the graph passes before lowering; "
-                     "'-': the reference executor only) and what it computes");
+                     "preference order; 'folded': removed by the graph passes before lowering) and "
+                     "what it computes. A node the DLA refuses runs on the PPU's kNode kernel "
+                     "where the configuration has a PPU (--fallback ppu, FP16): 'PPU (fallback)' "
+                     "for the operators only the PPU runs");
 }
 
 int run_ops() {
@@ -25,7 +27,8 @@ int run_ops() {
     for (const g::Lowering l : op.lowerings) {
       lowering += (lowering.empty() ? "" : ", ") + std::string(g::lowering_name(l));
     }
-    fmt::print("{:<19} {:<28} {}\n", op.op_type, lowering.empty() ? "-" : lowering, op.summary);
+    fmt::print("{:<19} {:<28} {}\n", op.op_type, lowering.empty() ? "PPU (fallback)" : lowering,
+               op.summary);
   }
   return 0;
 }

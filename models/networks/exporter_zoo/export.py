@@ -16,9 +16,13 @@ weights rescaled on a calibration image so every Conv/Linear output has standard
 (LSUV-style: activations neither blow up nor vanish through deep random networks). It is then
 exported as a user would: torch.onnx.export(model, x, f, opset_version=13, input_names,
 output_names) with PyTorch's defaults (do_constant_folding=True, training=EVAL). Written per
-model: NAME.onnx, NAME_input.npy (float32 1x3x64x64, uniform [0, 1)) and NAME_output.npy
-(PyTorch's float32 output on it; NAME_output_0.npy, NAME_output_1.npy, ... for several
-outputs), and manifest.json (inputs, outputs, the ONNX op census, versions, sizes).
+model: NAME.onnx, NAME_input.npy (float32 1x3x64x64, uniform [0, 1); a model class may set
+input_shape / input_distribution instead: bert_encoder's is 1x32x64 standard normal) and
+NAME_output.npy (PyTorch's float32 output on it; NAME_output_0.npy, NAME_output_1.npy, ... for
+several outputs), and manifest.json (inputs, outputs, the ONNX op census, versions, sizes).
+`--only NAME ...` exports (or checks) only those models; the manifest keeps the others' entries.
+LayerNorm gets BatchNorm's random affine parameters; nn.MultiheadAttention's q/k/v and output
+projections are LSUV-scaled too (normalize_activations).
 """
 
 import argparse
@@ -356,6 +360,72 @@ class YoloLike(nn.Module):
         return tuple(outs)
 
 
+# Transformers: a ViT in miniature (patch embedding, class token, position embedding, pre-norm
+# encoder layers with nn.MultiheadAttention) and a BERT-like encoder of two
+# nn.TransformerEncoderLayer (post-norm) on an already embedded sequence.
+
+
+class VitBlock(nn.Module):
+    """Pre-norm encoder layer: x + MHA(LN(x)), then x + MLP(LN(x)) (Linear-GELU-Linear)."""
+
+    def __init__(self, dim, heads, hidden):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(dim)
+        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.norm2 = nn.LayerNorm(dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim))
+
+    def forward(self, x):
+        y = self.norm1(x)
+        x = x + self.attn(y, y, y, need_weights=False)[0]
+        return x + self.mlp(self.norm2(x))
+
+
+class TinyVit(nn.Module):
+    """1x3x64x64 -> 8x8 patches (Conv2d 8x8 stride 8) -> 64 tokens of 64 -> class token
+    (nn.Parameter, torch.cat in front) -> + learned position embedding (65 x 64) -> 2 pre-norm
+    VitBlocks (4 heads, MLP 128) -> LayerNorm -> Linear on the class token -> 10 classes."""
+
+    def __init__(self, dim=64, patch=8, depth=2, heads=4, hidden=128):
+        super().__init__()
+        tokens = (INPUT_SHAPE[2] // patch) * (INPUT_SHAPE[3] // patch)
+        self.patch_embed = nn.Conv2d(INPUT_SHAPE[1], dim, patch, stride=patch)
+        self.cls_token = nn.Parameter(torch.randn(1, 1, dim) * 0.02)
+        self.pos_embed = nn.Parameter(torch.randn(1, tokens + 1, dim) * 0.02)
+        self.blocks = nn.ModuleList(VitBlock(dim, heads, hidden) for _ in range(depth))
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, NUM_CLASSES)
+
+    def forward(self, x):
+        x = self.patch_embed(x).flatten(2).transpose(1, 2)  # [B, 64, dim]
+        x = torch.cat((self.cls_token.expand(x.shape[0], -1, -1), x), dim=1)
+        x = x + self.pos_embed
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.norm(x)[:, 0])
+
+
+class BertEncoder(nn.Module):
+    """Two nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, gelu,
+    batch_first=True, norm_first=False) on an embedded sequence [1, 32, 64] (its own input:
+    standard normal float32, like LayerNorm'd embeddings); outputs the sequence [1, 32, 64]."""
+
+    input_shape = (1, 32, 64)
+    input_distribution = "normal"
+
+    def __init__(self, d_model=64, nhead=4, hidden=128, depth=2):
+        super().__init__()
+        # Separate layers (nn.TransformerEncoder would deep-copy one layer: equal initial weights).
+        self.layers = nn.ModuleList(
+            nn.TransformerEncoderLayer(d_model, nhead, hidden, activation="gelu", batch_first=True,
+                                       norm_first=False) for _ in range(depth))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
 # --------------------------------------------------------------------------------------------
 # Reduced torchvision networks (and their full-size versions for --full)
 
@@ -431,6 +501,15 @@ MODELS = [
      "YOLOv5-like detector: Conv+BN+SiLU, C3 blocks (bottlenecks with residual Add), SPPF "
      "(MaxPool 5x5 s1 p2 three times + Concat), PANet neck (Upsample x2 nearest + Concat, stride-2 "
      "convs + Concat), three 1x1 heads viewed as (1,3,H,W,7) by view/permute and Sigmoid"),
+    ("tiny_vit", TinyVit, 1,
+     "ViT in miniature: Conv2d 8x8 stride 8 patch embedding (64 tokens of 64), class token "
+     "(nn.Parameter, torch.cat), learned position embedding, 2 pre-norm encoder layers (nn.LayerNorm, "
+     "nn.MultiheadAttention 4 heads batch_first, Linear-GELU-Linear MLP 128), final LayerNorm, Linear "
+     "on the class token -> 10"),
+    ("bert_encoder", BertEncoder, 1,
+     "BERT-like encoder on an embedded sequence: input [1,32,64] standard normal, 2 "
+     "nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, activation='gelu', "
+     "batch_first=True, norm_first=False), output the sequence [1,32,64]"),
 ]
 
 FULL_MODELS = [
@@ -456,6 +535,8 @@ def seed_of(name):
 
 
 def randomize_batchnorm(model, gen):
+    """BatchNorm2d: random statistics and affine parameters; LayerNorm: the same affine
+    parameters (weight ~ U(0.5, 1.5), bias ~ N(0, 0.1)) instead of PyTorch's ones and zeros."""
     with torch.no_grad():
         for m in model.modules():
             if isinstance(m, nn.BatchNorm2d):
@@ -465,30 +546,92 @@ def randomize_batchnorm(model, gen):
                 if m.affine:
                     m.weight.copy_(torch.rand(c, generator=gen) + 0.5)
                     m.bias.copy_(torch.randn(c, generator=gen) * 0.1)
+            elif isinstance(m, nn.LayerNorm) and m.elementwise_affine:
+                m.weight.copy_(torch.rand(m.weight.shape, generator=gen) + 0.5)
+                m.bias.copy_(torch.randn(m.bias.shape, generator=gen) * 0.1)
 
 
 def normalize_activations(model, x):
     """Rescales each Conv2d/Linear (weight and bias) so its output on x has standard deviation 1,
-    in execution order in one pass (the hook also rescales the output that flows on)."""
+    in execution order in one pass (the hook also rescales the output that flows on).
+
+    nn.MultiheadAttention calls no Linear module (F.multi_head_attention_forward reads
+    in_proj_weight and out_proj.weight directly), so it gets hooks of its own: before it runs,
+    the query, key and value projections (in_proj_weight/in_proj_bias rows) are each rescaled to
+    output std 1 on the module's inputs (attention scores q.k/sqrt(d) then have std ~1 too), and
+    after it, out_proj so the attention output has std 1. Models with attention are calibrated
+    with autograd enabled: in eval mode under no_grad, nn.TransformerEncoderLayer takes its fused
+    fast path (torch._transformer_encoder_layer_fwd), which calls none of its submodules."""
     done = set()
+
+    def ok(s):
+        return s > 0 and math.isfinite(s)
 
     def hook(module, _inputs, output):
         if module in done:
             return None
         done.add(module)
         s = output.std().item()
-        if not (s > 0 and math.isfinite(s)):
+        if not ok(s):
             return None
-        module.weight.mul_(1.0 / s)
-        if module.bias is not None:
-            module.bias.mul_(1.0 / s)
+        with torch.no_grad():
+            module.weight.mul_(1.0 / s)
+            if module.bias is not None:
+                module.bias.mul_(1.0 / s)
         return output * (1.0 / s)
 
+    def mha_pre_hook(module, inputs):
+        if module in done:
+            return
+        assert module._qkv_same_embed_dim and len(inputs) >= 3, "MultiheadAttention: q, k, v by position"
+        e = module.embed_dim
+        with torch.no_grad():
+            for j, t in enumerate(inputs[:3]):
+                w = module.in_proj_weight[j * e:(j + 1) * e]
+                b = module.in_proj_bias[j * e:(j + 1) * e] if module.in_proj_bias is not None else None
+                s = F.linear(t, w, b).std().item()
+                if ok(s):
+                    w.mul_(1.0 / s)
+                    if b is not None:
+                        b.mul_(1.0 / s)
+
+    def mha_hook(module, _inputs, output):
+        if module in done:
+            return None
+        done.add(module)
+        y, weights = output
+        s = y.std().item()
+        if not ok(s):
+            return None
+        with torch.no_grad():
+            module.out_proj.weight.mul_(1.0 / s)
+            if module.out_proj.bias is not None:
+                module.out_proj.bias.mul_(1.0 / s)
+        return y * (1.0 / s), weights
+
     handles = [m.register_forward_hook(hook) for m in model.modules() if isinstance(m, (nn.Conv2d, nn.Linear))]
-    with torch.no_grad():
+    attention = [m for m in model.modules() if isinstance(m, nn.MultiheadAttention)]
+    for m in attention:
+        handles.append(m.register_forward_pre_hook(mha_pre_hook))
+        handles.append(m.register_forward_hook(mha_hook))
+    with torch.set_grad_enabled(bool(attention)):
         model(x)
     for h in handles:
         h.remove()
+
+
+def input_spec(builder):
+    """A model's input shape and distribution: INPUT_SHAPE uniform [0, 1) unless its class sets
+    input_shape / input_distribution ("normal": standard normal)."""
+    return tuple(getattr(builder, "input_shape", INPUT_SHAPE)), getattr(builder, "input_distribution", "uniform")
+
+
+def draw_input(rng, builder):
+    shape, distribution = input_spec(builder)
+    if distribution == "normal":
+        return rng.standard_normal(shape, dtype=np.float32)
+    assert distribution == "uniform", distribution
+    return rng.random(shape, dtype=np.float32)
 
 
 def build(name, builder):
@@ -500,9 +643,9 @@ def build(name, builder):
     gen = torch.Generator().manual_seed(seed)
     randomize_batchnorm(model, gen)
     rng = np.random.default_rng(seed)
-    calib = torch.from_numpy(rng.random(INPUT_SHAPE, dtype=np.float32))
+    calib = torch.from_numpy(draw_input(rng, builder))
     normalize_activations(model, calib)
-    x = rng.random(INPUT_SHAPE, dtype=np.float32)
+    x = draw_input(rng, builder)
     return model, x
 
 
@@ -692,12 +835,26 @@ def census(entries):
             for op, ms in sorted(models_per_op.items())}
 
 
+def input_overrides(entries):
+    names = {e["name"] for e in entries}
+    out = {}
+    for name, builder, *_ in MODELS:
+        shape, distribution = input_spec(builder)
+        if name in names and (shape, distribution) != (INPUT_SHAPE, "uniform"):
+            out[name] = {"input_shape": list(shape),
+                         "input_distribution": {"normal": "standard normal float32",
+                                                "uniform": "uniform [0, 1) float32"}[distribution]}
+    return out
+
+
 def write_manifest(entries, path, extra=None):
     manifest = {
         "generator": "models/networks/exporter_zoo/export.py",
         "versions": versions(),
         "export": {"opset_version": OPSET, "do_constant_folding": True, "training": "EVAL",
-                   "input_shape": list(INPUT_SHAPE), "input_distribution": "uniform [0, 1) float32"},
+                   "input_shape": list(INPUT_SHAPE), "input_distribution": "uniform [0, 1) float32",
+                   # models whose input is not the default one (input_spec)
+                   "input_overrides": input_overrides(entries)},
         "models": entries,
         "op_census": census(entries),
     }
@@ -749,6 +906,11 @@ class NumpyOnnx:
             return s / (k[0] * k[1])
         ones = np.ones((1, 1) + x.shape[2:])
         return s / self._windows(ones, k, strides, pads, 0.0).sum(axis=(4, 5))
+
+    @staticmethod
+    def _erf(x):
+        """erf to float64 precision (math.erf per element: no SciPy needed)."""
+        return np.vectorize(math.erf, otypes=[np.float64])(x)
 
     def run(self, feeds):
         import onnx
@@ -845,6 +1007,25 @@ class NumpyOnnx:
             elif op == "ConstantOfShape":
                 v = self.np.to_array(a["value"]) if "value" in a else np.zeros(1, np.float32)
                 y = np.full(i[0].astype(int).tolist(), v.reshape(-1)[0], dtype=v.dtype)
+            elif op == "MatMul":
+                y = np.matmul(i[0], i[1])
+            elif op == "Pow":
+                y = np.power(i[0], i[1])
+            elif op == "Sqrt":
+                y = np.sqrt(i[0])
+            elif op == "Erf":
+                y = self._erf(i[0])
+            elif op == "Softmax":
+                ax = a.get("axis", -1)  # opset 13: along one axis (opset < 13: flattened from axis on)
+                e = np.exp(i[0] - i[0].max(axis=ax, keepdims=True))
+                y = e / e.sum(axis=ax, keepdims=True)
+            elif op == "Equal":
+                y = np.equal(i[0], i[1])
+            elif op == "Where":
+                y = np.where(i[0], i[1], i[2])
+            elif op == "Expand":
+                shape = i[1].astype(int).tolist()
+                y = i[0] * np.ones(shape, dtype=i[0].dtype)  # bidirectional broadcast
             elif op == "Resize":
                 assert a.get("mode") == "nearest" and a.get("coordinate_transformation_mode") == "asymmetric"
                 assert a.get("nearest_mode", "round_prefer_floor") == "floor"
