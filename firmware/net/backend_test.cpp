@@ -22,6 +22,28 @@ using models::graph::Tensor;
 
 namespace fs = std::filesystem;
 
+std::vector<std::string> registry_node_tests(const std::string& node_dir) {
+  std::vector<std::string> dirs;
+  if (!fs::is_directory(node_dir)) return dirs;
+  for (const auto& e : fs::directory_iterator(node_dir)) {
+    const fs::path model = e.path() / "model.onnx";
+    if (!fs::is_regular_file(model)) continue;
+    try {
+      const Graph graph = load_onnx(model.string());
+      const bool known =
+          !graph.nodes.empty() &&
+          std::all_of(graph.nodes.begin(), graph.nodes.end(), [](const models::graph::Node& n) {
+            return models::graph::find_op(n.op_type) != nullptr;
+          });
+      if (known) dirs.push_back(e.path().string());
+    } catch (const std::exception&) {
+      continue;  // a data type or construct the importer refuses
+    }
+  }
+  std::sort(dirs.begin(), dirs.end());
+  return dirs;
+}
+
 BackendTest read_backend_test(const std::string& dir) {
   BackendTest t;
   t.name = fs::path(dir).filename().string();

@@ -58,6 +58,12 @@ struct BackendTest {
 // models::graph::GraphError.
 [[nodiscard]] BackendTest read_backend_test(const std::string& dir);
 
+// Every test directory in `node_dir` (ONNX's backend node tests) whose graph uses only operators
+// of the registry (models/graph/op_registry.hpp) — the tests of every operator octasim knows,
+// ONNX's expansions of other operators into them included — as paths, sorted by name. A model the
+// importer cannot read is not one of them; a missing `node_dir` gives none.
+[[nodiscard]] std::vector<std::string> registry_node_tests(const std::string& node_dir);
+
 // The test's graph for one data set, ready for the compiler: inputs after the first bound as
 // initializers, and the data input's first axis made the batch when it is N x C x H x W.
 // `images` receives the data input as the runtime takes it: its first axis the images.

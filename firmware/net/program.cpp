@@ -98,7 +98,17 @@ NetProgram Builder::run() {
   }
   std::set<std::string> kept{storage(plan_.input)};
   for (const std::string& out : plan_.outputs) kept.insert(storage(plan_.resolve(out)));
+  // A buffer whose last reader runs on the PPU (or on the DLA) is not given to the layer right
+  // after it when that one runs on the other engine: the two may run at once (the overlapped
+  // schedule), which reusing the buffer would forbid. It is freed one layer later.
+  const auto on_ppu = [](const PlannedLayer& l) {
+    return l.kind == LayerKind::kPpu || l.kind == LayerKind::kSoftmax;
+  };
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> deferred;
   const auto release_dead = [&](const PlannedLayer& l, std::size_t i) {
+    for (const auto& [address, bytes] : deferred) activations_.release(address, bytes);
+    deferred.clear();
+    const bool defer = i + 1 < plan_.layers.size() && on_ppu(plan_.layers[i + 1]) != on_ppu(l);
     std::vector<std::string> touched = layer_reads(g_, l);
     touched.push_back(l.output);
     for (std::string& t : touched) t = storage(t);
@@ -107,7 +117,12 @@ NetProgram Builder::run() {
       const bool dead = r == last_read.end() ? t == l.output : r->second == i;
       if (dead && kept.count(t) == 0 && released_.insert(t).second) {
         const FeatureSurface& s = tensors_.at(t).surface;
-        activations_.release(s.address, surface_bytes(s, elem(), atom()));
+        const std::uint64_t bytes = surface_bytes(s, elem(), atom());
+        if (defer) {
+          deferred.emplace_back(s.address, bytes);
+        } else {
+          activations_.release(s.address, bytes);
+        }
       }
     }
   };

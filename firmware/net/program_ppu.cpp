@@ -88,6 +88,13 @@ PpuNodeLayer Builder::lower_ppu_node(const PlannedLayer& l, const std::string& w
   image.outputs.push_back(surface_place(dst, plan_.shapes.at(l.output)));
   p.dst = dst.surface;
   const std::vector<std::uint8_t> bytes = O::encode_node(image);
+  // The PPU decodes the image at LAUNCH and stops the channel on one it refuses: refuse it here,
+  // naming the node, instead.
+  try {
+    (void)O::decode_node(bytes.data(), bytes.size());
+  } catch (const O::NodeImageError& e) {
+    throw GraphError(fmt::format("{}: the PPU would refuse its kernel image: {}", who, e.what()));
+  }
   p.image_bytes = static_cast<std::uint32_t>(bytes.size());
   p.image_address = constant(who + " kernel image", bytes);
   namespace F = ppu_format;

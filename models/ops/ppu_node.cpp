@@ -269,7 +269,11 @@ TensorPlace decode_place(Reader& r) {
   for (std::uint32_t k = 0; k < rank; ++k) {
     const std::size_t dim_at = r.offset();
     const std::int64_t d = r.i64("dim");
-    if (d < 1 || d > kMaxDim) r.fail(dim_at, "dim " + std::to_string(d) + " (1 .. 2^24)");
+    // A dense constant may be empty (ReduceSum's axes = []: every axis); a surface may not.
+    const std::int64_t least = p.surface() ? 1 : 0;
+    if (d < least || d > kMaxDim) {
+      r.fail(dim_at, "dim " + std::to_string(d) + (p.surface() ? " (1 .. 2^24)" : " (0 .. 2^24)"));
+    }
     p.shape.push_back(d);
     elements *= static_cast<std::uint64_t>(d);
     if (elements > kMaxElements) r.fail(dim_at, "elements beyond 2^26");

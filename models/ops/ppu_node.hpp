@@ -19,7 +19,8 @@
 //   u32 inputs (<= 16), each: u8 present (0: an omitted optional input), then a tensor place
 //   u32 outputs (1 .. 16), each a tensor place
 //   tensor place: u8 storage (Storage), u64 address, u32 rank (<= 8), rank x i64 dims (ONNX's
-//       shape; every dim 1 .. 2^24, elements <= 2^26), then for a surface: u32 width, height,
+//       shape; every dim 1 .. 2^24 (a dense place 0 .. 2^24: an empty constant), elements <=
+//       2^26), then for a surface: u32 width, height,
 //       channels, line_stride, surface_stride, atom_bytes, u8 rows, u32 map entries (0 or the
 //       tensor's logical channels), that many u32 physical channels, f64 step
 // decode_node accepts exactly this and nothing else: a bad magic or version, a length or count

@@ -156,6 +156,7 @@ int run_compile(const CompileOptions& opts);
 // unsupported.
 struct OnnxTestOptions {
   std::vector<std::string> dirs;
+  std::string registry;  // --registry NODE_DIR: every test there of registry operators only
   std::string config = "nv_full";
   bool functional = false;
   std::uint64_t timeout_cycles = 200'000'000;

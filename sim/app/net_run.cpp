@@ -33,6 +33,47 @@ nlohmann::json fallback_json(const octasim::firmware::net::FallbackSummary& s) {
           {"nodes", std::move(nodes)}};
 }
 
+// report.network.engines: the cycles the DLA's layers, the PPU's layers and both at once were
+// running (unions of the layers' [start, end) intervals, and their intersection).
+nlohmann::json engine_overlap(const octasim::firmware::net::NetProgram& prog,
+                              const std::vector<octasim::app::LayerTime>& layers) {
+  namespace fn = octasim::firmware::net;
+  using Intervals = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+  Intervals dla, ppu;
+  for (std::size_t i = 0; i < prog.layers.size() && i < layers.size(); ++i) {
+    if (layers[i].cycles == 0) continue;
+    const bool on_ppu = std::holds_alternative<fn::PpuSoftmaxLayer>(prog.layers[i].hw) ||
+                        std::holds_alternative<fn::PpuNodeLayer>(prog.layers[i].hw);
+    (on_ppu ? ppu : dla).emplace_back(layers[i].start, layers[i].end);
+  }
+  const auto merge = [](Intervals v) {
+    std::sort(v.begin(), v.end());
+    Intervals out;
+    for (const auto& iv : v) {
+      if (!out.empty() && iv.first <= out.back().second) {
+        out.back().second = std::max(out.back().second, iv.second);
+      } else {
+        out.push_back(iv);
+      }
+    }
+    return out;
+  };
+  const Intervals a = merge(dla), b = merge(ppu);
+  const auto total = [](const Intervals& v) {
+    std::uint64_t n = 0;
+    for (const auto& iv : v) n += iv.second - iv.first;
+    return n;
+  };
+  std::uint64_t both = 0;
+  for (std::size_t x = 0, y = 0; x < a.size() && y < b.size();) {
+    const std::uint64_t lo = std::max(a[x].first, b[y].first);
+    const std::uint64_t hi = std::min(a[x].second, b[y].second);
+    if (lo < hi) both += hi - lo;
+    (a[x].second < b[y].second ? x : y) += 1;
+  }
+  return {{"dla_busy_cycles", total(a)}, {"ppu_busy_cycles", total(b)}, {"overlap_cycles", both}};
+}
+
 }  // namespace
 
 namespace octasim::app {
@@ -191,14 +232,23 @@ Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const H
     std::optional<unsigned> channel;
     if (const auto* sm = std::get_if<fn::PpuSoftmaxLayer>(&layer_hw)) channel = sm->channel;
     if (const auto* node = std::get_if<fn::PpuNodeLayer>(&layer_hw)) channel = node->channel;
+    const ppu::KernelRecord* kernel = nullptr;
     if (channel && !by_channel[*channel].empty()) {
-      begin[i] = by_channel[*channel].front()->start_cycle;
-      end[i] = by_channel[*channel].front()->end_cycle;
+      kernel = by_channel[*channel].front();
       by_channel[*channel].pop_front();
+      begin[i] = kernel->start_cycle;
+      end[i] = kernel->end_cycle;
     }
     LayerTime lt;
     lt.cycles = end[i] > begin[i] ? end[i] - begin[i] : 0;
-    lt.bound = layer_bound(soc, prog, i, records[i], lt.cycles);
+    if (lt.cycles > 0) {
+      lt.start = begin[i] - std::min(begin[i], start);
+      lt.end = end[i] - std::min(end[i], start);
+    }
+    // A PPU kernel's loads are served by the L2 as much as by DRAM: its own roofline says what
+    // bounds it (KernelRecord::bound).
+    lt.bound = kernel != nullptr ? LayerBound{"PPU " + kernel->bound, 1.0}
+                                 : layer_bound(soc, prog, i, records[i], lt.cycles);
     t.layers.push_back(lt);
     last_end = std::max(last_end, end[i]);
   }
@@ -225,7 +275,9 @@ Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const H
                           {"onnx_nodes", prog.layers[i].nodes},
                           {"cycles", t.layers[i].cycles},
                           {"bound", t.layers[i].bound.name},
-                          {"bound_share", t.layers[i].bound.share}});
+                          {"bound_share", t.layers[i].bound.share},
+                          {"start_cycle", t.layers[i].start},
+                          {"end_cycle", t.layers[i].end}});
     if (!prog.layers[i].fallback.empty()) net_layers.back()["fallback"] = prog.layers[i].fallback;
   }
   t.report["network"] = {{"layers", std::move(net_layers)},
@@ -234,7 +286,8 @@ Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const H
                          {"clock_mhz", hw.clock_mhz},
                          {"macs", prog.network_macs()},
                          {"device_macs", prog.macs()},
-                         {"fallback", fallback_json(fn::fallback_summary(prog))}};
+                         {"fallback", fallback_json(fn::fallback_summary(prog))},
+                         {"engines", engine_overlap(prog, t.layers)}};
   // The report and timeline are written under temporary names now and renamed into place once
   // every image has run: an interrupted or failed run leaves neither.
   models::PendingFileSet files;

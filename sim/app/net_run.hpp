@@ -69,7 +69,8 @@ struct LayerBound {
 };
 
 struct LayerTime {
-  std::uint64_t cycles = 0;  // first record's start to last record's end
+  std::uint64_t cycles = 0;          // first record's start to last record's end
+  std::uint64_t start = 0, end = 0;  // those two, from the inference's start
   LayerBound bound;
 };
 

@@ -178,7 +178,11 @@ void add_onnx_test_command(CLI::App& app, OnnxTestOptions& o) {
       "onnx-test",
       "run ONNX backend test directories (model.onnx, test_data_set_*/) on the device: float "
       "tests at FP16, compared with ONNX's outputs within the FP16 bound the README states");
-  cmd->add_option("dirs", o.dirs, "test directories")->required();
+  cmd->add_option("dirs", o.dirs, "test directories");
+  cmd->add_option("--registry", o.registry,
+                  "also every test directory in NODE_DIR (ONNX's node tests: "
+                  "/usr/include/onnx/backend/test/data/node) whose operators are all operators "
+                  "octasim knows (`octasim ops`), in name order");
   cmd->add_option("--config", o.config,
                   "hardware configuration with FP16 (nv_full, nv_large, soc_large, a JSON or "
                   ".spec file)");
@@ -188,7 +192,16 @@ void add_onnx_test_command(CLI::App& app, OnnxTestOptions& o) {
                   "fail a layer that takes longer than this many cycles");
 }
 
-int run_onnx_test(const OnnxTestOptions& o) {
+int run_onnx_test(const OnnxTestOptions& options) {
+  OnnxTestOptions o = options;
+  if (!o.registry.empty()) {
+    if (!std::filesystem::is_directory(o.registry)) {
+      throw UsageError(fmt::format("--registry {}: not a directory", o.registry));
+    }
+    const std::vector<std::string> tests = fn::registry_node_tests(o.registry);
+    o.dirs.insert(o.dirs.end(), tests.begin(), tests.end());
+  }
+  if (o.dirs.empty()) throw UsageError("onnx-test: no test directories (DIR... or --registry)");
   HwConfig hw;
   try {
     hw = load_hw_config(o.config);

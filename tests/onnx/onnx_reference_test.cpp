@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "firmware/net/backend_test.hpp"
 #include "firmware/onnx/onnx_import.hpp"
 #include "models/graph/op_registry.hpp"
 #include "models/graph/reference.hpp"
@@ -63,22 +64,9 @@ const std::map<std::string, std::string> kUnsupported = {
 // them. A model the importer cannot read is not one of them.
 std::vector<std::string> node_tests() {
   std::vector<std::string> names;
-  if (!fs::is_directory(kNodeDir)) return names;
-  for (const auto& e : fs::directory_iterator(kNodeDir)) {
-    const fs::path model = e.path() / "model.onnx";
-    if (!fs::is_regular_file(model)) continue;
-    try {
-      const g::Graph graph = firmware::load_onnx(model.string());
-      const bool known = !graph.nodes.empty() &&
-                         std::all_of(graph.nodes.begin(), graph.nodes.end(), [](const g::Node& n) {
-                           return g::find_op(n.op_type) != nullptr;
-                         });
-      if (known) names.push_back(e.path().filename().string());
-    } catch (const std::exception&) {
-      continue;  // a data type or construct the importer refuses
-    }
+  for (const std::string& dir : firmware::net::registry_node_tests(kNodeDir)) {
+    names.push_back(fs::path(dir).filename().string());
   }
-  std::sort(names.begin(), names.end());
   return names;
 }
 

@@ -1,0 +1,173 @@
+// --fallback ppu (plan.hpp, program.hpp PpuNodeLayer): nodes the DLA refuses run on the PPU's
+// kNode kernel. The planner's decisions on small graphs (which nodes fall back, why, what stays
+// refused), and networks mixing DLA and PPU layers on the cycle-level SoC at FP16:
+//   - the device equals the reference executor bit for bit after every layer (soc_run.hpp),
+//   - the outputs agree with the FP32 reference executor within FP16's rounding.
+// SystemC elaborates once per process: one network on the SoC per TEST.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "firmware/net/compiler.hpp"
+#include "firmware/net/plan.hpp"
+#include "models/graph/reference.hpp"
+#include "net_test_graph.hpp"
+#include "sim/core/hw_config.hpp"
+#include "soc_run.hpp"
+
+namespace octasim::ppu_fallback_test {
+namespace {
+
+namespace fn = firmware::net;
+using models::graph::Graph;
+using models::graph::GraphError;
+using models::graph::Tensor;
+using nettest::contains;
+using nettest::error_of;
+using nettest::GraphBuilder;
+using nettest::ints_attr;
+using nettest::ramp;
+
+// x (1x8x6x6) -> Conv 1x1 (8 -> 16) -> Abs -> Sqrt -> Conv 1x1 (16 -> 8) -> y. The DLA has no Abs
+// and no Sqrt.
+Graph conv_abs_sqrt_conv() {
+  GraphBuilder b;
+  b.input("x", {1, 8, 6, 6});
+  b.constant("w1", {16, 8, 1, 1}, ramp(16 * 8));
+  b.constant("w2", {8, 16, 1, 1}, ramp(8 * 16));
+  b.node("Conv", "c1", {"x", "w1"}, {"a"});
+  b.node("Abs", "abs", {"a"}, {"b"});
+  b.node("Sqrt", "sqrt", {"b"}, {"c"});
+  b.node("Conv", "c2", {"c", "w2"}, {"y"});
+  b.output("y");
+  return b.graph();
+}
+
+TEST(PpuFallbackPlan, NodesTheDlaRefusesGoToThePpuWithTheirReason) {
+  const fn::NetPlan p = fn::plan_network(conv_abs_sqrt_conv(), "soc_large", true, fn::Fallback::kPpu);
+  ASSERT_EQ(p.layers.size(), 4U);
+  EXPECT_EQ(p.layers[0].kind, fn::LayerKind::kConv);
+  EXPECT_EQ(p.layers[1].kind, fn::LayerKind::kPpu);
+  EXPECT_EQ(p.layers[2].kind, fn::LayerKind::kPpu);
+  EXPECT_EQ(p.layers[3].kind, fn::LayerKind::kConv);
+  EXPECT_EQ(p.layers[1].ppu.reason, "Abs is not supported on the DLA of soc_large");
+  EXPECT_EQ(p.layers[2].ppu.reason, "Sqrt is not supported on the DLA of soc_large");
+  EXPECT_EQ(p.layers[1].ppu.reads, std::vector<std::string>{"a"});
+  EXPECT_EQ(std::string(fn::layer_engine(p.layers[1].kind)), "PPU");
+}
+
+TEST(PpuFallbackPlan, WithoutFallbackOrWithoutAPpuTheNodeIsRefused) {
+  const Graph g = conv_abs_sqrt_conv();
+  const std::string none = error_of([&] {
+    (void)fn::plan_network(g, "soc_large", true, fn::Fallback::kNone);
+  });
+  EXPECT_EQ(none, "Abs 'abs': Abs is not supported on the DLA of soc_large");
+  const std::string no_ppu = error_of([&] {
+    (void)fn::plan_network(g, "nv_full", false, fn::Fallback::kPpu);
+  });
+  EXPECT_EQ(no_ppu, "Abs 'abs': Abs is not supported on the DLA of nv_full");
+}
+
+TEST(PpuFallbackPlan, RefusesANodeOfTwoOutputsNamingBothReasons) {
+  // A Split along W: the DLA splits channels only; a PPU node writes one output.
+  GraphBuilder b;
+  b.input("x", {1, 8, 6, 6});
+  b.constant("w", {8, 8, 1, 1}, ramp(64));
+  b.node("Conv", "c", {"x", "w"}, {"a"});
+  b.node("Split", "split", {"a"}, {"l", "r"}).attributes["axis"] = nettest::int_attr(3);
+  b.output("l");
+  b.output("r");
+  const std::string msg = error_of([&] {
+    (void)fn::plan_network(b.graph(), "soc_large", true, fn::Fallback::kPpu);
+  });
+  EXPECT_TRUE(contains(msg, "Split 'split'")) << msg;
+  EXPECT_TRUE(contains(msg, "the PPU cannot take it: 2 outputs; a PPU node writes one")) << msg;
+}
+
+TEST(PpuFallbackPlan, AFiveDimensionalTensorStaysOnThePpuAndItsReadersFollow) {
+  // Reshape to 1x2x4x6x6, Transpose(0, 2, 1, 3, 4): a 5-D tensor only the PPU holds; the Relu
+  // reading it falls back too (a DLA layer refuses the PPU-only cube).
+  GraphBuilder b;
+  b.input("x", {1, 8, 6, 6});
+  b.constant("w", {8, 8, 1, 1}, ramp(64));
+  b.graph().initializers["shape"] = nettest::int64_tensor({1, 2, 4, 6, 6});
+  b.node("Conv", "c", {"x", "w"}, {"a"});
+  b.node("Reshape", "r", {"a", "shape"}, {"a5"});
+  b.node("Transpose", "t", {"a5"}, {"t5"}).attributes["perm"] = ints_attr({0, 2, 1, 3, 4});
+  b.node("Relu", "relu", {"t5"}, {"y"});
+  b.output("y");
+  const fn::NetPlan p = fn::plan_network(b.graph(), "soc_large", true, fn::Fallback::kPpu);
+  ASSERT_EQ(p.layers.size(), 3U);
+  EXPECT_EQ(p.layers[1].kind, fn::LayerKind::kPpu);
+  EXPECT_EQ(p.layers[1].ppu.reads, std::vector<std::string>{"a"});  // the Reshape is a view of a
+  EXPECT_EQ(p.layers[2].kind, fn::LayerKind::kPpu);
+  EXPECT_TRUE(contains(p.layers[2].ppu.reason, "of shape 1x4x2x6x6 is held for the PPU only"))
+      << p.layers[2].ppu.reason;
+  // W the last axis, H the one before, C the product of the others.
+  EXPECT_EQ(p.cubes.at("t5").width, 6U);
+  EXPECT_EQ(p.cubes.at("t5").height, 6U);
+  EXPECT_EQ(p.cubes.at("t5").channels, 8U);
+}
+
+// Compiles `g` for soc_large at FP16, runs `count` random images in [-1, 1) on the SoC: bit-exact
+// with the reference executor after every layer, and within `bound` (relative to the largest
+// |output|) of the FP32 reference executor.
+void check_on_soc(const Graph& g, std::size_t ppu_layers, double bound) {
+  const HwConfig hw = load_hw_config("soc_large");
+  fn::CompiledNetwork net = fn::prepare_network(g, hw, fn::Fallback::kPpu);
+  constexpr std::size_t kImages = 2;
+  Tensor images = fn::random_images(net.plan, kImages, 7);
+  for (float& v : images.f) v = 2.0F * v - 1.0F;
+  fn::QuantOptions q;
+  q.precision = fn::NetPrecision::kFp16;
+  fn::quantize_network(net, hw, images, q);
+  const fn::NetProgram& prog = net.program;
+  EXPECT_EQ(fn::fallback_summary(prog).ppu_layers, ppu_layers);
+  const nettest::SocRun run = nettest::run_on_soc(prog, hw, images, kImages);
+  EXPECT_EQ(run.differing_images, 0U);
+  for (std::size_t i = 0; i < kImages; ++i) {
+    const models::graph::TensorMap ref =
+        models::graph::run_reference(net.graph, {{net.plan.input, fn::slice_batch(images, i, 1)}});
+    const Tensor& y = ref.at(net.plan.outputs.at(0));
+    const Tensor& d = run.outputs.at(i);
+    ASSERT_EQ(d.f.size(), y.f.size());
+    double peak = 0.0, worst = 0.0;
+    for (std::size_t k = 0; k < y.f.size(); ++k) {
+      peak = std::max(peak, std::abs(double{y.f[k]}));
+      worst = std::max(worst, std::abs(double{d.f[k]} - double{y.f[k]}));
+    }
+    ASSERT_GT(peak, 0.0);
+    EXPECT_LE(worst, bound * peak) << "image " << i;
+  }
+}
+
+// Bounds: FP16 rounds every stored value by up to 2^-11 relative; a Conv of 16 terms, Abs
+// (exact), Sqrt (halves the relative error, adds its own rounding), a Conv of 16 terms: a few
+// 2^-11 of the output's scale. 1% is far above it and far below a wrong layer's error.
+TEST(PpuFallbackOnSoc, ConvAbsSqrtConvIsBitExact) { check_on_soc(conv_abs_sqrt_conv(), 2, 0.01); }
+
+// Attention's core: s = Softmax(t t^T / 4), y = s t with t = Conv(in) as 8 tokens of 16 (a view,
+// transposed): both MatMuls take two activations (the PPU's), as do the Transposes; the scaling
+// is an SDP layer and the Softmax the PPU's softmax kernel.
+TEST(PpuFallbackOnSoc, AttentionMatMulsOfTwoActivationsAreBitExact) {
+  GraphBuilder b;
+  b.input("x", {1, 16, 1, 8});
+  b.constant("w", {16, 16, 1, 1}, ramp(256));
+  b.constant("quarter", {}, {0.25F});
+  b.graph().initializers["shape"] = nettest::int64_tensor({1, 16, 8});
+  b.node("Conv", "proj", {"x", "w"}, {"p4"});
+  b.node("Reshape", "view", {"p4", "shape"}, {"p"});
+  b.node("Transpose", "tokens", {"p"}, {"t"}).attributes["perm"] = ints_attr({0, 2, 1});
+  b.node("Transpose", "keys", {"t"}, {"k"}).attributes["perm"] = ints_attr({0, 2, 1});
+  b.node("MatMul", "scores", {"t", "k"}, {"s"});
+  b.node("Mul", "scale", {"s", "quarter"}, {"ss"});
+  b.node("Softmax", "attn", {"ss"}, {"a"}).attributes["axis"] = nettest::int_attr(-1);
+  b.node("MatMul", "mix", {"a", "t"}, {"y"});
+  b.output("y");
+  check_on_soc(b.graph(), 5, 0.01);
+}
+
+}  // namespace
+}  // namespace octasim::ppu_fallback_test
