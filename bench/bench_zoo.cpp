@@ -4,7 +4,6 @@
 // overlapped schedule (what `octasim net` runs). Reports the host seconds per inference, the
 // simulated cycles per inference and per host second. One SoC (one SystemC elaboration) serves
 // every network.
-#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -15,52 +14,25 @@
 #include <systemc>
 
 #include "firmware/net/compiler.hpp"
-#include "firmware/net/runtime.hpp"
 #include "firmware/onnx/onnx_import.hpp"
+#include "bench/net_cycle_bench.hpp"
 #include "firmware/zoo/zoo.hpp"
 #include "sim/core/hw_config.hpp"
 #include "sim/soc/host_adapter.hpp"
 #include "sim/soc/soc.hpp"
-#include "sim/trace/device_mmio.hpp"
-#include "sim/trace/player.hpp"
 
 namespace {
 
 using namespace octasim;
 namespace fn = firmware::net;
 
-struct Compiled {
-  fn::CompiledNetwork net;
-  models::graph::Tensor images;
-};
+using Compiled = bench::CompiledNet;
 
 std::map<std::string, Compiled>* g_nets = nullptr;
 soc::HostAdapter* g_device = nullptr;
 
 void BM_ZooCycleLevel(benchmark::State& state, const std::string& name) {
-  const Compiled& c = g_nets->at(name);
-  const fn::NetProgram& prog = c.net.program;
-  g_device->soc().reset();
-  DeviceMemory memory = trace::dma_memory(*g_device);
-  fn::load_constants(prog, memory);
-  trace::DeviceMmio mmio(*g_device, 500'000'000);
-  fn::GroupState groups;
-  std::uint64_t simulated = 0, inferences = 0;
-  for (auto _ : state) {
-    const std::uint64_t before = g_device->cycle();
-    try {
-      fn::write_input(prog, c.images, 0, memory);
-      fn::program_network(prog, mmio, groups, fn::Schedule::kOverlap);
-    } catch (const std::exception& e) {
-      state.SkipWithError(e.what());
-      return;
-    }
-    simulated += g_device->cycle() - before;
-    ++inferences;
-  }
-  if (inferences > 0) state.counters["sim_cycles_per_inference"] = simulated / inferences;
-  state.counters["sim_cycles_per_s"] =
-      benchmark::Counter(static_cast<double>(simulated), benchmark::Counter::kIsRate);
+  bench::run_inferences(state, g_nets->at(name), *g_device);
 }
 
 }  // namespace

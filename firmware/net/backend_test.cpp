@@ -278,8 +278,10 @@ std::vector<double> fp16_bounds(const Graph& g, const BackendDataSet& d, std::si
                   [](const auto& n) { return is_activation(n.op_type); })) {
     return activation_bounds(g, d, k);
   }
-  // Terms by magnitude: every input and constant by its magnitude; a BatchNormalization's mean
-  // negative, so that x - mean adds the magnitudes.
+  // Terms by magnitude: every float input and constant by its magnitude (a BatchNormalization's
+  // mean negative, and a Sub an Add, so that x - mean and a - b add the magnitudes), the integer
+  // data and zero points by theirs. Other integer tensors (indices, axes, starts, shapes) keep
+  // their values: they select the terms, they are not terms.
   std::set<std::string> means;
   int r = 1;
   for (const auto& n : g.nodes) {
@@ -287,13 +289,19 @@ std::vector<double> fp16_bounds(const Graph& g, const BackendDataSet& d, std::si
     if (n.op_type == "BatchNormalization" && n.inputs.size() > 3) means.insert(n.inputs[3]);
     if (n.op_type == "DequantizeLinear" && n.inputs.size() > 2) means.insert(n.inputs[2]);
   }
+  const std::string data = g.inputs.empty() ? std::string() : g.inputs.front().name;
   const auto magnitude = [&](const std::string& name, Tensor t) {
     const double sign = means.count(name) != 0 ? -1.0 : 1.0;
     for (float& v : t.f) v = static_cast<float>(sign * std::abs(double{v}));
-    for (std::int64_t& v : t.i) v = std::abs(v);
+    if (name == data || means.count(name) != 0) {
+      for (std::int64_t& v : t.i) v = std::abs(v);
+    }
     return t;
   };
   Graph a = g;
+  for (auto& n : a.nodes) {
+    if (n.op_type == "Sub") n.op_type = "Add";
+  }
   for (auto& [name, t] : a.initializers) t = magnitude(name, t);
   models::graph::TensorMap inputs;
   for (std::size_t i = 0; i < g.inputs.size(); ++i) {
