@@ -1,5 +1,6 @@
 #include "firmware/zoo/builder.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -201,12 +202,22 @@ std::string ModelBuilder::add(const std::string& a, const std::string& b, const 
   return name;
 }
 
-std::string ModelBuilder::concat(const std::vector<std::string>& xs, const std::string& name) {
+std::string ModelBuilder::concat(const std::vector<std::string>& xs, const std::string& name,
+                                 std::int64_t axis) {
   Shape out = shape(xs.at(0));
-  out[1] = 0;
-  for (const std::string& x : xs) out[1] += shape(x)[1];
+  if (axis < 0 || axis >= static_cast<std::int64_t>(out.size())) {
+    throw std::logic_error("zoo: " + name + ": no axis " + std::to_string(axis));
+  }
+  const auto a = static_cast<std::size_t>(axis);
+  out[a] = 0;
+  for (const std::string& x : xs) {
+    Shape s = shape(x);
+    out[a] += s.at(a);
+    s[a] = out[a];
+    if (s != out) throw std::logic_error("zoo: " + name + ": operands differ off the axis");
+  }
   onnx::NodeProto& n = node("Concat", name, xs, out);
-  set_int(n, "axis", 1);
+  set_int(n, "axis", axis);
   return name;
 }
 
@@ -228,6 +239,153 @@ std::string ModelBuilder::gemm(const std::string& x, const std::string& name, st
   onnx::NodeProto& n = node("Gemm", name, inputs, {in[0], out});
   set_int(n, "transB", 1);
   return name;
+}
+
+std::string ModelBuilder::int64_tensor(const std::string& name, const Shape& shape,
+                                       const std::vector<std::int64_t>& values) {
+  if (shapes_.count(name) != 0) throw std::logic_error("zoo: tensor '" + name + "' twice");
+  onnx::TensorProto* t = graph_->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto_DataType_INT64);
+  for (const std::int64_t d : shape) t->add_dims(d);
+  std::string raw(values.size() * 8, '\0');
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    const auto bits = static_cast<std::uint64_t>(values[k]);
+    for (int b = 0; b < 8; ++b) raw[8 * k + b] = static_cast<char>((bits >> (8 * b)) & 0xFF);
+  }
+  t->set_raw_data(std::move(raw));
+  shapes_[name] = shape;
+  return name;
+}
+
+std::string ModelBuilder::parameter(const std::string& name, const Shape& shape, double scale,
+                                    double offset) {
+  if (shapes_.count(name) != 0) throw std::logic_error("zoo: tensor '" + name + "' twice");
+  random_tensor(name, shape, scale, offset);
+  shapes_[name] = shape;
+  return name;
+}
+
+std::string ModelBuilder::scalar(const std::string& name, float value) {
+  if (shapes_.count(name) == 0) {
+    tensor(name, {}, {value});
+    shapes_[name] = {};
+  }
+  return name;
+}
+
+std::string ModelBuilder::binary(const std::string& op, const std::string& a, const std::string& b,
+                                 const std::string& name) {
+  // NumPy broadcasting: shapes aligned on the right, a dimension of 1 stretched.
+  const Shape& sa = shape(a);
+  const Shape& sb = shape(b);
+  Shape out(std::max(sa.size(), sb.size()), 1);
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    const std::int64_t da = k < sa.size() ? sa[sa.size() - 1 - k] : 1;
+    const std::int64_t db = k < sb.size() ? sb[sb.size() - 1 - k] : 1;
+    if (da != db && da != 1 && db != 1) {
+      throw std::logic_error("zoo: " + name + ": operands do not broadcast");
+    }
+    out[out.size() - 1 - k] = da == 1 ? db : da;
+  }
+  node(op, name, {a, b}, out);
+  return name;
+}
+
+std::string ModelBuilder::linear(const std::string& x, const std::string& name, std::int64_t out) {
+  Shape y = shape(x);
+  const std::int64_t in = y.back();
+  y.back() = out;
+  const std::string w =
+      random_tensor(name + ".weight", {in, out}, std::sqrt(6.0 / static_cast<double>(in)));
+  node("MatMul", name + ".matmul", {x, w}, y);
+  return binary("Add", name + ".matmul", parameter(name + ".bias", {out}, 0.01), name);
+}
+
+std::string ModelBuilder::matmul(const std::string& a, const std::string& b,
+                                 const std::string& name) {
+  const Shape& sa = shape(a);
+  const Shape& sb = shape(b);
+  if (sa.size() < 2 || sa.size() != sb.size() || sa[sa.size() - 1] != sb[sb.size() - 2] ||
+      !std::equal(sa.begin(), sa.end() - 2, sb.begin())) {
+    throw std::logic_error("zoo: " + name + ": the operands do not multiply");
+  }
+  Shape out = sa;
+  out.back() = sb.back();
+  node("MatMul", name, {a, b}, out);
+  return name;
+}
+
+std::string ModelBuilder::transpose(const std::string& x, const std::string& name,
+                                    const std::vector<std::int64_t>& perm) {
+  const Shape& in = shape(x);
+  if (perm.size() != in.size()) throw std::logic_error("zoo: " + name + ": perm of another rank");
+  Shape out;
+  for (const std::int64_t p : perm) out.push_back(in.at(static_cast<std::size_t>(p)));
+  onnx::NodeProto& n = node("Transpose", name, {x}, out);
+  set_ints(n, "perm", perm);
+  return name;
+}
+
+std::string ModelBuilder::reshape(const std::string& x, const std::string& name, const Shape& to) {
+  std::int64_t from = 1, into = 1;
+  for (const std::int64_t d : shape(x)) from *= d;
+  for (const std::int64_t d : to) into *= d;
+  if (from != into) throw std::logic_error("zoo: " + name + ": Reshape changes the size");
+  const std::string spec =
+      int64_tensor(name + ".shape", {static_cast<std::int64_t>(to.size())}, to);
+  node("Reshape", name, {x, spec}, to);
+  return name;
+}
+
+std::string ModelBuilder::gather(const std::string& x, const std::string& name, std::int64_t axis,
+                                 std::int64_t index) {
+  Shape out = shape(x);
+  if (axis < 0 || axis >= static_cast<std::int64_t>(out.size()) || index < 0 ||
+      index >= out[static_cast<std::size_t>(axis)]) {
+    throw std::logic_error("zoo: " + name + ": Gather out of range");
+  }
+  out.erase(out.begin() + axis);
+  const std::string indices = int64_tensor(name + ".index", {}, {index});
+  onnx::NodeProto& n = node("Gather", name, {x, indices}, out);
+  set_int(n, "axis", axis);
+  return name;
+}
+
+std::string ModelBuilder::softmax(const std::string& x, const std::string& name) {
+  onnx::NodeProto& n = node("Softmax", name, {x}, shape(x));
+  set_int(n, "axis", -1);
+  return name;
+}
+
+std::string ModelBuilder::layer_norm(const std::string& x, const std::string& name) {
+  const std::int64_t features = shape(x).back();
+  const auto mean_of = [this](const std::string& in, const std::string& out) {
+    Shape s = shape(in);
+    s.back() = 1;
+    onnx::NodeProto& n = node("ReduceMean", out, {in}, s);
+    set_ints(n, "axes", {-1});  // keepdims = 1 by default
+    return out;
+  };
+  const std::string centred = binary("Sub", x, mean_of(x, name + ".mean"), name + ".sub");
+  const std::string squares = binary("Pow", centred, scalar("layer_norm.two", 2.0F), name + ".pow");
+  const std::string var = binary("Add", mean_of(squares, name + ".var"),
+                                 scalar("layer_norm.eps", 1e-5F), name + ".var_eps");
+  const std::string std_dev = name + ".sqrt";
+  node("Sqrt", std_dev, {var}, shape(var));
+  const std::string normed = binary("Div", centred, std_dev, name + ".div");
+  const std::string gamma = parameter(name + ".weight", {features}, 0.1, 1.0);
+  const std::string beta = parameter(name + ".bias", {features}, 0.05);
+  return binary("Add", binary("Mul", normed, gamma, name + ".mul"), beta, name);
+}
+
+std::string ModelBuilder::gelu(const std::string& x, const std::string& name) {
+  const std::string scaled =
+      binary("Div", x, scalar("gelu.sqrt2", static_cast<float>(std::sqrt(2.0))), name + ".div");
+  const std::string erf = name + ".erf";
+  node("Erf", erf, {scaled}, shape(scaled));
+  const std::string plus_one = binary("Add", erf, scalar("gelu.one", 1.0F), name + ".add");
+  return binary("Mul", binary("Mul", x, plus_one, name + ".mul"), scalar("gelu.half", 0.5F), name);
 }
 
 onnx::ModelProto ModelBuilder::finish(const std::string& output) {

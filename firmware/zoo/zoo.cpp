@@ -50,6 +50,14 @@ const std::vector<Entry>& entries() {
         "MobileNetV2 1.0 (torchvision), 224x224; depthwise convs, ReLU6 as Clip",
         {1, 3, 224, 224}},
        detail::mobilenet_v2},
+      {{"vit_tiny",
+        "ViT in miniature, 32x32, 4x4 patches; 2 pre-norm layers of 64, 4 heads, GELU MLP",
+        {1, 3, 32, 32}},
+       detail::vit_tiny},
+      {{"bert_tiny",
+        "BERT-like encoder on an embedded 1x32x64 sequence; 2 post-norm layers, 4 heads",
+        {1, 32, 64}},
+       detail::bert_tiny},
   };
   return table;
 }

@@ -1,8 +1,9 @@
 // The model zoo: standard network topologies written as ONNX models (opset 13, IR version 7)
 // with deterministic weights — no download, no framework. The weights are not trained: they
 // are uniform random numbers with He's variance (2 / fan_in) from a fixed-seed splitmix64, so
-// a [0, 1) input keeps its scale through the depth, and the same name gives the same bytes on
-// every run and machine. For performance studies (octasim net) and MAC counts, not accuracy.
+// a [0, 1) input keeps its scale through the depth (the transformers' LayerNorms renormalise it
+// at every layer), and the same name gives the same bytes on every run and machine. For performance
+// studies (octasim net) and MAC counts, not accuracy.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +24,7 @@ class ZooError : public std::runtime_error {
 struct ModelInfo {
   std::string name;                       // "resnet50"
   std::string description;                // one line
-  std::vector<std::int64_t> input_shape;  // NCHW, batch 1
+  std::vector<std::int64_t> input_shape;  // batch 1: NCHW, or 1 x tokens x features (bert_tiny)
 };
 
 // Every model, in the order `octasim zoo --list` prints them.

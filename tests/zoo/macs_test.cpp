@@ -105,6 +105,26 @@ TEST(CountMacs, GemmTransposedAndBatchedMatMul) {
   EXPECT_EQ(per_node.at(1).macs, 210U);
 }
 
+// Attention's MatMuls of two activations, 4-D as a hand-written multi-head attention exports
+// them: q 1 x 4 x 5 x 8 times k^T 1 x 4 x 8 x 5 is 4 x 5 x 5 = 100 scores of 8 products (800);
+// the softmax 1 x 4 x 5 x 5 times v 1 x 4 x 5 x 8 is 4 x 5 x 8 = 160 outputs of 5 (800).
+TEST(CountMacs, MatMulOfTwoActivations) {
+  Graph g;
+  g.opset = 13;
+  g.inputs = {{"Q", DType::kFloat32, {1, 4, 5, 8}},
+              {"K", DType::kFloat32, {1, 4, 8, 5}},
+              {"V", DType::kFloat32, {1, 4, 5, 8}}};
+  g.nodes = {node("MatMul", {"Q", "K"}, "S"), node("Softmax", {"S"}, "P"),
+             node("MatMul", {"P", "V"}, "C")};
+  g.outputs = {{"C", DType::kFloat32, {1, 4, 5, 8}}};
+  const std::vector<NodeMacs> per_node = macs_per_node(g);
+  ASSERT_EQ(per_node.size(), 3U);
+  EXPECT_EQ(per_node[0].macs, 800U);
+  EXPECT_EQ(per_node[1].macs, 0U);
+  EXPECT_EQ(per_node[2].macs, 800U);
+  EXPECT_EQ(count_macs(g), 1600U);
+}
+
 // The integer operators count alike: ConvInteger of a 2 x 5 x 5 uint8 image by 3 kernels of
 // 2 x 2 x 2 gives 3 x 4 x 4 = 48 outputs of 8 products (384); MatMulInteger 4 x 3 by 3 x 2 is
 // 8 outputs of 3 products (24).

@@ -48,7 +48,7 @@ TEST_P(ZooOnnxChecker, CheckerAcceptsAndShapesAgree) {
 
 INSTANTIATE_TEST_SUITE_P(Networks, ZooOnnxChecker,
                          ::testing::Values("lenet5", "alexnet", "googlenet", "resnet50",
-                                           "mobilenet_v2"),
+                                           "mobilenet_v2", "vit_tiny", "bert_tiny"),
                          [](const ::testing::TestParamInfo<std::string>& param) {
                            return param.param;
                          });

@@ -1,11 +1,13 @@
 // firmware/zoo: every network written, read back through firmware::load_onnx and counted
-// against the published MACs and parameters (independent data, cited per network); the bytes
-// the same on every write; the weights He-scaled; LeNet-5 and AlexNet run by the reference
-// executor to finite logits with a spread.
+// against the published MACs and parameters (independent data, cited per network), the
+// transformers against counts by hand; the bytes the same on every write; the weights
+// He-scaled; LeNet-5, AlexNet and the transformers run by the reference executor to finite
+// outputs with a spread.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "firmware/onnx/onnx_import.hpp"
@@ -133,16 +135,25 @@ TEST_P(ZooModel, LoadsWithThePublishedMacsAndParameters) {
   }
 }
 
-// Every weight of a Conv or Gemm lies within +-sqrt(6 / fan_in) and, for tensors large enough
-// to measure, has He's variance 2 / fan_in within 10 %; every initializer is finite and every
-// running variance positive.
-TEST_P(ZooModel, WeightsAreHeScaledAndFinite) {
-  const g::Graph graph = written_and_loaded(GetParam().name);
+// Every weight of a Conv, Gemm or MatMul by a constant lies within +-sqrt(6 / fan_in) and, for
+// tensors large enough to measure, has He's variance 2 / fan_in within 10 %; every initializer is
+// finite and every running variance positive.
+void expect_he_scaled_and_finite(const std::string& model) {
+  const g::Graph graph = written_and_loaded(model);
   std::size_t measured = 0;
   for (const g::Node& n : graph.nodes) {
-    if (n.op_type != "Conv" && n.op_type != "Gemm") continue;
-    const g::Tensor& w = graph.initializers.at(n.inputs.at(1));
-    const double fan_in = static_cast<double>(w.elements()) / static_cast<double>(w.shape[0]);
+    const bool matmul = n.op_type == "MatMul";
+    if (n.op_type != "Conv" && n.op_type != "Gemm" && !matmul) continue;
+    const auto it = graph.initializers.find(n.inputs.at(1));
+    if (it == graph.initializers.end()) {
+      ASSERT_TRUE(matmul) << n.label() << ": weights not an initializer";
+      continue;  // a MatMul of two activations (attention)
+    }
+    const g::Tensor& w = it->second;
+    // Conv's and Gemm's (transB) W is out x in, MatMul's in x out (nn.Linear exported).
+    const double fan_in = matmul
+                              ? static_cast<double>(w.shape[0])
+                              : static_cast<double>(w.elements()) / static_cast<double>(w.shape[0]);
     const double bound = std::sqrt(6.0 / fan_in);
     double sum_sq = 0;
     for (const float v : w.f) {
@@ -160,6 +171,10 @@ TEST_P(ZooModel, WeightsAreHeScaledAndFinite) {
       for (const float v : t.f) ASSERT_GT(v, 0.0F) << name;
     }
   }
+}
+
+TEST_P(ZooModel, WeightsAreHeScaledAndFinite) {
+  expect_he_scaled_and_finite(GetParam().name);
 }
 
 // Two writes, each building the model anew, give the same bytes.
@@ -231,6 +246,151 @@ TEST(ZooReference, AlexNetLogitsFiniteWithSpread) {
   expect_sane_logits("alexnet");
 }
 
+// ---- The transformers ----------------------------------------------------------------------
+//
+// Counted by hand. One encoder layer on T tokens of D features (H heads of d = D / H, MLP or FFN
+// F), output elements x products each:
+//   Q, K, V and output projections   4 x (T x D) x D
+//   scores q k^T                         H x T x T x d   = T T D
+//   context softmax(..) v                H x T x d x T   = T T D
+//   MLP D -> F -> D                  T x F x D + T x D x F
+// (LayerNorm, Softmax, GELU, the scale and the residual Adds are no MACs.) Parameters of a
+// layer: four D x D weights and D biases, two LayerNorms' gamma and beta (D each), the MLP's
+// D x F + F and F x D + D: 33472 for D = 64, F = 128, the count PyTorch gives for
+// nn.TransformerEncoderLayer(64, 4, 128) (the exporter zoo's bert_encoder: 66944 for two).
+constexpr std::uint64_t encoder_macs(std::uint64_t t, std::uint64_t d, std::uint64_t f) {
+  return 4 * t * d * d + 2 * t * t * d + 2 * t * d * f;
+}
+constexpr std::uint64_t encoder_params(std::uint64_t d, std::uint64_t f) {
+  return 4 * (d * d + d) + 2 * 2 * d + (d * f + f) + (f * d + d);
+}
+// Scalar constants of the decompositions, one initializer each however many nodes read them:
+// LayerNorm's 2 and eps, GELU's sqrt 2, 1 and 0.5, attention's sqrt d. ONNX counts them as float
+// initializers (count_parameters), PyTorch does not.
+constexpr std::uint64_t kScalars = 6;
+
+// vit_tiny: 1x3x32x32, 4x4 patches: 8 x 8 = 64 patches, T = 65 with the class token, D = 64,
+// 4 heads, MLP 128, 2 layers, 10 classes.
+//   patch Conv: 64 x 8 x 8 outputs x (3 x 4 x 4) = 196608; two layers 2 x encoder_macs(65, 64,
+//   128) = 2 x (1064960 + 540800 + 1064960) = 5341440; the head 64 x 10 = 640: 5538688.
+//   Parameters: Conv 64 x 48 + 64, class token 64, position embedding 65 x 64, two layers,
+//   final LayerNorm 2 x 64, head 64 x 10 + 10 (+ the scalars): 75082 + 6.
+constexpr std::uint64_t kVitMacs =
+    64 * 8 * 8 * (3 * 4 * 4) + 2 * encoder_macs(65, 64, 128) + 64 * 10;
+constexpr std::uint64_t kVitParams =
+    (64 * 48 + 64) + 64 + 65 * 64 + 2 * encoder_params(64, 128) + 2 * 64 + (64 * 10 + 10);
+static_assert(kVitMacs == 5538688, "vit_tiny's MACs by hand");
+static_assert(kVitParams == 75082, "vit_tiny's parameters by hand");
+// bert_tiny: T = 32, D = 64, 4 heads, FFN 128, 2 layers: 2 x (524288 + 131072 + 524288) =
+// 2359296 MACs, 2 x 33472 = 66944 parameters (+ the scalars).
+constexpr std::uint64_t kBertMacs = 2 * encoder_macs(32, 64, 128);
+constexpr std::uint64_t kBertParams = 2 * encoder_params(64, 128);
+static_assert(kBertMacs == 2359296, "bert_tiny's MACs by hand");
+static_assert(kBertParams == 66944, "bert_tiny's parameters by hand");
+
+struct Transformer {
+  const char* name;
+  std::vector<std::int64_t> input, output;
+  std::uint64_t macs, learnable;
+  // Nodes of a kind, by hand: L layers of 8 MatMuls (4 projections, 2 in the attention, 2 in the
+  // MLP), 1 Softmax, 1 Erf, 2 LayerNorms of 2 ReduceMeans each (+ ViT's final LayerNorm).
+  std::size_t matmuls, softmaxes, erfs, reduce_means;
+  const char* pytorch_export;  // the exporter zoo's model of the same design
+};
+
+void PrintTo(const Transformer& t, std::ostream* os) {
+  *os << t.name;
+}
+
+const Transformer kTransformers[] = {
+    {"vit_tiny", {1, 3, 32, 32}, {1, 10}, kVitMacs, kVitParams, 16, 2, 2, 10, "tiny_vit"},
+    {"bert_tiny", {1, 32, 64}, {1, 32, 64}, kBertMacs, kBertParams, 16, 2, 2, 8, "bert_encoder"},
+};
+
+std::size_t count_op(const g::Graph& graph, const std::string& op) {
+  std::size_t k = 0;
+  for (const g::Node& n : graph.nodes) k += n.op_type == op ? 1 : 0;
+  return k;
+}
+
+using ZooTransformer = ::testing::TestWithParam<Transformer>;
+
+TEST_P(ZooTransformer, LoadsWithTheMacsAndParametersCountedByHand) {
+  const Transformer& t = GetParam();
+  const g::Graph graph = written_and_loaded(t.name);
+  EXPECT_EQ(graph.opset, 13);
+  ASSERT_EQ(graph.inputs.size(), 1U);
+  EXPECT_EQ(graph.inputs[0].shape, t.input);
+  EXPECT_EQ(model_info(t.name).input_shape, t.input);
+  ASSERT_EQ(graph.outputs.size(), 1U);
+  EXPECT_EQ(graph.outputs[0].shape, t.output);
+  EXPECT_EQ(g::infer_shapes(graph).at(graph.outputs[0].name), t.output);
+  EXPECT_EQ(g::count_macs(graph), t.macs);
+  EXPECT_EQ(g::count_parameters(graph), t.learnable + kScalars);
+  std::uint64_t scalars = 0;
+  for (const auto& [name, w] : graph.initializers) {
+    if (g::is_float(w.dtype) && w.shape.empty()) ++scalars;
+  }
+  EXPECT_EQ(scalars, kScalars);
+  EXPECT_EQ(count_op(graph, "MatMul"), t.matmuls);
+  EXPECT_EQ(count_op(graph, "Softmax"), t.softmaxes);
+  EXPECT_EQ(count_op(graph, "Erf"), t.erfs);
+  EXPECT_EQ(count_op(graph, "ReduceMean"), t.reduce_means);
+}
+
+// Every operator is one PyTorch 1.13 itself exported for a model of the same design (the exporter
+// zoo's tiny_vit and bert_encoder, torch.onnx.export at opset 13): no Gelu or
+// LayerNormalization op, which opset 13 does not have.
+TEST_P(ZooTransformer, OperatorsAreThoseOfPyTorchsExport) {
+  const Transformer& t = GetParam();
+  const g::Graph ours = written_and_loaded(t.name);
+  const g::Graph theirs = load_onnx(std::string(OCTASIM_SOURCE_DIR) +
+                                    "/models/networks/exporter_zoo/" + t.pytorch_export + ".onnx");
+  std::set<std::string> exported;
+  for (const g::Node& n : theirs.nodes) exported.insert(n.op_type);
+  for (const g::Node& n : ours.nodes) {
+    EXPECT_EQ(exported.count(n.op_type), 1U) << n.label() << ": not in " << t.pytorch_export;
+  }
+}
+
+TEST_P(ZooTransformer, WeightsAreHeScaledAndFinite) {
+  expect_he_scaled_and_finite(GetParam().name);
+}
+
+// LayerNorm's gamma 1 +- 0.1 and beta within +-0.05.
+TEST_P(ZooTransformer, LayerNormAffineNearIdentity) {
+  const g::Graph graph = written_and_loaded(GetParam().name);
+  std::size_t norms = 0;
+  for (const g::Node& n : graph.nodes) {
+    if (n.op_type != "ReduceMean" || n.name.size() < 5 ||
+        n.name.compare(n.name.size() - 5, 5, ".mean") != 0) {
+      continue;
+    }
+    const std::string norm = n.name.substr(0, n.name.size() - 5);
+    for (const float v : graph.initializers.at(norm + ".weight").f) {
+      ASSERT_NEAR(v, 1.0F, 0.1F) << norm;
+    }
+    for (const float v : graph.initializers.at(norm + ".bias").f) ASSERT_NEAR(v, 0.0F, 0.05F);
+    ++norms;
+  }
+  EXPECT_EQ(2 * norms, GetParam().reduce_means);
+}
+
+TEST_P(ZooTransformer, SameBytesOnEveryWrite) {
+  const std::string first = written_bytes(GetParam().name);
+  EXPECT_GT(first.size(), 1000U);
+  EXPECT_TRUE(first == written_bytes(GetParam().name));
+}
+
+TEST_P(ZooTransformer, ReferenceOutputFiniteWithSpread) {
+  expect_sane_logits(GetParam().name);
+}
+
+INSTANTIATE_TEST_SUITE_P(Networks, ZooTransformer, ::testing::ValuesIn(kTransformers),
+                         [](const ::testing::TestParamInfo<Transformer>& param) {
+                           return std::string(param.param.name);
+                         });
+
 TEST(ZooErrors, UnknownModelNamesTheKnownOnes) {
   try {
     (void)build_model("vgg16");
@@ -238,7 +398,7 @@ TEST(ZooErrors, UnknownModelNamesTheKnownOnes) {
   } catch (const ZooError& e) {
     EXPECT_STREQ(e.what(),
                  "unknown model 'vgg16' (known: lenet5, alexnet, googlenet, resnet50, "
-                 "mobilenet_v2)");
+                 "mobilenet_v2, vit_tiny, bert_tiny)");
   }
 }
 
