@@ -91,7 +91,8 @@ std::vector<Tensor> transpose(const Node& n, const Inputs& in);
 std::vector<Tensor> depth_to_space(const Node& n, const Inputs& in);
 std::vector<Tensor> space_to_depth(const Node& n, const Inputs& in);
 std::vector<Tensor> split(const Node& n, const Inputs& in, std::int64_t opset);
-// Resize and Upsample, nearest neighbour.
+// Resize and Upsample: nearest neighbour, and linear and cubic interpolation over every axis
+// (float tensors), with each coordinate_transformation_mode (tf_crop_and_resize: not nearest).
 std::vector<Tensor> resize(const Node& n, const Inputs& in, std::int64_t opset);
 enum class Reduction : std::uint8_t { kMean, kSum, kMax };
 std::vector<Tensor> reduce(const Node& n, const Inputs& in, std::int64_t opset, Reduction kind);

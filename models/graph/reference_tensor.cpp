@@ -1,8 +1,9 @@
 // The reference executor's data-movement and shape operators (Shape, Gather, Squeeze,
 // Unsqueeze, Slice, Expand, ConstantOfShape, Cast, Where, Pad, Transpose, Split, Resize,
-// Upsample) and reductions (ReduceMean, ReduceSum, ReduceMax), with ONNX's semantics at every
-// opset where an attribute became an input (axes, pads, split, scales).
+// Upsample: nearest, linear and cubic) and reductions (ReduceMean, ReduceSum, ReduceMax), with
+// ONNX's semantics at every opset where an attribute became an input (axes, pads, split, scales).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -514,12 +515,150 @@ std::vector<Tensor> split(const Node& n, const Inputs& in, std::int64_t opset) {
   return outs;
 }
 
+namespace {
+
+// One axis of a Resize: input and output lengths, the scale (output / input), the resized length
+// the coordinate formulas divide by and, for tf_crop_and_resize, the region of interest.
+//
+// ONNX's reference (and so its node tests' expected outputs) takes the resized length as
+// scale x input length, not rounded: scales 0.6 of a width 4 give 2 outputs, but align_corners
+// maps them as if there were 2.4 (test_resize_downsample_scales_linear_align_corners' 3.142857).
+// With sizes it is the size itself.
+struct ResizeAxis {
+  std::int64_t len_in = 1, len_out = 1;
+  double scale = 1, resized = 1;
+  double roi_start = 0, roi_end = 1;
+};
+
+// The input coordinate of output index `o` (ONNX's coordinate_transformation_mode); *outside is
+// set where tf_crop_and_resize samples outside the input (the output is extrapolation_value).
+// pytorch_half_pixel maps a single output to -0.5 as ONNX's reference does (Operators.md says 0:
+// the same for nearest and linear, which read the edge either way; cubic differs).
+double resize_source(const Node& n, const std::string& coord, const ResizeAxis& a, std::int64_t o,
+                     bool* outside) {
+  *outside = false;
+  const double x = static_cast<double>(o);
+  const double last = static_cast<double>(a.len_in - 1);
+  if (coord == "half_pixel") return (x + 0.5) / a.scale - 0.5;
+  if (coord == "pytorch_half_pixel") return a.resized == 1 ? -0.5 : (x + 0.5) / a.scale - 0.5;
+  if (coord == "asymmetric") return x / a.scale;
+  if (coord == "tf_half_pixel_for_nn") return (x + 0.5) / a.scale;
+  if (coord == "align_corners") return a.resized == 1 ? 0.0 : x * last / (a.resized - 1);
+  if (coord == "tf_crop_and_resize") {
+    const double span = a.roi_end - a.roi_start;
+    double s = a.resized == 1 ? span * last / 2 : x * span * last / (a.resized - 1);
+    s += a.roi_start * last;
+    *outside = s < 0 || s > last;
+    return s;
+  }
+  throw GraphError(n.label() + ": coordinate_transformation_mode '" + coord + "' is not supported");
+}
+
+// Linear (2 taps) or cubic (4 taps) weights of one output along one axis, as ONNX defines them:
+// the taps are the input indices nearest the source coordinate s, preferring the lower ones, so
+// that the fraction r of s past the last tap left of it is in (0, 1] (an integer s has r = 1:
+// its own index is the second tap of two, the third of four). Indices past the edges read the
+// edge value (the input edge-padded by half the taps); exclude_outside gives them weight 0 and
+// renormalises the rest.
+struct ResizeTaps {
+  bool outside = false;  // tf_crop_and_resize outside the input: extrapolation_value
+  std::int64_t first = 0;
+  std::array<double, 4> weight{};
+};
+
+ResizeTaps resize_taps(const Node& n, const std::string& coord, const ResizeAxis& a, std::int64_t o,
+                       bool cubic, double cubic_a, bool exclude_outside) {
+  ResizeTaps t;
+  const double s = resize_source(n, coord, a, o, &t.outside);
+  if (t.outside) return t;
+  const std::int64_t taps = cubic ? 4 : 2, pad = taps / 2;
+  const double below = std::floor(s);
+  const double r = s == below ? 1.0 : s - below;  // in (0, 1]
+  // The tap left of s (s itself excluded), kept well inside int64 for far-off coordinates.
+  const double left = std::clamp(s == below ? below - 1 : below, -2.0 * static_cast<double>(pad),
+                                 static_cast<double>(a.len_in + taps));
+  // The window of taps stays inside the padded input (ONNX's nearest taps among its indices).
+  t.first = std::clamp(static_cast<std::int64_t>(left) - (pad - 1), -pad,
+                       a.len_in - 1 + pad - (taps - 1));
+  if (cubic) {
+    const double A = cubic_a;
+    // Keys' kernel at distance d: near for d <= 1, far for 1 < d < 2.
+    const auto near = [A](double d) { return ((A + 2) * d - (A + 3)) * d * d + 1; };
+    const auto far = [A](double d) { return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A; };
+    t.weight = {far(r + 1), near(r), near(1 - r), far(2 - r)};
+  } else {
+    t.weight = {1 - r, r, 0, 0};
+  }
+  if (exclude_outside) {
+    double sum = 0;
+    for (std::int64_t k = 0; k < taps; ++k) {
+      const std::int64_t at = t.first + k;
+      if (at < 0 || at >= a.len_in) t.weight[static_cast<std::size_t>(k)] = 0;
+      sum += t.weight[static_cast<std::size_t>(k)];
+    }
+    for (double& w : t.weight) w /= sum;
+  }
+  return t;
+}
+
+// Linear or cubic resampling, one axis at a time from the last (ONNX's reference interpolates
+// the innermost axis first), in double: N-linear / N-cubic over every axis (an axis whose length
+// and coordinates do not change has weight 1 on its own index).
+Tensor resize_interpolate(const Node& n, const Tensor& x, const std::vector<ResizeAxis>& axes,
+                          const std::string& coord, bool cubic) {
+  const double cubic_a = n.get_float("cubic_coeff_a", -0.75F);
+  const bool exclude_outside = n.get_int("exclude_outside", 0) != 0;
+  const double extrapolation = n.get_float("extrapolation_value", 0.0F);
+  const std::int64_t taps = cubic ? 4 : 2;
+  std::vector<double> cur(x.f.begin(), x.f.end());
+  std::vector<std::int64_t> shape = x.shape;
+  for (std::size_t d = axes.size(); d-- > 0;) {
+    const ResizeAxis& a = axes[d];
+    std::size_t outer = 1, inner = 1;
+    for (std::size_t e = 0; e < d; ++e) outer *= static_cast<std::size_t>(shape[e]);
+    for (std::size_t e = d + 1; e < shape.size(); ++e) inner *= static_cast<std::size_t>(shape[e]);
+    const auto len_in = static_cast<std::size_t>(a.len_in);
+    const auto len_out = static_cast<std::size_t>(a.len_out);
+    std::vector<double> next(outer * len_out * inner);
+    for (std::size_t o = 0; o < len_out; ++o) {
+      const ResizeTaps t =
+          resize_taps(n, coord, a, static_cast<std::int64_t>(o), cubic, cubic_a, exclude_outside);
+      for (std::size_t p = 0; p < outer; ++p) {
+        double* dst = &next[(p * len_out + o) * inner];
+        if (t.outside) {
+          std::fill(dst, dst + inner, extrapolation);
+          continue;
+        }
+        std::fill(dst, dst + inner, 0.0);
+        for (std::int64_t k = 0; k < taps; ++k) {
+          const auto at =
+              static_cast<std::size_t>(std::clamp<std::int64_t>(t.first + k, 0, a.len_in - 1));
+          const double w = t.weight[static_cast<std::size_t>(k)];
+          const double* src = &cur[(p * len_in + at) * inner];
+          for (std::size_t q = 0; q < inner; ++q) dst[q] += w * src[q];
+        }
+      }
+    }
+    cur = std::move(next);
+    shape[d] = a.len_out;
+  }
+  Tensor out;
+  out.dtype = x.dtype;
+  out.shape = std::move(shape);
+  out.f.assign(cur.size(), 0.0F);
+  for (std::size_t k = 0; k < cur.size(); ++k) out.f[k] = static_cast<float>(cur[k]);
+  return out;
+}
+
+}  // namespace
+
 std::vector<Tensor> resize(const Node& n, const Inputs& in, std::int64_t opset) {
   const Tensor& x = input(n, in, 0);
   const std::size_t rank = x.shape.size();
   std::vector<double> scales;
   std::vector<std::int64_t> sizes;
-  std::string mode = n.get_string("mode", "nearest");
+  std::vector<double> roi;
+  const std::string mode = n.get_string("mode", "nearest");
   std::string coord = "asymmetric";
   std::string nearest = "round_prefer_floor";
   if (n.op_type == "Upsample") {
@@ -533,6 +672,9 @@ std::vector<Tensor> resize(const Node& n, const Inputs& in, std::int64_t opset) 
       }
     }
     nearest = "floor";  // Upsample's nearest: floor(y / scale)
+    if (mode != "nearest" && mode != "linear") {
+      throw GraphError(n.label() + ": Upsample mode '" + mode + "' is not nearest or linear");
+    }
   } else {
     coord =
         n.get_string("coordinate_transformation_mode", opset >= 11 ? "half_pixel" : "asymmetric");
@@ -543,22 +685,42 @@ std::vector<Tensor> resize(const Node& n, const Inputs& in, std::int64_t opset) 
       for (std::size_t k = 0; k < s.elements(); ++k) scales.push_back(s.at(k));
     }
     if (opset >= 11 && has_input(in, 3)) sizes = int_values(n, *in[3], "sizes");
+    if (opset >= 11 && has_input(in, 1)) {
+      for (std::size_t k = 0; k < in[1]->elements(); ++k) roi.push_back(in[1]->at(k));
+    }
     if (n.has("axes") || n.get_int("antialias", 0) != 0 ||
         n.get_string("keep_aspect_ratio_policy", "stretch") != "stretch") {
       throw GraphError(n.label() +
                        ": axes, antialias and keep_aspect_ratio_policy are not supported");
     }
+    if (mode != "nearest" && mode != "linear" && (mode != "cubic" || opset < 11)) {
+      throw GraphError(n.label() + ": mode '" + mode + "' is not nearest, linear or cubic (" +
+                       "from opset 11) at opset " + std::to_string(opset));
+    }
   }
-  if (mode != "nearest") {
-    throw GraphError(n.label() + ": mode '" + mode + "' is not supported (nearest)");
+  const bool crop = coord == "tf_crop_and_resize";
+  if (crop && mode == "nearest") {
+    throw GraphError(n.label() + ": tf_crop_and_resize is supported in modes linear and cubic");
   }
-  std::vector<std::int64_t> shape(rank);
+  if (crop && roi.size() != 2 * rank) {
+    throw GraphError(n.label() + ": tf_crop_and_resize needs roi, a start and an end per axis (" +
+                     std::to_string(2 * rank) + " values)");
+  }
+  std::vector<ResizeAxis> axes(rank);
+  for (std::size_t d = 0; d < rank; ++d) {
+    axes[d].len_in = x.shape[d];
+    if (crop) {
+      axes[d].roi_start = roi[d];
+      axes[d].roi_end = roi[rank + d];
+    }
+  }
   if (!sizes.empty()) {
     if (sizes.size() != rank) throw GraphError(n.label() + ": sizes must have one value per axis");
-    shape = sizes;
-    scales.assign(rank, 0.0);
     for (std::size_t d = 0; d < rank; ++d) {
-      scales[d] = static_cast<double>(sizes[d]) / static_cast<double>(x.shape[d]);
+      if (sizes[d] < 0) throw GraphError(n.label() + ": sizes must not be negative");
+      axes[d].len_out = sizes[d];
+      axes[d].resized = static_cast<double>(sizes[d]);
+      axes[d].scale = static_cast<double>(sizes[d]) / static_cast<double>(x.shape[d]);
     }
   } else {
     if (scales.size() != rank) {
@@ -567,28 +729,26 @@ std::vector<Tensor> resize(const Node& n, const Inputs& in, std::int64_t opset) 
     }
     for (std::size_t d = 0; d < rank; ++d) {
       if (!(scales[d] > 0)) throw GraphError(n.label() + ": scales must be positive");
-      shape[d] = static_cast<std::int64_t>(std::floor(static_cast<double>(x.shape[d]) * scales[d]));
+      ResizeAxis& a = axes[d];
+      a.scale = scales[d];
+      // tf_crop_and_resize scales the region of interest: floor(length x (end - start) x scale).
+      a.resized =
+          static_cast<double>(x.shape[d]) * (crop ? a.roi_end - a.roi_start : 1.0) * scales[d];
+      a.len_out = static_cast<std::int64_t>(std::floor(a.resized));
     }
   }
-  const auto source = [&](std::size_t d, std::int64_t o) {
-    const double scale = scales[d];
-    const double len_in = static_cast<double>(x.shape[d]);
-    const double len_out = static_cast<double>(shape[d]);
-    double s = 0;
-    if (coord == "asymmetric") {
-      s = static_cast<double>(o) / scale;
-    } else if (coord == "half_pixel") {
-      s = (static_cast<double>(o) + 0.5) / scale - 0.5;
-    } else if (coord == "pytorch_half_pixel") {
-      s = len_out > 1 ? (static_cast<double>(o) + 0.5) / scale - 0.5 : 0.0;
-    } else if (coord == "tf_half_pixel_for_nn") {
-      s = (static_cast<double>(o) + 0.5) / scale;
-    } else if (coord == "align_corners") {
-      s = len_out > 1 ? static_cast<double>(o) * (len_in - 1) / (len_out - 1) : 0.0;
-    } else {
-      throw GraphError(n.label() + ": coordinate_transformation_mode '" + coord +
-                       "' is not supported");
+  std::vector<std::int64_t> shape(rank);
+  for (std::size_t d = 0; d < rank; ++d) shape[d] = axes[d].len_out;
+  if (mode != "nearest") {
+    if (!is_float(x.dtype)) {
+      throw GraphError(n.label() + ": mode '" + mode + "' resamples float tensors only, not " +
+                       dtype_name(x.dtype));
     }
+    return {resize_interpolate(n, x, axes, coord, mode == "cubic")};
+  }
+  const auto source = [&](std::size_t d, std::int64_t o) {
+    bool outside = false;
+    const double s = resize_source(n, coord, axes[d], o, &outside);
     double r = 0;
     if (nearest == "floor") {
       r = std::floor(s);
@@ -601,7 +761,8 @@ std::vector<Tensor> resize(const Node& n, const Inputs& in, std::int64_t opset) 
     } else {
       throw GraphError(n.label() + ": nearest_mode '" + nearest + "' is not supported");
     }
-    return std::clamp<std::int64_t>(static_cast<std::int64_t>(r), 0, x.shape[d] - 1);
+    r = std::clamp(r, 0.0, static_cast<double>(x.shape[d] - 1));
+    return static_cast<std::int64_t>(r);
   };
   const std::vector<std::size_t> stride = strides_of(x.shape);
   std::vector<std::size_t> map(count_of(shape));

@@ -42,21 +42,6 @@ const std::map<std::string, std::string> kUnsupported = {
     {"test_training_dropout_default_mask",
      "Dropout in training mode drops at random: inference only"},
     {"test_training_dropout_mask", "Dropout in training mode drops at random: inference only"},
-    {"test_resize_downsample_scales_cubic", "Resize: nearest only (cubic)"},
-    {"test_resize_downsample_scales_cubic_A_n0p5_exclude_outside", "Resize: nearest only (cubic)"},
-    {"test_resize_downsample_scales_cubic_align_corners", "Resize: nearest only (cubic)"},
-    {"test_resize_downsample_sizes_cubic", "Resize: nearest only (cubic)"},
-    {"test_resize_upsample_scales_cubic", "Resize: nearest only (cubic)"},
-    {"test_resize_upsample_scales_cubic_A_n0p5_exclude_outside", "Resize: nearest only (cubic)"},
-    {"test_resize_upsample_scales_cubic_align_corners", "Resize: nearest only (cubic)"},
-    {"test_resize_upsample_scales_cubic_asymmetric", "Resize: nearest only (cubic)"},
-    {"test_resize_upsample_sizes_cubic", "Resize: nearest only (cubic)"},
-    {"test_resize_downsample_scales_linear", "Resize: nearest only (linear)"},
-    {"test_resize_downsample_scales_linear_align_corners", "Resize: nearest only (linear)"},
-    {"test_resize_downsample_sizes_linear_pytorch_half_pixel", "Resize: nearest only (linear)"},
-    {"test_resize_upsample_scales_linear", "Resize: nearest only (linear)"},
-    {"test_resize_upsample_scales_linear_align_corners", "Resize: nearest only (linear)"},
-    {"test_resize_tf_crop_and_resize", "Resize: nearest only (tf_crop_and_resize, linear)"},
 };
 
 // Every node test whose graph uses only operators of the registry (models/graph/op_registry.hpp):
