@@ -50,8 +50,7 @@ int sc_main(int argc, char** argv) {
       fn::quantize_network(c.net, hw, c.images, q, nullptr, fn::PlacementOptions{false});
       nets.emplace(name, std::move(c));
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "octasim_bench_transformer: %s: %s (not benchmarked)\n", name,
-                   e.what());
+      std::fprintf(stderr, "octasim_bench_transformer: %s: %s (not benchmarked)\n", name, e.what());
     }
   }
   g_nets = &nets;
@@ -59,8 +58,7 @@ int sc_main(int argc, char** argv) {
   soc::HostAdapter device(soc);
   g_device = &device;
   for (const auto& [name, c] : nets) {
-    benchmark::RegisterBenchmark((name + "/soc_large/fp16").c_str(), BM_TransformerCycleLevel,
-                                 name)
+    benchmark::RegisterBenchmark((name + "/soc_large/fp16").c_str(), BM_TransformerCycleLevel, name)
         ->Unit(benchmark::kMillisecond)
         ->MinTime(2.0)
         ->UseRealTime();

@@ -13,9 +13,9 @@
 #include <benchmark/benchmark.h>
 #include <systemc>
 
+#include "bench/net_cycle_bench.hpp"
 #include "firmware/net/compiler.hpp"
 #include "firmware/onnx/onnx_import.hpp"
-#include "bench/net_cycle_bench.hpp"
 #include "firmware/zoo/zoo.hpp"
 #include "sim/core/hw_config.hpp"
 #include "sim/soc/host_adapter.hpp"

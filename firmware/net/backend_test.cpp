@@ -106,6 +106,43 @@ BoundTest bind_test(const Graph& g, const BackendDataSet& d) {
   if (shape.size() == 4 && shape[0] > 1) {
     b.image_count = static_cast<std::size_t>(shape[0]);
     b.images = Tensor::floats(shape, as_floats(x));
+    // The device runs the N images one at a time: only a graph that keeps them apart (no node
+    // reducing or mixing along the first axis) computes the same that way. The FP32 reference
+    // executor decides: the whole batch against image after image, element for element.
+    models::graph::TensorMap whole;
+    for (std::size_t k = 0; k < g.inputs.size(); ++k) whole[g.inputs[k].name] = d.inputs.at(k);
+    const models::graph::TensorMap all = models::graph::run_reference(g, whole);
+    const std::size_t per = x.elements() / b.image_count;
+    std::vector<std::vector<float>> parts(g.outputs.size());
+    for (std::size_t i = 0; i < b.image_count; ++i) {
+      models::graph::TensorMap one = whole;
+      std::vector<std::int64_t> s1 = x.shape;
+      s1[0] = 1;
+      const std::vector<float> v = as_floats(x);
+      one[g.inputs[0].name] =
+          Tensor::floats(s1, std::vector<float>(v.begin() + i * per, v.begin() + (i + 1) * per));
+      const models::graph::TensorMap r = models::graph::run_reference(g, one);
+      for (std::size_t k = 0; k < g.outputs.size(); ++k) {
+        const Tensor& t = r.at(g.outputs[k].name);
+        for (std::size_t e = 0; e < t.elements(); ++e) {
+          parts[k].push_back(static_cast<float>(t.at(e)));
+        }
+      }
+    }
+    for (std::size_t k = 0; k < g.outputs.size(); ++k) {
+      const Tensor& t = all.at(g.outputs[k].name);
+      bool same = t.elements() == parts[k].size();
+      for (std::size_t e = 0; same && e < t.elements(); ++e) {
+        const double a = t.at(e), p = parts[k][e];
+        same = std::abs(a - p) <= 1e-6 * std::max(1.0, std::abs(a));
+      }
+      if (!same) {
+        throw GraphError(fmt::format(
+            "output '{}': the graph mixes its {} images along the first axis (the reference on "
+            "the batch differs from image by image), which the device runs one at a time",
+            g.outputs[k].name, b.image_count));
+      }
+    }
     shape[0] = -1;
   } else {
     b.images = Tensor::floats({1, static_cast<std::int64_t>(x.elements())}, as_floats(x));

@@ -39,6 +39,16 @@ void Planner::plan_resize(std::size_t i) {
         "{}: {} from {} to {}: the DLA resamples H and W of a 1 x C x H x W tensor only", n.label(),
         n.op_type, models::graph::shape_string(x), models::graph::shape_string(y)));
   }
+  // Only nearest copies pixels, and tf_crop_and_resize's extrapolated outputs could equal the
+  // index image by chance: both are refused before the index-image check.
+  const std::string mode = n.get_string("mode", "nearest");
+  const std::string coordinates = n.get_string("coordinate_transformation_mode", "half_pixel");
+  if (mode != "nearest" || coordinates == "tf_crop_and_resize") {
+    throw GraphError(fmt::format(
+        "{}: {} in mode '{}' with coordinate_transformation_mode '{}': the DLA repeats pixels "
+        "(nearest, BDMA copies), it does not interpolate or crop",
+        n.label(), n.op_type, mode, coordinates));
+  }
   const unsigned fh = integer_factor(x[2], y[2]), fw = integer_factor(x[3], y[3]);
   if (fh == 0 || fw == 0) {
     throw GraphError(fmt::format(
@@ -79,8 +89,8 @@ void Planner::plan_resize(std::size_t i) {
         "{}: {} (mode '{}', coordinate_transformation_mode '{}', nearest_mode '{}') does not "
         "repeat each pixel {} x {} times: the DLA's BDMA upsampling cannot compute it",
         n.label(), n.op_type, n.get_string("mode", "nearest"),
-        n.get_string("coordinate_transformation_mode", "?"), n.get_string("nearest_mode", "?"), fw,
-        fh));
+        n.get_string("coordinate_transformation_mode", "half_pixel"),
+        n.get_string("nearest_mode", "round_prefer_floor"), fw, fh));
   }
   l.resize.scale_h = fh;
   l.resize.scale_w = fw;

@@ -36,6 +36,9 @@
 #include "sim/ppu/kernel_decode.hpp"
 
 namespace octasim::ppu::detail {
+// A namespace of its own: its constants share names with softmax_kernel.cpp's, and a unity
+// build compiles both in one translation unit.
+namespace node_kernel {
 namespace {
 
 namespace M = models::ops;
@@ -256,10 +259,11 @@ class NodeKernel final : public Kernel {
 };
 
 }  // namespace
+}  // namespace node_kernel
 
 std::unique_ptr<Kernel> make_node_kernel(const std::uint32_t* w, const HwConfig& hw,
                                          const MemoryImage& image) {
-  return std::make_unique<NodeKernel>(w, hw, image);
+  return std::make_unique<node_kernel::NodeKernel>(w, hw, image);
 }
 
 }  // namespace octasim::ppu::detail

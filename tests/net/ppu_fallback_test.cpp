@@ -46,7 +46,8 @@ Graph conv_abs_sqrt_conv() {
 }
 
 TEST(PpuFallbackPlan, NodesTheDlaRefusesGoToThePpuWithTheirReason) {
-  const fn::NetPlan p = fn::plan_network(conv_abs_sqrt_conv(), "soc_large", true, fn::Fallback::kPpu);
+  const fn::NetPlan p =
+      fn::plan_network(conv_abs_sqrt_conv(), "soc_large", true, fn::Fallback::kPpu);
   ASSERT_EQ(p.layers.size(), 4U);
   EXPECT_EQ(p.layers[0].kind, fn::LayerKind::kConv);
   EXPECT_EQ(p.layers[1].kind, fn::LayerKind::kPpu);
@@ -60,13 +61,11 @@ TEST(PpuFallbackPlan, NodesTheDlaRefusesGoToThePpuWithTheirReason) {
 
 TEST(PpuFallbackPlan, WithoutFallbackOrWithoutAPpuTheNodeIsRefused) {
   const Graph g = conv_abs_sqrt_conv();
-  const std::string none = error_of([&] {
-    (void)fn::plan_network(g, "soc_large", true, fn::Fallback::kNone);
-  });
+  const std::string none =
+      error_of([&] { (void)fn::plan_network(g, "soc_large", true, fn::Fallback::kNone); });
   EXPECT_EQ(none, "Abs 'abs': Abs is not supported on the DLA of soc_large");
-  const std::string no_ppu = error_of([&] {
-    (void)fn::plan_network(g, "nv_full", false, fn::Fallback::kPpu);
-  });
+  const std::string no_ppu =
+      error_of([&] { (void)fn::plan_network(g, "nv_full", false, fn::Fallback::kPpu); });
   EXPECT_EQ(no_ppu, "Abs 'abs': Abs is not supported on the DLA of nv_full");
 }
 
@@ -79,9 +78,8 @@ TEST(PpuFallbackPlan, RefusesANodeOfTwoOutputsNamingBothReasons) {
   b.node("Split", "split", {"a"}, {"l", "r"}).attributes["axis"] = nettest::int_attr(3);
   b.output("l");
   b.output("r");
-  const std::string msg = error_of([&] {
-    (void)fn::plan_network(b.graph(), "soc_large", true, fn::Fallback::kPpu);
-  });
+  const std::string msg =
+      error_of([&] { (void)fn::plan_network(b.graph(), "soc_large", true, fn::Fallback::kPpu); });
   EXPECT_TRUE(contains(msg, "Split 'split'")) << msg;
   EXPECT_TRUE(contains(msg, "the PPU cannot take it: 2 outputs; a PPU node writes one")) << msg;
 }
@@ -146,7 +144,9 @@ void check_on_soc(const Graph& g, std::size_t ppu_layers, double bound) {
 // Bounds: FP16 rounds every stored value by up to 2^-11 relative; a Conv of 16 terms, Abs
 // (exact), Sqrt (halves the relative error, adds its own rounding), a Conv of 16 terms: a few
 // 2^-11 of the output's scale. 1% is far above it and far below a wrong layer's error.
-TEST(PpuFallbackOnSoc, ConvAbsSqrtConvIsBitExact) { check_on_soc(conv_abs_sqrt_conv(), 2, 0.01); }
+TEST(PpuFallbackOnSoc, ConvAbsSqrtConvIsBitExact) {
+  check_on_soc(conv_abs_sqrt_conv(), 2, 0.01);
+}
 
 // Attention's core: s = Softmax(t t^T / 4), y = s t with t = Conv(in) as 8 tokens of 16 (a view,
 // transposed): both MatMuls take two activations (the PPU's), as do the Transposes; the scaling
