@@ -33,7 +33,8 @@ std::string readable(std::uint64_t n) {
 void add_zoo_command(CLI::App& app, ZooOptions& opts) {
   auto* cmd = app.add_subcommand(
       "zoo",
-      "write a standard network (lenet5, alexnet, googlenet, resnet50, mobilenet_v2) as an ONNX "
+      "write a standard network (lenet5, alexnet, googlenet, resnet50, mobilenet_v2, vit_tiny, "
+      "bert_tiny) as an ONNX "
       "model with deterministic untrained weights, and print its parameters and MACs");
   cmd->add_option("name", opts.name, "the model (see --list)");
   cmd->add_option("--out", opts.out, "the ONNX file to write");
@@ -42,7 +43,8 @@ void add_zoo_command(CLI::App& app, ZooOptions& opts) {
       "Weights are uniform random with He's variance 2/fan_in from a fixed seed: the same bytes "
       "on every run, for performance and MAC counts, not accuracy. lenet5 uses ReLU and max "
       "pooling, not the original's scaled tanh and trainable subsampling. MACs are per image: "
-      "Conv output elements x C_in/group x kH x kW, plus Gemm M x N x K.");
+      "Conv output elements x C_in/group x kH x kW, plus M x N x K of each Gemm and MatMul (a "
+      "batched MatMul's per batch: the transformers' attention).");
 }
 
 int run_zoo(const ZooOptions& opts) {
