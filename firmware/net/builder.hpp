@@ -24,6 +24,7 @@
 #include "firmware/net/program.hpp"
 #include "firmware/net/quant.hpp"
 #include "firmware/net/weights.hpp"
+#include "firmware/ppu/commands.hpp"
 #include "models/graph/graph.hpp"
 #include "sim/core/hw_config.hpp"
 
@@ -148,6 +149,15 @@ class Builder {
   // A node on the PPU (program_ppu.cpp): its kernel image, descriptor and push buffer among the
   // constants. FP16 networks only.
   PpuNodeLayer lower_ppu_node(const PlannedLayer& l, const std::string& who);
+
+  // A PPU kernel's launch (program_ppu.cpp): descriptor `d` and a push buffer (LAUNCH,
+  // INTERRUPT) among the constants, on the next of the PPU's channels (ppu_layers_).
+  struct PpuLaunch {
+    std::uint64_t push_buffer = 0;
+    std::uint32_t push_buffer_bytes = 0;
+    unsigned channel = 0;
+  };
+  PpuLaunch ppu_launch(const std::string& what, const ppu_format::Descriptor& d);
 
   // Integers: SDP adds the zero-point correction (BS, INT16 operands, multiplier 1), exactly.
   SdpStage integer_stage(const std::vector<double>& bias, const ConvAttrs& a,

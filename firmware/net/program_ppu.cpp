@@ -97,17 +97,26 @@ PpuNodeLayer Builder::lower_ppu_node(const PlannedLayer& l, const std::string& w
   }
   p.image_bytes = static_cast<std::uint32_t>(bytes.size());
   p.image_address = constant(who + " kernel image", bytes);
+  const PpuLaunch launch =
+      ppu_launch(who + " node", ppu_format::node_descriptor(p.image_address, p.image_bytes));
+  p.push_buffer = launch.push_buffer;
+  p.push_buffer_bytes = launch.push_buffer_bytes;
+  p.channel = launch.channel;
+  return p;
+}
+
+Builder::PpuLaunch Builder::ppu_launch(const std::string& what, const ppu_format::Descriptor& d) {
   namespace F = ppu_format;
-  const F::Descriptor d = F::node_descriptor(p.image_address, p.image_bytes);
-  const std::uint64_t descriptor = constant(who + " node descriptor", d.bytes());
+  const std::uint64_t descriptor = constant(what + " descriptor", d.bytes());
   F::PushBuffer pb;
   pb.launch(descriptor);
   pb.interrupt();
-  const std::vector<std::uint8_t> pb_bytes = pb.bytes();
-  p.push_buffer_bytes = static_cast<std::uint32_t>(pb_bytes.size());
-  p.push_buffer = constant(who + " push buffer", pb_bytes);
-  p.channel = ppu_layers_++ % F::kChannels;
-  return p;
+  const std::vector<std::uint8_t> bytes = pb.bytes();
+  PpuLaunch l;
+  l.push_buffer_bytes = static_cast<std::uint32_t>(bytes.size());
+  l.push_buffer = constant(what + " push buffer", bytes);
+  l.channel = ppu_layers_++ % F::kChannels;
+  return l;
 }
 
 }  // namespace detail

@@ -31,14 +31,10 @@ PpuSoftmaxLayer Builder::lower_softmax(const PlannedLayer& l, const NetTensor& i
       F::SurfacePlace{dst.surface.address, dst.surface.line_stride, dst.surface.surface_stride},
       in.surface.width, in.surface.height, in.surface.channels, atom(),
       static_cast<F::SoftmaxAxis>(l.softmax.axis));
-  const std::uint64_t descriptor = constant(who + " softmax descriptor", d.bytes());
-  F::PushBuffer pb;
-  pb.launch(descriptor);
-  pb.interrupt();
-  const std::vector<std::uint8_t> bytes = pb.bytes();
-  p.push_buffer_bytes = static_cast<std::uint32_t>(bytes.size());
-  p.push_buffer = constant(who + " push buffer", bytes);
-  p.channel = ppu_layers_++ % F::kChannels;
+  const PpuLaunch launch = ppu_launch(who + " softmax", d);
+  p.push_buffer = launch.push_buffer;
+  p.push_buffer_bytes = launch.push_buffer_bytes;
+  p.channel = launch.channel;
   return p;
 }
 

@@ -65,24 +65,7 @@ void check_network(const models::graph::Graph& g, std::size_t expected_layers, f
   EXPECT_EQ(run.differing_images, 0U);
   EXPECT_EQ(run.layers_run, nettest::device_record_count(prog) * kOpsImages);
 
-  for (std::size_t i = 0; i < kOpsImages; ++i) {
-    const models::graph::TensorMap ref =
-        models::graph::run_reference(net.graph, {{net.plan.input, fn::slice_batch(images, i, 1)}});
-    const Tensor& y = ref.at(net.plan.outputs.at(0));
-    const Tensor& d = run.outputs.at(i);
-    ASSERT_EQ(d.f.size(), y.f.size());
-    double peak = 0.0, worst = 0.0;
-    std::size_t worst_at = 0;
-    for (std::size_t k = 0; k < y.f.size(); ++k) {
-      peak = std::max(peak, std::abs(double{y.f[k]}));
-      const double e = std::abs(double{d.f[k]} - double{y.f[k]});
-      if (e > worst) worst = e, worst_at = k;
-    }
-    ASSERT_GT(peak, 0.0) << "the FP32 output of image " << i << " is all zero";
-    EXPECT_LE(worst, 0.05 * peak) << "image " << i << ": output " << worst_at << " is "
-                                  << d.f[worst_at] << " on the device, " << y.f[worst_at]
-                                  << " in FP32 (largest |output| " << peak << ")";
-  }
+  nettest::expect_near_fp32_reference(net, images, run, kOpsImages, 0.05);
 }
 
 TEST(HandBuiltNetworkOnSoc, ConvClip6AveragePoolMatMulAdd) {

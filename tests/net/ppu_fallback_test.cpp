@@ -125,20 +125,7 @@ void check_on_soc(const Graph& g, std::size_t ppu_layers, double bound) {
   EXPECT_EQ(fn::fallback_summary(prog).ppu_layers, ppu_layers);
   const nettest::SocRun run = nettest::run_on_soc(prog, hw, images, kImages);
   EXPECT_EQ(run.differing_images, 0U);
-  for (std::size_t i = 0; i < kImages; ++i) {
-    const models::graph::TensorMap ref =
-        models::graph::run_reference(net.graph, {{net.plan.input, fn::slice_batch(images, i, 1)}});
-    const Tensor& y = ref.at(net.plan.outputs.at(0));
-    const Tensor& d = run.outputs.at(i);
-    ASSERT_EQ(d.f.size(), y.f.size());
-    double peak = 0.0, worst = 0.0;
-    for (std::size_t k = 0; k < y.f.size(); ++k) {
-      peak = std::max(peak, std::abs(double{y.f[k]}));
-      worst = std::max(worst, std::abs(double{d.f[k]} - double{y.f[k]}));
-    }
-    ASSERT_GT(peak, 0.0);
-    EXPECT_LE(worst, bound * peak) << "image " << i;
-  }
+  nettest::expect_near_fp32_reference(net, images, run, kImages, bound);
 }
 
 // Bounds: FP16 rounds every stored value by up to 2^-11 relative; a Conv of 16 terms, Abs

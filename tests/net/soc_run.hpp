@@ -6,6 +6,8 @@
 // process, so call it once per TEST.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -15,7 +17,9 @@
 #include <systemc>
 
 #include "firmware/driver/host_memory.hpp"
+#include "firmware/net/compiler.hpp"
 #include "firmware/net/runtime.hpp"
+#include "models/graph/reference.hpp"
 #include "sim/core/hw_config.hpp"
 #include "sim/mem/cvsram_port.hpp"
 #include "sim/mem/memory_system.hpp"
@@ -105,6 +109,33 @@ inline SocRun run_on_soc(const firmware::net::NetProgram& prog, const HwConfig& 
     }
   }
   return run;
+}
+
+// Output 0 of each of the first `count` images, as the SoC computed it (`run`), against the FP32
+// reference executor (models/graph) on the same image: the largest |difference| within `bound`
+// times the largest |output| (and that output not all zero).
+inline void expect_near_fp32_reference(const firmware::net::CompiledNetwork& net,
+                                       const models::graph::Tensor& images, const SocRun& run,
+                                       std::size_t count, double bound) {
+  namespace fn = firmware::net;
+  for (std::size_t i = 0; i < count; ++i) {
+    const models::graph::TensorMap ref =
+        models::graph::run_reference(net.graph, {{net.plan.input, fn::slice_batch(images, i, 1)}});
+    const models::graph::Tensor& y = ref.at(net.plan.outputs.at(0));
+    const models::graph::Tensor& d = run.outputs.at(i);
+    ASSERT_EQ(d.f.size(), y.f.size());
+    double peak = 0.0, worst = 0.0;
+    std::size_t worst_at = 0;
+    for (std::size_t k = 0; k < y.f.size(); ++k) {
+      peak = std::max(peak, std::abs(double{y.f[k]}));
+      const double e = std::abs(double{d.f[k]} - double{y.f[k]});
+      if (e > worst) worst = e, worst_at = k;
+    }
+    ASSERT_GT(peak, 0.0) << "the FP32 output of image " << i << " is all zero";
+    EXPECT_LE(worst, bound * peak)
+        << "image " << i << ": output " << worst_at << " is " << d.f[worst_at] << " on the device, "
+        << y.f[worst_at] << " in FP32 (largest |output| " << peak << ")";
+  }
 }
 
 }  // namespace octasim::nettest
