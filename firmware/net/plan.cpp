@@ -218,10 +218,16 @@ void Planner::set_cube(const std::string& tensor, const Node* n, bool ppu) {
   if (ppu && !dla_shape) {
     // W the last axis, H the one before, C the product of the others (C order kept).
     std::uint64_t channels = 1;
-    for (std::size_t k = 0; k + 2 < shape.size(); ++k)
-      channels *= static_cast<std::uint64_t>(shape[k]);
+    for (std::size_t k = 0; k + 2 < shape.size(); ++k) {
+      channels *= static_cast<std::uint64_t>(std::max<std::int64_t>(shape[k], 0));
+      if (channels > (std::uint64_t{1} << 24)) {
+        throw GraphError(fmt::format("{}tensor '{}' of shape {} has more than 2^24 channels",
+                                     n != nullptr ? n->label() + ": " : "", tensor,
+                                     models::graph::shape_string(shape)));
+      }
+    }
     c = {shape.empty() ? 1U : dim(shape.size() - 1), shape.size() < 2 ? 1U : dim(shape.size() - 2),
-         static_cast<std::uint32_t>(std::min<std::uint64_t>(channels, 1U << 24))};
+         static_cast<std::uint32_t>(channels)};
     ppu_only_.insert(tensor);
   } else if (shape.size() == 4 && shape[0] == 1) {
     c = {dim(3), dim(2), dim(1)};
