@@ -82,8 +82,8 @@ void visit_surfaces(HwLayer& hw, const SurfaceFn& f) {
           f(l.src, Precision::kFp16, Access::kRead);
           f(l.dst, Precision::kFp16, Access::kWrite);
         } else if constexpr (std::is_same_v<T, PpuNodeLayer>) {
-          for (FeatureSurface& s : l.srcs) f(s, Precision::kFp16, Access::kRead);
-          f(l.dst, Precision::kFp16, Access::kWrite);
+          for (FeatureSurface& s : l.srcs) f(s, l.precision, Access::kRead);
+          f(l.dst, l.precision, Access::kWrite);
         } else {  // PDP, CDP, the fake-quantizing SDP: src and dst at one precision
           f(l.src, l.precision, Access::kRead);
           f(l.dst, l.precision, Access::kWrite);

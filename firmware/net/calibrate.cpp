@@ -174,11 +174,9 @@ CalibrationTable code_formats(const NetPlan& plan, const Tensor& images,
         throw models::graph::GraphError(fmt::format(
             "the Softmax computing '{}' runs on the PPU at fp16 only (--precision fp16)",
             l.output));
-      case LayerKind::kPpu:
-        throw models::graph::GraphError(fmt::format(
-            "the node computing '{}' runs on the PPU (the DLA refuses it: {}), which takes "
-            "fallback nodes at fp16 only (--precision fp16)",
-            l.output, l.ppu.reason));
+      case LayerKind::kPpu:  // the PPU writes signed 8-bit codes of the output's own clip
+        q.is_unsigned = false;
+        break;
       case LayerKind::kSdp:
         q = sdp_code_format(l, options, wide, src);
         break;

@@ -109,8 +109,8 @@ LayerRefs layer_refs(NetLayer& layer) {
           r.addresses.push_back({&l.push_buffer, nullptr});
         } else if constexpr (std::is_same_v<T, PpuNodeLayer>) {
           // The PPU reaches DRAM only; its kernel image names the surfaces' addresses.
-          for (FeatureSurface& s : l.srcs) r.surfaces.push_back({&s, Precision::kFp16, true});
-          r.surfaces.push_back({&l.dst, Precision::kFp16, true});
+          for (FeatureSurface& s : l.srcs) r.surfaces.push_back({&s, l.precision, true});
+          r.surfaces.push_back({&l.dst, l.precision, true});
           r.addresses.push_back({&l.push_buffer, nullptr});
         } else {
           static_assert(!sizeof(T), "placement: a HwLayer alternative without its surfaces");

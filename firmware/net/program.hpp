@@ -138,13 +138,15 @@ struct PpuSoftmaxLayer {
 };
 
 // A node on the PPU (--fallback ppu): the kNode kernel (firmware/ppu/commands.hpp) runs the
-// image's node (models/ops/ppu_node.hpp: the registry's FP32 reference kernel on the FP16 values
-// of its input surfaces and constants, FP16 outputs), launched from a push buffer among the
-// constants (LAUNCH, INTERRUPT) on `channel`. The image names the surfaces' addresses: they stay
-// in DRAM (placement.hpp), and the layer is not batched.
+// image's node (models/ops/ppu_node.hpp: the registry's FP32 reference kernel on the values of
+// its input surfaces — FP16, or INT8 codes times their step — and constants, its output stored
+// the same way: FP16, or INT8 codes of the output's calibrated clip), launched from a push buffer
+// among the constants (LAUNCH, INTERRUPT) on `channel`. The image names the surfaces' addresses:
+// they stay in DRAM (placement.hpp), and the layer is not batched.
 struct PpuNodeLayer {
   std::vector<FeatureSurface> srcs;  // the device tensors it reads, in the node's input order
   FeatureSurface dst;
+  Precision precision = Precision::kFp16;  // of every surface: FP16 values or INT8 codes
   models::ops::NodeImage image;
   std::uint64_t image_address = 0;
   std::uint32_t image_bytes = 0;

@@ -38,17 +38,18 @@ std::vector<std::uint8_t> dense_bytes(const models::graph::Tensor& t, bool float
 namespace detail {
 
 PpuNodeLayer Builder::lower_ppu_node(const PlannedLayer& l, const std::string& who) {
-  if (!fp16()) {
+  if (integer_) {
     throw GraphError(fmt::format(
-        "{}: runs on the PPU (the DLA refuses it: {}), which takes fallback nodes at fp16 only "
-        "(--precision fp16)",
+        "{}: runs on the PPU (the DLA refuses it: {}), which takes FP16 values or INT8 codes, "
+        "not an integer network's exact INT16 values",
         who, l.ppu.reason));
   }
   const models::graph::Node& n = g_.nodes.at(l.nodes.at(0));
   namespace O = models::ops;
   const auto surface_place = [&](const NetTensor& t, const std::vector<std::int64_t>& shape) {
     O::TensorPlace p;
-    p.storage = O::Storage::kSurfaceFp16;
+    p.storage = fp16() ? O::Storage::kSurfaceFp16 : O::Storage::kSurfaceInt8;
+    if (!fp16()) p.step = t.quant.step();
     p.address = t.surface.address;
     p.shape = shape;
     p.width = t.surface.width;
@@ -62,6 +63,7 @@ PpuNodeLayer Builder::lower_ppu_node(const PlannedLayer& l, const std::string& w
     return p;
   };
   PpuNodeLayer p;
+  p.precision = elem();
   O::NodeImage& image = p.image;
   image.op_type = n.op_type;
   image.name = n.name;

@@ -80,9 +80,8 @@ LayerAccess layer_access(const NetProgram& p, std::size_t i) {
           a.reads.push_back(range(hw.src, Precision::kFp16, atom));
           a.writes.push_back(range(hw.dst, Precision::kFp16, atom));
         } else if constexpr (std::is_same_v<T, PpuNodeLayer>) {
-          for (const FeatureSurface& s : hw.srcs)
-            a.reads.push_back(range(s, Precision::kFp16, atom));
-          a.writes.push_back(range(hw.dst, Precision::kFp16, atom));
+          for (const FeatureSurface& s : hw.srcs) a.reads.push_back(range(s, hw.precision, atom));
+          a.writes.push_back(range(hw.dst, hw.precision, atom));
         } else {  // PDP, CDP, the fake-quantizing SDP: src and dst at one precision
           a.reads.push_back(range(hw.src, hw.precision, atom));
           a.writes.push_back(range(hw.dst, hw.precision, atom));

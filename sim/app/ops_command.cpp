@@ -15,7 +15,7 @@ void add_ops_command(CLI::App& app) {
                      "list the ONNX operators octasim knows: the device lowering of each (in "
                      "preference order; 'folded': removed by the graph passes before lowering) and "
                      "what it computes. A node the DLA refuses runs on the PPU's kNode kernel "
-                     "where the configuration has a PPU (--fallback ppu, FP16): 'PPU (fallback)' "
+                     "where the configuration has a PPU (--fallback ppu): 'PPU (fallback)' "
                      "for the operators only the PPU runs");
 }
 
