@@ -35,14 +35,18 @@ run: build
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-# The suite again under AddressSanitizer + UndefinedBehaviorSanitizer (second build dir), at -O1
-# (ASan's recommended level: several times faster than -O0, every check kept) with line tables
-# only (-g1: reports keep file:line, the build is faster), no benchmarks, without the tests
-# labelled `heavy` (whole-network accuracy runs: the same code paths on thousands of images,
-# which the smaller tests already take through the sanitizers).
+# The suite again under AddressSanitizer + UndefinedBehaviorSanitizer (second build dir), built
+# by clang (a second compiler's diagnostics and UBSan's checks; measured on 2 cores: a test unit
+# compiles in 7.6 s against gcc 12's 11.6 s, and the sanitized suite runs in about 3.7 min
+# against 5.5), at -O1 (ASan's recommended level: several times faster than -O0, every check
+# kept) with line tables only (reports keep file:line, the build is faster), no benchmarks,
+# without the tests labelled `heavy` (whole-network accuracy runs: the same code paths on
+# thousands of images, which the smaller tests already take through the sanitizers). Warnings
+# are errors in the gcc build (`make test`); clang's extra ones are reported here, not fatal.
 test-sanitize: deps
-	cmake -S . -B $(BUILD_SAN) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
-	  -DOCTASIM_SANITIZE=ON $(CMAKE_ARGS)
+	CXX=clang++ cmake -S . -B $(BUILD_SAN) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+	  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" -DOCTASIM_SANITIZE=ON -DOCTASIM_WERROR=OFF \
+	  $(CMAKE_ARGS)
 	cmake --build $(BUILD_SAN) -j $(JOBS)
 	ctest --test-dir $(BUILD_SAN) --output-on-failure -j $(JOBS) -LE heavy
 

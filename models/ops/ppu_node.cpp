@@ -419,18 +419,20 @@ Tensor read_tensor(const TensorPlace& p, const Memory& mem) {
       break;
     }
     case Storage::kDenseFp32: {
-      std::vector<std::uint8_t> b(n * 4);
-      mem.read(p.address, b.data(), b.size());
       t.dtype = DType::kFloat32;
       t.f.resize(n);
+      if (n == 0) break;  // an empty constant (Resize's roi = []): nothing to read
+      std::vector<std::uint8_t> b(n * 4);
+      mem.read(p.address, b.data(), b.size());
       std::memcpy(t.f.data(), b.data(), b.size());
       break;
     }
     case Storage::kDenseInt64: {
-      std::vector<std::uint8_t> b(n * 8);
-      mem.read(p.address, b.data(), b.size());
       t.dtype = DType::kInt64;
       t.i.resize(n);
+      if (n == 0) break;  // ReduceSum's axes = []
+      std::vector<std::uint8_t> b(n * 8);
+      mem.read(p.address, b.data(), b.size());
       std::memcpy(t.i.data(), b.data(), b.size());
       break;
     }

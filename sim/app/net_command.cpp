@@ -374,9 +374,10 @@ void add_net_common_options(CLI::App& cmd, NetCommonOptions& o) {
                "a grouped convolution as one dense CONV layer, its weights zero between groups "
                "(by default each group is a layer of its own where its channels start on an atom, "
                "groups smaller than an atom in blocks of whole atoms where that is faster)");
-  cmd.add_option("--fallback", o.fallback,
-                 "nodes the DLA cannot run: ppu (default) runs each on the PPU's kNode kernel where "
-                 "the configuration has a PPU (soc_*), none refuses them")
+  cmd.add_option(
+         "--fallback", o.fallback,
+         "nodes the DLA cannot run: ppu (default) runs each on the PPU's kNode kernel where "
+         "the configuration has a PPU (soc_*), none refuses them")
       ->check(CLI::IsMember({"ppu", "none"}));
   cmd.add_flag("--no-cvsram", o.no_cvsram,
                "keep activations and weights in DRAM even when the configuration has a CV-SRAM "

@@ -18,6 +18,7 @@ using ppu_format::Opcode;
 namespace {
 constexpr unsigned kSemPollCycles = 32;
 constexpr std::uint64_t kMemcpyChunk = 16 * 1024;
+constexpr std::size_t kChannelStackBytes = std::size_t{8} << 20;  // 8 MiB (virtual, per channel)
 }  // namespace
 
 Ppu::Ppu(const sc_core::sc_module_name& name, const HwConfig& hw, MemoryImage& image, PpuHost& host,
@@ -51,8 +52,14 @@ Ppu::Ppu(const sc_core::sc_module_name& name, const HwConfig& hw, MemoryImage& i
                                           s, hw, period, static_cast<SmClient&>(*this)));
     }
   }
+  // A channel decodes its kernels and, for a node kernel, runs the registry's reference kernel
+  // (models/ops/ppu_node.hpp) on its own stack: SystemC's default (64 KiB) is too small for that
+  // under the sanitizers (AddressSanitizer's redzones make every frame larger).
+  sc_core::sc_spawn_options channel_options;
+  channel_options.set_stack_size(kChannelStackBytes);
   for (unsigned ch = 0; ch < channels_; ++ch) {
-    sc_core::sc_spawn([this, ch] { channel_thread(ch); }, fmt::format("channel{}", ch).c_str());
+    sc_core::sc_spawn([this, ch] { channel_thread(ch); }, fmt::format("channel{}", ch).c_str(),
+                      &channel_options);
   }
   for (unsigned g = 0; g < hw.ppu.gpcs; ++g) {
     sc_core::sc_spawn([this, g] { dispatcher_thread(g); },
