@@ -2,15 +2,20 @@
 """DLA and PPU run at once: a network of DLA and PPU layers under `--schedule overlap` has layers
 of the two engines running in the same cycles (report: network.engines.overlap_cycles and the
 layers' start/end cycles), takes fewer cycles than under `--schedule serial`, where no two layers
-overlap, and the two runs compute the same outputs.
+overlap, and the two runs compute the same outputs. Both reports follow
+sim/report/report.schema.json.
 
-usage: engine_overlap.py OCTASIM MODEL.onnx INPUT.npy WORKDIR [net options...]
+usage: engine_overlap.py OCTASIM SCHEMA.json MODEL.onnx INPUT.npy WORKDIR [net options...]
 """
 
 import json
 import os
 import subprocess
 import sys
+
+import jsonschema
+
+SCHEMA = None
 
 
 def run(octasim, model, inp, workdir, schedule, extra):
@@ -20,9 +25,12 @@ def run(octasim, model, inp, workdir, schedule, extra):
            "--report", report, "--output", out] + extra
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with open(report) as f:
-        net = json.load(f)["network"]
+        data = json.load(f)
+    errors = sorted(jsonschema.Draft202012Validator(SCHEMA).iter_errors(data), key=str)
+    if errors:
+        sys.exit(f"FAIL: {report} does not follow the schema: {errors[0]}")
     with open(out, "rb") as f:
-        return net, f.read()
+        return data["network"], f.read()
 
 
 def intervals(net, engine_is_ppu):
@@ -36,10 +44,14 @@ def overlapping_pairs(net):
 
 
 def main():
-    if len(sys.argv) < 5:
+    global SCHEMA
+    if len(sys.argv) < 6:
         sys.exit(__doc__)
-    octasim, model, inp, workdir = sys.argv[1:5]
-    extra = sys.argv[5:]
+    octasim, schema, model, inp, workdir = sys.argv[1:6]
+    extra = sys.argv[6:]
+    with open(schema) as f:
+        SCHEMA = json.load(f)
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
     os.makedirs(workdir, exist_ok=True)
     over, out_over = run(octasim, model, inp, workdir, "overlap", extra)
     serial, out_serial = run(octasim, model, inp, workdir, "serial", extra)
