@@ -282,6 +282,30 @@ std::set<std::string> calibrate_groups(const Graph& g, const NetPlan& plan,
 
 }  // namespace
 
+std::string quantized_refusal(const Graph& g, const PlannedLayer& l, const QuantOptions& options) {
+  if (options.precision == NetPrecision::kFp16) return "";
+  if (l.kind == LayerKind::kSoftmax) {
+    return fmt::format("the PPU's softmax kernel runs at fp16, not {}",
+                       precision_name(options.precision));
+  }
+  if (l.kind != LayerKind::kSdp) return "";
+  try {
+    (void)sdp_code_format(l, options, 8, TensorQuant{});
+  } catch (const models::graph::GraphError& e) {
+    return e.what();
+  }
+  // An Add of a constant broadcast to the output (program_ew.cpp lower_sdp_quantized: SDP adds a
+  // tensor's codes or a per-channel constant, not an element-wise constant at int8).
+  if (!l.sdp.unary && l.sdp.convert == SdpAttrs::Convert::kNone && l.sdp.ew == EwOp::kAdd &&
+      !l.sdp.operand.empty() && g.is_constant(l.sdp.operand)) {
+    return fmt::format(
+        "the SDP layer computing '{}': an Add of a broadcast constant is not "
+        "supported at {} (it runs at fp16)",
+        l.output, precision_name(options.precision));
+  }
+  return "";
+}
+
 CalibrationTable calibrate(const Graph& g, const NetPlan& plan, const Tensor& images,
                            const QuantOptions& options, const CalibrationTable* given) {
   CalibrationTable table = code_formats(plan, images, options, given);

@@ -35,4 +35,12 @@ namespace octasim::firmware::net {
                                          const QuantOptions& options,
                                          const CalibrationTable* given = nullptr);
 
+// Why the device's DLA (or the PPU's softmax kernel) cannot run planned layer `l` at the
+// precision of `options` — an SDP layer the quantized pipeline does not do (a Mul of two tensors,
+// an Add of a broadcast constant, ...), a Softmax below FP16 — or "" when it can. The planner
+// does not know the precision: quantize_network sends such a layer of one node to the PPU
+// (--fallback ppu) before calibrating.
+[[nodiscard]] std::string quantized_refusal(const models::graph::Graph& g, const PlannedLayer& l,
+                                            const QuantOptions& options);
+
 }  // namespace octasim::firmware::net

@@ -37,6 +37,17 @@ void quantize_network(CompiledNetwork& net, const HwConfig& hw, const Tensor& ca
                       const PlacementOptions& placement) {
   // FP16 and integer networks hold the values themselves: nothing to calibrate.
   const bool values = options.precision == NetPrecision::kFp16 || integer_network(net.graph);
+  // What the DLA's planner took but cannot run quantized goes to the PPU (one node a layer).
+  if (!values && options.fallback == Fallback::kPpu && hw.ppu.gpcs > 0) {
+    for (PlannedLayer& l : net.plan.layers) {
+      if (l.nodes.size() != 1) continue;
+      const std::string why = quantized_refusal(net.graph, l, options);
+      if (why.empty()) continue;
+      l.ppu.reads = layer_reads(net.graph, l);
+      l.ppu.reason = why;
+      l.kind = LayerKind::kPpu;
+    }
+  }
   const Tensor batch = values ? Tensor{} : as_input_batch(net.plan, calibration_images);
   const CalibrationTable t =
       values ? CalibrationTable{} : calibrate(net.graph, net.plan, batch, options, table);
