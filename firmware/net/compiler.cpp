@@ -1,6 +1,7 @@
 #include "firmware/net/compiler.hpp"
 
 #include <filesystem>
+#include <map>
 #include <random>
 #include <system_error>
 
@@ -32,9 +33,10 @@ CompiledNetwork prepare_network(models::graph::Graph g, const HwConfig& hw, Fall
   return net;
 }
 
-void quantize_network(CompiledNetwork& net, const HwConfig& hw, const Tensor& calibration_images,
-                      const QuantOptions& options, const CalibrationTable* table,
-                      const PlacementOptions& placement) {
+namespace {
+
+void quantize_plan(CompiledNetwork& net, const HwConfig& hw, const Tensor& calibration_images,
+                   const QuantOptions& options, const CalibrationTable* table) {
   // FP16 and integer networks hold the values themselves: nothing to calibrate.
   const bool values = options.precision == NetPrecision::kFp16 || integer_network(net.graph);
   // What the DLA's planner took but cannot run quantized goes to the PPU (one node a layer).
@@ -56,6 +58,29 @@ void quantize_network(CompiledNetwork& net, const HwConfig& hw, const Tensor& ca
     o.winograd_measured = measure_winograd(net.graph, net.plan, t, batch, o, hw);
   }
   net.program = build_program(net.graph, net.plan, t, o, hw);
+}
+
+}  // namespace
+
+void quantize_network(CompiledNetwork& net, const HwConfig& hw, const Tensor& calibration_images,
+                      const QuantOptions& options, const CalibrationTable* table,
+                      const PlacementOptions& placement) {
+  // A one-node DLA layer the lowering refuses (a constraint the planners do not check, such as
+  // Rubik's whole atoms or an integer network's Add) goes to the PPU like a planner's refusal:
+  // the graph is planned again with the node on the PPU, until it lowers or nothing is left to
+  // move.
+  const bool ppu = options.fallback == Fallback::kPpu && hw.ppu.gpcs > 0;
+  std::map<std::size_t, std::string> refused;
+  for (;;) {
+    try {
+      quantize_plan(net, hw, calibration_images, options, table);
+      break;
+    } catch (const LayerRefusal& e) {
+      if (!ppu || e.nodes.size() != 1 || refused.count(e.nodes[0]) != 0) throw;
+      refused.emplace(e.nodes[0], e.what());
+      net.plan = plan_network(net.graph, hw.name, true, options.fallback, refused);
+    }
+  }
   place_in_cvsram(net.program, hw, placement);
 }
 

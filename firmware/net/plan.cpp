@@ -169,6 +169,9 @@ NetPlan Planner::run() {
   }
   plan_.input = data_inputs[0].name;
   plan_.shapes = models::graph::infer_shapes(g_, 1);
+  if (!models::graph::is_float(data_inputs[0].dtype)) {
+    plan_.dtypes = models::graph::infer_dtypes(g_);
+  }
   plan_.input_shape = plan_.shapes.at(plan_.input);
   set_cube(plan_.input, nullptr);
   for (const auto& o : g_.outputs) plan_.outputs.push_back(o.name);
@@ -531,6 +534,8 @@ void Planner::plan_view(std::size_t i) {
 
 void Planner::plan_node(std::size_t i) {
   if (fallback_ != Fallback::kPpu || !has_ppu_) return plan_on_dla(i);
+  // A node whose DLA layer the lowering refused (a constraint the planners do not check).
+  if (const auto it = refused_.find(i); it != refused_.end()) return plan_ppu(i, it->second);
   // The DLA first; what it refuses goes to the PPU, from the plan as it was before the attempt
   // (a planner may have fused nodes or set cubes before refusing).
   NetPlan before = plan_;
@@ -619,8 +624,8 @@ std::string Planner::refusal(const Node& n, const models::graph::OpSchema* op) c
 }  // namespace detail
 
 NetPlan plan_network(const Graph& g, const std::string& config_name, bool has_ppu,
-                     Fallback fallback) {
-  return detail::Planner(g, config_name, has_ppu, fallback).run();
+                     Fallback fallback, const std::map<std::size_t, std::string>& refused) {
+  return detail::Planner(g, config_name, has_ppu, fallback, refused).run();
 }
 
 }  // namespace octasim::firmware::net

@@ -214,6 +214,9 @@ struct NetPlan {
   // Tensors that are views of another (Flatten/Reshape outputs): name -> the viewed tensor.
   std::map<std::string, std::string> views;
   std::map<std::string, std::vector<std::int64_t>> shapes;  // ONNX shapes (N = 1)
+  // ONNX element types, in an integer network only (program.hpp integer_network: its PPU layers
+  // read and write INT16 surfaces of these types).
+  std::map<std::string, models::graph::DType> dtypes;
   // 2-D tensors held transposed: K x M as the rows cube of M x K (the graph input A of a Gemm
   // with transA=1, which the host lays out), so their C order is the cube's.
   std::set<std::string> transposed;
@@ -236,8 +239,11 @@ struct NetPlan {
 // `has_ppu`: the configuration has a PPU, which runs what the DLA lacks (Softmax, and with
 // Fallback::kPpu every node the DLA planners refuse whose operator the registry can compute: a
 // kPpu layer, the refusal kept as its reason).
+// `refused`: nodes (by index) whose DLA layer the lowering refused (program.hpp LayerRefusal)
+// with why; with Fallback::kPpu on a configuration with a PPU they go to the PPU directly.
 [[nodiscard]] NetPlan plan_network(const models::graph::Graph& g, const std::string& config_name,
-                                   bool has_ppu = false, Fallback fallback = Fallback::kNone);
+                                   bool has_ppu = false, Fallback fallback = Fallback::kNone,
+                                   const std::map<std::size_t, std::string>& refused = {});
 
 // The device tensors layer `l` reads: its input, and the element-wise operand of a fused residual
 // Add or of an SDP layer when that is a tensor (not a constant).

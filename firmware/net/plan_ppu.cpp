@@ -25,7 +25,9 @@ void Planner::plan_ppu(std::size_t i, const std::string& reason) {
   const std::string prefix = n.label() + ": ";
   l.ppu.reason = reason.rfind(prefix, 0) == 0 ? reason.substr(prefix.size()) : reason;
   // The inputs as the reference kernel sees them: constants as they are, device tensors as FP32
-  // zeros of their shape (what the kernel reads: FP16 widened).
+  // zeros of their shape (what the kernel reads: FP16 widened) or, in an integer network, zeros
+  // of their own integer type (what it reads from INT16 surfaces).
+  const bool integer = !plan_.dtypes.empty();
   std::vector<models::graph::Tensor> zeros;
   zeros.reserve(n.inputs.size());
   for (const std::string& in : n.inputs) {
@@ -42,8 +44,17 @@ void Planner::plan_ppu(std::size_t i, const std::string& reason) {
       refuse(fmt::format("input '{}' is not computed on the device", in));
     }
     l.ppu.reads.push_back(t);
-    zeros.push_back(
-        models::graph::Tensor::zeros(models::graph::DType::kFloat32, plan_.shapes.at(in)));
+    models::graph::DType type = models::graph::DType::kFloat32;
+    if (integer) {
+      type = plan_.dtypes.at(in);
+      if (models::graph::is_float(type)) {
+        refuse(
+            fmt::format("input '{}' is {} in an integer network (whose tensors are INT16 "
+                        "integers)",
+                        in, models::graph::dtype_name(type)));
+      }
+    }
+    zeros.push_back(models::graph::Tensor::zeros(type, plan_.shapes.at(in)));
   }
   if (l.ppu.reads.empty()) refuse("no input is computed on the device (all constants)");
   models::graph::Inputs inputs;
@@ -57,9 +68,18 @@ void Planner::plan_ppu(std::size_t i, const std::string& reason) {
     refuse(e.what());
   }
   const std::string& name = n.outputs[0];
-  if (out.size() != 1 || !models::graph::is_float(out[0].dtype)) {
+  if (out.empty()) refuse("its output is missing");
+  if (integer) {
+    // INT16 holds 8-bit integers and bool exactly; wider integers while their values fit (a
+    // result beyond INT16 saturates, on the device and in the models/ executor alike:
+    // models/ops/ppu_node.hpp).
+    if (out.size() != 1 || models::graph::is_float(out[0].dtype)) {
+      refuse(fmt::format("its output is {}: an integer network's PPU layers write INT16 integers",
+                         models::graph::dtype_name(out[0].dtype)));
+    }
+  } else if (out.size() != 1 || !models::graph::is_float(out[0].dtype)) {
     refuse(fmt::format("its output is {}, not floating point",
-                       out.empty() ? "missing" : models::graph::dtype_name(out[0].dtype)));
+                       models::graph::dtype_name(out[0].dtype)));
   }
   if (out[0].shape != plan_.shapes.at(name)) {
     refuse(fmt::format("its output has shape {}, shape inference said {}",

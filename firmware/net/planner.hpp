@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -27,8 +28,13 @@ using models::graph::Node;
 
 class Planner {
  public:
-  Planner(const Graph& g, std::string config, bool has_ppu, Fallback fallback)
-      : g_(g), config_(std::move(config)), has_ppu_(has_ppu), fallback_(fallback) {}
+  Planner(const Graph& g, std::string config, bool has_ppu, Fallback fallback,
+          std::map<std::size_t, std::string> refused = {})
+      : g_(g),
+        config_(std::move(config)),
+        has_ppu_(has_ppu),
+        fallback_(fallback),
+        refused_(std::move(refused)) {}
 
   NetPlan run();
 
@@ -138,7 +144,8 @@ class Planner {
   bool has_ppu_ = false;
   Fallback fallback_ = Fallback::kNone;
   NetPlan plan_;
-  std::set<std::string> ppu_only_;  // tensors of a shape only PPU layers take
+  std::map<std::size_t, std::string> refused_;  // nodes the lowering refused on the DLA: why
+  std::set<std::string> ppu_only_;              // tensors of a shape only PPU layers take
   std::vector<bool> used_;
 };
 

@@ -148,7 +148,13 @@ NetProgram Builder::run() {
         lower(l);
       }
     } catch (const FirmwareError& e) {
-      throw GraphError(fmt::format("{}: {}", layer_nodes_label(g_, l), e.what()));
+      throw LayerRefusal(fmt::format("{}: {}", layer_nodes_label(g_, l), e.what()), l.nodes);
+    } catch (const LayerRefusal&) {
+      throw;
+    } catch (const GraphError& e) {
+      // Which planned layer refused: the compiler may give its node to the PPU (compiler.cpp).
+      throw LayerRefusal(e.what(),
+                         l.kind == LayerKind::kPpu ? std::vector<std::size_t>{} : l.nodes);
     }
     release_dead(l, i);
     if (fused) release_dead(*pool, ++i);

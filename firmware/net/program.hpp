@@ -52,6 +52,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -260,6 +261,15 @@ struct FallbackSummary {
 // DequantizeLinear, integer pools). Such a network holds its values as INT16 codes, exactly, and
 // is not calibrated.
 [[nodiscard]] bool integer_network(const models::graph::Graph& g);
+
+// build_program's refusal of one planned layer: the GraphError, with the graph nodes of the DLA
+// layer that refused (empty for a PPU layer), which the compiler may re-plan on the PPU.
+class LayerRefusal : public models::graph::GraphError {
+ public:
+  LayerRefusal(const std::string& what, std::vector<std::size_t> layer_nodes)
+      : GraphError(what), nodes(std::move(layer_nodes)) {}
+  std::vector<std::size_t> nodes;
+};
 
 [[nodiscard]] NetProgram build_program(const models::graph::Graph& g, const NetPlan& plan,
                                        const CalibrationTable& table, const QuantOptions& options,

@@ -38,18 +38,25 @@ std::vector<std::uint8_t> dense_bytes(const models::graph::Tensor& t, bool float
 namespace detail {
 
 PpuNodeLayer Builder::lower_ppu_node(const PlannedLayer& l, const std::string& who) {
-  if (integer_) {
-    throw GraphError(fmt::format(
-        "{}: runs on the PPU (the DLA refuses it: {}), which takes FP16 values or INT8 codes, "
-        "not an integer network's exact INT16 values",
-        who, l.ppu.reason));
-  }
   const models::graph::Node& n = g_.nodes.at(l.nodes.at(0));
   namespace O = models::ops;
-  const auto surface_place = [&](const NetTensor& t, const std::vector<std::int64_t>& shape) {
+  // An integer network's surfaces hold INT16 codes that are the values (step 1): the kernel reads
+  // them as the tensor's ONNX type (the plan's dtypes) and writes integers.
+  const auto surface_place = [&](const std::string& name, const NetTensor& t,
+                                 const std::vector<std::int64_t>& shape) {
     O::TensorPlace p;
-    p.storage = fp16() ? O::Storage::kSurfaceFp16 : O::Storage::kSurfaceInt8;
-    if (!fp16()) p.step = t.quant.step();
+    if (integer_) {
+      const auto type = plan_.dtypes.find(name);
+      if (t.precision != Precision::kInt16 || type == plan_.dtypes.end() ||
+          models::graph::is_float(type->second)) {
+        throw GraphError(fmt::format("{}: tensor '{}' is not an INT16 integer surface", who, name));
+      }
+      p.storage = O::Storage::kSurfaceInt16;
+      p.dtype = type->second;
+    } else {
+      p.storage = fp16() ? O::Storage::kSurfaceFp16 : O::Storage::kSurfaceInt8;
+      if (!fp16()) p.step = t.quant.step();
+    }
     p.address = t.surface.address;
     p.shape = shape;
     p.width = t.surface.width;
@@ -76,18 +83,21 @@ PpuNodeLayer Builder::lower_ppu_node(const PlannedLayer& l, const std::string& w
     } else if (g_.is_constant(in)) {
       const models::graph::Tensor& c = g_.initializers.at(in);
       const bool floats = models::graph::is_float(c.dtype);
-      place.storage = floats ? O::Storage::kDenseFp32 : O::Storage::kDenseInt64;
+      place.storage = floats                                    ? O::Storage::kDenseFp32
+                      : c.dtype == models::graph::DType::kInt64 ? O::Storage::kDenseInt64
+                                                                : O::Storage::kDenseTyped;
+      place.dtype = c.dtype;
       place.shape = c.shape;
       place.address = constant(fmt::format("{} constant '{}'", who, in), dense_bytes(c, floats));
     } else {
       const NetTensor& t = tensor(plan_.resolve(in));
-      place = surface_place(t, plan_.shapes.at(in));
+      place = surface_place(in, t, plan_.shapes.at(in));
       p.srcs.push_back(t.surface);
     }
     image.inputs.push_back(std::move(place));
   }
   const NetTensor& dst = tensor(l.output);
-  image.outputs.push_back(surface_place(dst, plan_.shapes.at(l.output)));
+  image.outputs.push_back(surface_place(l.output, dst, plan_.shapes.at(l.output)));
   p.dst = dst.surface;
   const std::vector<std::uint8_t> bytes = O::encode_node(image);
   // The PPU decodes the image at LAUNCH and stops the channel on one it refuses: refuse it here,

@@ -391,7 +391,11 @@ std::size_t simplify_graph(Graph& g) {
   return changes;
 }
 
-ShapeMap infer_shapes(const Graph& g, std::int64_t batch) {
+namespace {
+
+// Every tensor of `g` as its registry kernels compute it on zero inputs (infer_shapes).
+template <typename F>
+void infer_tensors(const Graph& g, std::int64_t batch, F&& each) {
   std::map<std::string, Tensor> computed;
   std::map<std::string, const Tensor*> values;
   for (const auto& [name, t] : g.initializers) values[name] = &t;
@@ -425,9 +429,22 @@ ShapeMap infer_shapes(const Graph& g, std::int64_t batch) {
       values[n.outputs[k]] = &slot;
     }
   }
+  for (const auto& [name, t] : values) each(name, *t);
+}
+
+}  // namespace
+
+ShapeMap infer_shapes(const Graph& g, std::int64_t batch) {
   ShapeMap shapes;
-  for (const auto& [name, t] : values) shapes[name] = t->shape;
+  infer_tensors(g, batch,
+                [&](const std::string& name, const Tensor& t) { shapes[name] = t.shape; });
   return shapes;
+}
+
+std::map<std::string, DType> infer_dtypes(const Graph& g) {
+  std::map<std::string, DType> types;
+  infer_tensors(g, 1, [&](const std::string& name, const Tensor& t) { types[name] = t.dtype; });
+  return types;
 }
 
 }  // namespace octasim::models::graph

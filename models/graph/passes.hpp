@@ -62,4 +62,7 @@ std::size_t simplify_graph(Graph& g);
 // GraphError like run_reference.
 [[nodiscard]] ShapeMap infer_shapes(const Graph& g, std::int64_t batch = 1);
 
+// Every tensor's element type, as infer_shapes computes it (the registry's kernels on zeros).
+[[nodiscard]] std::map<std::string, DType> infer_dtypes(const Graph& g);
+
 }  // namespace octasim::models::graph

@@ -40,6 +40,24 @@ std::int64_t saturate(DType t, double v) {
   return static_cast<std::int64_t>(std::min(hi, std::max(lo, v)));
 }
 
+std::int64_t wrap(DType t, double v) {
+  // Beyond int64 (an integer Pow's overflow): its ends, then the type's modular wrap.
+  const double lim = 9223372036854774784.0;  // the largest double below 2^63
+  const auto w = static_cast<std::int64_t>(std::clamp(v, -lim, lim));
+  switch (t) {
+    case DType::kInt8:
+      return static_cast<std::int8_t>(static_cast<std::uint8_t>(w));
+    case DType::kUInt8:
+      return static_cast<std::uint8_t>(w);
+    case DType::kInt32:
+      return static_cast<std::int32_t>(static_cast<std::uint32_t>(w));
+    case DType::kBool:
+      return w != 0 ? 1 : 0;
+    default:
+      return w;
+  }
+}
+
 std::vector<std::int64_t> broadcast_shape(const Node& n, const std::vector<std::int64_t>& a,
                                           const std::vector<std::int64_t>& b) {
   const std::size_t rank = std::max(a.size(), b.size());
@@ -123,7 +141,9 @@ Tensor binary(const Node& n, const Inputs& in, const std::function<double(double
     if (is_float(out.dtype)) {
       out.f[k] = static_cast<float>(v);
     } else {
-      out.i[k] = static_cast<std::int64_t>(v);
+      // ONNX's integer arithmetic wraps (numpy's: uint8 modulo 256); an integer division by
+      // zero is 0, as numpy gives it.
+      out.i[k] = std::isfinite(v) ? wrap(out.dtype, v) : 0;
     }
     for (std::size_t d = coord.size(); d-- > 0;) {
       if (++coord[d] < out.shape[d]) break;

@@ -21,6 +21,9 @@ bool has_input(const Inputs& in, std::size_t k);
 double round_half_even(double v);
 // Saturate to the range of an 8-bit type.
 std::int64_t saturate(DType t, double v);
+// v (an integer) as a value of integer type t with ONNX's (numpy's) wrap-around: modulo 256 for
+// uint8, two's complement for int8 and int32; bool: v != 0.
+std::int64_t wrap(DType t, double v);
 
 // numpy broadcasting: the shape of a op b, and the flat index into a tensor of `shape` for a
 // coordinate of the broadcast shape.

@@ -74,6 +74,7 @@ void encode_place(Writer& w, const TensorPlace& p) {
   w.u64(p.address);
   w.count(p.shape.size(), kMaxRank, "rank");
   for (const std::int64_t d : p.shape) w.i64(d);
+  if (p.storage == Storage::kDenseTyped) w.u8(static_cast<std::uint8_t>(p.dtype));
   if (!p.surface()) return;
   for (const std::uint32_t v :
        {p.width, p.height, p.channels, p.line_stride, p.surface_stride, p.atom_bytes}) {
@@ -83,6 +84,7 @@ void encode_place(Writer& w, const TensorPlace& p) {
   w.count(p.channel_map.size(), std::numeric_limits<std::uint32_t>::max(), "channel map");
   for (const std::uint32_t c : p.channel_map) w.u32(c);
   w.f64(p.step);
+  if (p.storage == Storage::kSurfaceInt16) w.u8(static_cast<std::uint8_t>(p.dtype));
 }
 
 // ---- Decoding ---------------------------------------------------------------------------------
@@ -234,7 +236,10 @@ unsigned element_bytes(Storage s) {
     case Storage::kDenseFp32:
       return 4;
     case Storage::kDenseInt64:
+    case Storage::kDenseTyped:
       return 8;
+    case Storage::kSurfaceInt16:
+      return 2;
   }
   return 1;
 }
@@ -259,8 +264,8 @@ TensorPlace decode_place(Reader& r) {
   TensorPlace p;
   const std::size_t at = r.offset();
   const std::uint8_t storage = r.u8("storage");
-  if (storage > static_cast<std::uint8_t>(Storage::kDenseInt64)) {
-    r.fail(at, "storage " + std::to_string(storage) + " (0 .. 3)");
+  if (storage > static_cast<std::uint8_t>(Storage::kDenseTyped)) {
+    r.fail(at, "storage " + std::to_string(storage) + " (0 .. 5)");
   }
   p.storage = static_cast<Storage>(storage);
   p.address = r.u64("address");
@@ -277,6 +282,16 @@ TensorPlace decode_place(Reader& r) {
     p.shape.push_back(d);
     elements *= static_cast<std::uint64_t>(d);
     if (elements > kMaxElements) r.fail(dim_at, "elements beyond 2^26");
+  }
+  if (p.storage == Storage::kDenseTyped) {
+    const std::size_t dtype_at = r.offset();
+    const std::uint8_t dtype = r.u8("dense dtype");
+    if (!valid_dtype(dtype) || graph::is_float(static_cast<DType>(dtype)) ||
+        static_cast<DType>(dtype) == DType::kInt64) {
+      r.fail(dtype_at, "dense dtype " + std::to_string(dtype) +
+                           " (an integer type but int64, or bool: int64 is storage 3)");
+    }
+    p.dtype = static_cast<DType>(dtype);
   }
   if (p.surface()) {
     const std::size_t cube_at = r.offset();
@@ -329,6 +344,16 @@ TensorPlace decode_place(Reader& r) {
     p.step = r.f64("step");
     if (p.storage == Storage::kSurfaceInt8 && !(std::isfinite(p.step) && p.step > 0.0)) {
       r.fail(step_at, "INT8 step " + std::to_string(p.step) + " (finite, > 0)");
+    }
+    if (p.storage == Storage::kSurfaceInt16) {
+      // The codes are the values: step 1, one encoding per image.
+      if (p.step != 1.0) r.fail(step_at, "INT16 step " + std::to_string(p.step) + " (must be 1)");
+      const std::size_t dtype_at = r.offset();
+      const std::uint8_t dtype = r.u8("INT16 dtype");
+      if (!valid_dtype(dtype) || graph::is_float(static_cast<DType>(dtype))) {
+        r.fail(dtype_at, "INT16 dtype " + std::to_string(dtype) + " (an integer type or bool)");
+      }
+      p.dtype = static_cast<DType>(dtype);
     }
     // The cube holds the shape: elements = C * H * W (rows: H * C with W = 1).
     const std::uint64_t lc = logical_channels(p);
@@ -418,6 +443,18 @@ Tensor read_tensor(const TensorPlace& p, const Memory& mem) {
       }
       break;
     }
+    case Storage::kSurfaceInt16: {
+      const std::vector<std::uint8_t> b = read_surface(p, mem);
+      t.dtype = p.dtype;
+      t.i.resize(n);
+      for (std::uint64_t i = 0; i < n; ++i) {
+        const std::uint64_t k = packed_offset(p, i);
+        const auto code =
+            static_cast<std::int16_t>(static_cast<std::uint16_t>(b[k] | b[k + 1] << 8));
+        t.i[i] = p.dtype == DType::kBool ? (code != 0 ? 1 : 0) : code;
+      }
+      break;
+    }
     case Storage::kDenseFp32: {
       t.dtype = DType::kFloat32;
       t.f.resize(n);
@@ -427,8 +464,9 @@ Tensor read_tensor(const TensorPlace& p, const Memory& mem) {
       std::memcpy(t.f.data(), b.data(), b.size());
       break;
     }
-    case Storage::kDenseInt64: {
-      t.dtype = DType::kInt64;
+    case Storage::kDenseInt64:
+    case Storage::kDenseTyped: {
+      t.dtype = p.storage == Storage::kDenseTyped ? p.dtype : DType::kInt64;
       t.i.resize(n);
       if (n == 0) break;  // ReduceSum's axes = []
       std::vector<std::uint8_t> b(n * 8);
@@ -450,7 +488,12 @@ void write_tensor(const TensorPlace& p, const Tensor& t, Memory& mem) {
   const std::uint64_t n = elements_of(p.shape);
   switch (p.storage) {
     case Storage::kSurfaceFp16:
-    case Storage::kSurfaceInt8: {
+    case Storage::kSurfaceInt8:
+    case Storage::kSurfaceInt16: {
+      if (p.storage == Storage::kSurfaceInt16 && graph::is_float(t.dtype)) {
+        throw GraphError("a " + std::string(graph::dtype_name(t.dtype)) +
+                         " output in an INT16 surface (an integer network's values)");
+      }
       // Without a map every lane of the atoms is the tensor's or padding (zero); with one the
       // lanes it does not name keep their bytes.
       std::vector<std::uint8_t> b =
@@ -464,6 +507,10 @@ void write_tensor(const TensorPlace& p, const Tensor& t, Memory& mem) {
         if (p.storage == Storage::kSurfaceFp16) {
           const std::uint16_t h = std::isnan(v) ? kFp16Nan : fp16_from_double(v);
           b[k] = static_cast<std::uint8_t>(h), b[k + 1] = static_cast<std::uint8_t>(h >> 8);
+        } else if (p.storage == Storage::kSurfaceInt16) {
+          const auto code = static_cast<std::uint16_t>(
+              static_cast<std::int16_t>(std::clamp<std::int64_t>(t.i[i], -32768, 32767)));
+          b[k] = static_cast<std::uint8_t>(code), b[k + 1] = static_cast<std::uint8_t>(code >> 8);
         } else {
           b[k] = int8_code(v, p.step);
         }
@@ -477,7 +524,8 @@ void write_tensor(const TensorPlace& p, const Tensor& t, Memory& mem) {
       mem.write(p.address, reinterpret_cast<const std::uint8_t*>(f.data()), n * 4);
       break;
     }
-    case Storage::kDenseInt64: {
+    case Storage::kDenseInt64:
+    case Storage::kDenseTyped: {
       if (graph::is_float(t.dtype)) {
         throw GraphError("a " + std::string(graph::dtype_name(t.dtype)) +
                          " output in a dense INT64 place");

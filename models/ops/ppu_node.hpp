@@ -22,7 +22,9 @@
 //       shape; every dim 1 .. 2^24 (a dense place 0 .. 2^24: an empty constant), elements <=
 //       2^26), then for a surface: u32 width, height,
 //       channels, line_stride, surface_stride, atom_bytes, u8 rows, u32 map entries (0 or the
-//       tensor's logical channels), that many u32 physical channels, f64 step
+//       tensor's logical channels), that many u32 physical channels, f64 step, and for an INT16
+//       surface (storage 4) also u8 dtype (graph::DType: an integer type or bool; its step is 1);
+//       a typed dense place (storage 5) ends with u8 dtype (an integer type but int64, or bool)
 // decode_node accepts exactly this and nothing else: a bad magic or version, a length or count
 // beyond its limit or beyond the image, an unknown kind, storage or dtype, trailing bytes, a
 // surface whose cube does not hold the shape — each is a NodeImageError naming the field and its
@@ -31,7 +33,9 @@
 // A tensor place is either a feature surface (NVDLA's feature format, as softmax.hpp describes
 // it: element (x, y, c) at address + (c / C') * surface_stride + y * line_stride +
 // x * atom_bytes + (c % C') * element bytes, C' = atom_bytes / element bytes) holding FP16
-// values or INT8 codes of step `step`, or a dense C-order array (constants: FP32 or INT64). The
+// values, INT8 codes of step `step` or INT16 codes that are an integer network's values (exact
+// integers of the place's dtype), or a dense C-order array (constants: FP32, or INT64 holding
+// int64 values or, typed, values of another integer type). The
 // ONNX element i (C order of `shape`) of a surface is the cube's element (c, y, x) with
 //   rows = 0: i = c * H * W + y * W + x       (N x C x H x W with N = 1, N x C x L, C x H x W, K)
 //   rows = 1: i = y * K + c, x = 0            (an M x K tensor held as rows: H = M, C = K)
@@ -39,11 +43,16 @@
 // padded channel layouts: firmware/net/program.hpp NetTensor).
 //
 // Arithmetic: each input becomes an FP32 tensor of its ONNX shape — FP16 widened exactly, INT8
-// codes times step (FP32 product), dense FP32 as is, INT64 as INT64 — the registry's reference
-// kernel runs the node in FP32, and each output is stored as FP16 rounded to nearest even (NaN as
-// 0x7e00), or as INT8 codes round-half-away(v / step) (in double; NaN as 0) saturated to
-// [-128, 127]; a dense output as FP32, or as INT64 for an integer result (a float result in an
-// INT64 place is a GraphError). A surface output is
+// codes times step (FP32 product), dense FP32 as is, INT64 as INT64 (typed: as its dtype), INT16
+// codes as a tensor of
+// the place's dtype holding the codes (bool: code != 0) — the registry's reference kernel runs
+// the node (in FP32, or in the integer types with their ONNX semantics), and each output is
+// stored as FP16 rounded to nearest even (NaN as 0x7e00), or as INT8 codes
+// round-half-away(v / step) (in double; NaN as 0) saturated to [-128, 127], or as INT16 codes
+// of an integer result saturated to [-32768, 32767] (a float result in an INT16 place is a
+// GraphError: an integer network's PPU layers compute integers); a dense output as FP32, or as
+// INT64 for an integer result (a float result in an INT64 place is a GraphError). A surface
+// output is
 // written atom by atom: the lanes of the last surface beyond the tensor's channels become zero
 // when the output has no channel map (as the DLA writes them); stride gaps are not touched.
 #pragma once
@@ -74,6 +83,12 @@ enum class Storage : std::uint8_t {
   kSurfaceInt8 = 1,  // a feature surface of INT8 codes (value = code * step)
   kDenseFp32 = 2,    // a C-order array of FP32 (constants)
   kDenseInt64 = 3,   // a C-order array of INT64 (constants: indices, shapes, axes)
+  // A feature surface of INT16 codes that are the values themselves (an integer network's:
+  // step 1), read as a tensor of the place's `dtype` (an integer type or bool).
+  kSurfaceInt16 = 4,
+  // A C-order array of INT64 holding values of the place's `dtype`, an integer type other than
+  // int64 or bool (constants: uint8 weights, zero points, int32 operands).
+  kDenseTyped = 5,
 };
 
 struct TensorPlace {
@@ -86,10 +101,13 @@ struct TensorPlace {
   bool rows = false;
   std::vector<std::uint32_t> channel_map;  // empty: identity
   double step = 1.0;                       // INT8 surfaces: the code step
-  bool present = true;                     // inputs: false for an omitted optional input
+  // INT16 surfaces, typed dense arrays: the ONNX element type of the values (integer or bool).
+  graph::DType dtype = graph::DType::kInt32;
+  bool present = true;  // inputs: false for an omitted optional input
 
   [[nodiscard]] bool surface() const {
-    return storage == Storage::kSurfaceFp16 || storage == Storage::kSurfaceInt8;
+    return storage == Storage::kSurfaceFp16 || storage == Storage::kSurfaceInt8 ||
+           storage == Storage::kSurfaceInt16;
   }
 };
 

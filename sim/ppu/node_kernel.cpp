@@ -88,7 +88,7 @@ Stream stream_of(const M::TensorPlace& p) {
     return s;
   }
   const std::uint64_t per_atom =
-      p.storage == M::Storage::kSurfaceFp16 ? p.atom_bytes / 2 : p.atom_bytes;
+      p.storage == M::Storage::kSurfaceInt8 ? p.atom_bytes : p.atom_bytes / 2;
   s.run = std::uint64_t{p.width} * p.atom_bytes;
   s.height = p.height;
   s.runs = (p.channels + per_atom - 1) / per_atom * p.height;
@@ -168,14 +168,15 @@ class NodeKernel final : public Kernel {
     peak_macs_ = path_peak_macs_ = tensor_ ? tc_peak : fma_peak;
     smem_bytes_ = (kPrefetch + 1) * kStepBytes;
     compulsory_bytes_ = cost_.bytes_read + cost_.bytes_written;
-    bool int8 = false;
+    bool int8 = false, int16 = false;
     for (const auto* places : {&node_.inputs, &node_.outputs}) {
       for (const M::TensorPlace& p : *places) {
         int8 = int8 || (p.present && p.storage == M::Storage::kSurfaceInt8);
+        int16 = int16 || (p.present && p.storage == M::Storage::kSurfaceInt16);
       }
     }
     record.kind = "node";
-    record.type = int8 ? "int8" : "fp16";
+    record.type = int8 ? "int8" : int16 ? "int16" : "fp16";
     record.m = static_cast<unsigned>(elements_), record.n = 1;
     record.k = static_cast<unsigned>(std::min<std::uint64_t>(cost_.ops_per_element, ~0u));
     record.tile_m = static_cast<unsigned>(cta_elements_), record.tile_n = 1;
