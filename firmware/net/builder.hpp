@@ -67,6 +67,10 @@ class Builder {
 
   std::uint64_t constant(std::string what, std::vector<std::uint8_t> bytes);
 
+  // A graph output the passes folded into a constant (a Shape of a static shape, a Dropout's
+  // mask): a surface of its value among the constants, read back as the output.
+  NetTensor constant_output(const std::string& name);
+
   // The precision of the tensor layer `l` writes: a QuantizeLinear writes integer codes (INT16),
   // a DequantizeLinear FP16 values; otherwise the network's.
   Precision output_precision(const PlannedLayer& l) const;

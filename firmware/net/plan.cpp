@@ -181,6 +181,12 @@ NetPlan Planner::run() {
   }
   for (const std::string& out : plan_.outputs) {
     const std::string& t = plan_.resolve(out);
+    if (g_.is_constant(t)) {
+      // A folded output (a Shape, a Dropout's mask): the compiler writes its value into the
+      // program's memory image, a surface of its shape (any shape, as a PPU layer's).
+      set_cube(t, nullptr, true);
+      continue;
+    }
     const bool produced =
         t == plan_.input || std::any_of(plan_.layers.begin(), plan_.layers.end(),
                                         [&](const PlannedLayer& l) { return l.output == t; });

@@ -10,6 +10,7 @@
 #include "firmware/dla/conv_winograd.hpp"
 #include "firmware/net/batch.hpp"
 #include "firmware/net/builder.hpp"
+#include "models/numerics/float_format.hpp"
 
 namespace octasim::firmware::net {
 
@@ -160,6 +161,10 @@ NetProgram Builder::run() {
     if (fused) release_dead(*pool, ++i);
   }
   for (const std::string& out : plan_.outputs) {
+    if (g_.is_constant(plan_.resolve(out))) {
+      prog_.outputs.push_back(constant_output(out));
+      continue;
+    }
     NetTensor t = tensor(plan_.resolve(out));  // (a channel slice no layer read: made here)
     t.name = out;
     t.shape = plan_.shapes.at(out);
@@ -178,6 +183,57 @@ std::uint64_t Builder::allocate(std::uint64_t bytes) {
         fmt::format("the network needs more than the 2 GiB of DRAM at 0x{:x}", kMemoryBase));
   }
   return a;
+}
+
+NetTensor Builder::constant_output(const std::string& name) {
+  const models::graph::Tensor& v = g_.initializers.at(plan_.resolve(name));
+  if (!fp16() && !integer_) {
+    throw GraphError(fmt::format(
+        "output '{}' is a constant folded at compile time, which an INT8 network's calibrated "
+        "codes do not hold (FP16 and integer networks do)",
+        name));
+  }
+  NetTensor t;
+  t.name = name;
+  t.shape = plan_.shapes.at(name);
+  t.precision = elem();
+  t.quant.bits = 16;
+  t.quant.clip = integer_ ? 32767.0 : 0.0;
+  t.quant.method = integer_ ? "integer" : "fp16";
+  prog_.table[name] = t.quant;
+  t.rows = t.shape.size() == 2;
+  const Cube& c = plan_.cubes.at(plan_.resolve(name));
+  FeatureSurface s = packed_surface(0, c.width, c.height, c.channels, atom());
+  models::ops::ConvCube cube(c.width, c.height, c.channels);
+  const bool exact = !models::graph::is_float(v.dtype);
+  for (std::size_t i = 0; i < v.elements(); ++i) {
+    const double x = v.at(i);
+    std::int32_t code = 0;
+    if (integer_) {
+      if (!exact || x < -32768.0 || x > 32767.0) {
+        throw GraphError(fmt::format(
+            "output '{}' is a constant folded at compile time; element {} ({}) is not an INT16 "
+            "integer",
+            name, i, x));
+      }
+      code = static_cast<std::int32_t>(x);
+    } else {
+      const std::uint16_t h = models::fp16_from_double(x);
+      // Integer values must come back exactly; float ones are rounded to FP16 as every value.
+      if (exact && double{models::fp16_to_float(h)} != x) {
+        throw GraphError(fmt::format(
+            "output '{}' is a constant folded at compile time; element {} ({}) is not exact in "
+            "FP16",
+            name, i, x));
+      }
+      code = h;
+    }
+    cube.data[tensor_cube_index(t, cube, i)] = code;
+  }
+  s.address = constant(fmt::format("constant output '{}'", name),
+                       conv_feature_image(cube, s, t.precision, atom()));
+  t.surface = s;
+  return t;
 }
 
 std::uint64_t Builder::constant(std::string what, std::vector<std::uint8_t> bytes) {

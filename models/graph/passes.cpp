@@ -176,10 +176,31 @@ std::size_t fold_constants(Graph& g, std::int64_t batch) {
   for (std::size_t idx = 0; idx < g.nodes.size();) {
     const Node& n = g.nodes[idx];
     const OpSchema* op = find_op(n.op_type);
-    const bool outputs_internal =
-        std::none_of(n.outputs.begin(), n.outputs.end(),
-                     [&](const std::string& o) { return o.empty() || is_graph_output(g, o); });
-    bool fold = op != nullptr && op->foldable && outputs_internal && !n.outputs.empty();
+    // Dropout at inference (or training at ratio 0) keeps every element: its mask is all true,
+    // a constant of the input's shape, and the node is an identity (remove_identities).
+    if (n.op_type == "Dropout" && n.outputs.size() > 1 && !n.outputs[1].empty() &&
+        !n.inputs.empty() && shapes.count(n.inputs[0]) != 0) {
+      const auto constant_or = [&](std::size_t k, double absent) -> std::optional<double> {
+        if (k >= n.inputs.size() || n.inputs[k].empty()) return absent;
+        if (!g.is_constant(n.inputs[k]) || g.initializers.at(n.inputs[k]).elements() != 1) {
+          return std::nullopt;
+        }
+        return g.initializers.at(n.inputs[k]).at(0);
+      };
+      const std::optional<double> training = constant_or(2, 0.0);
+      const std::optional<double> ratio = constant_or(1, double{n.get_float("ratio", 0.5F)});
+      if (training && (*training == 0.0 || (ratio && *ratio == 0.0))) {
+        const std::vector<std::int64_t>& x = shapes.at(n.inputs[0]);
+        Tensor mask = Tensor::zeros(DType::kBool, x);
+        std::fill(mask.i.begin(), mask.i.end(), 1);
+        g.initializers[n.outputs[1]] = std::move(mask);
+        g.nodes[idx].outputs.resize(1);
+        ++folded;
+      }
+    }
+    // A node writing a graph output folds too: the output is a constant the compiler writes into
+    // the program's memory image (firmware/net: a folded output).
+    bool fold = op != nullptr && op->foldable && !n.outputs.empty();
     std::vector<Tensor> values;
     if (fold && n.op_type == "Shape" && n.inputs.size() == 1 && shapes.count(n.inputs[0]) != 0) {
       // A shape is known at the compiled batch whatever the values.
@@ -384,6 +405,7 @@ std::size_t constant_arithmetic(Graph& g) {
 std::size_t simplify_graph(Graph& g) {
   std::size_t changes = remove_identities(g);
   changes += fold_constants(g, 1);
+  changes += remove_identities(g);  // Dropouts whose mask fold_constants made a constant
   changes += fold_pads(g);
   changes += reductions_to_pooling(g);
   changes += constant_arithmetic(g);

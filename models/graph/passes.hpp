@@ -31,8 +31,10 @@ std::size_t remove_identities(Graph& g);
 // constants, and every Shape of a tensor whose shape is known at `batch` (-1 dimensions of
 // the graph inputs become `batch`): their outputs become initializers, so the shape subgraphs
 // PyTorch exports (Shape, Gather, Unsqueeze, Concat, ..., ConstantOfShape, Equal, Where,
-// Expand) leave constants behind. Nodes writing a graph output stay. Returns how many nodes
-// were folded.
+// Expand) leave constants behind — a graph output too (a constant output, which the compiler
+// writes into the program's memory image). A Dropout's mask at inference (training_mode absent
+// or 0, or ratio 0) is all true: it becomes a constant and the Dropout an identity. Returns how
+// many nodes were folded (and masks made constant).
 std::size_t fold_constants(Graph& g, std::int64_t batch = 1);
 
 // Removes Pad nodes: a Pad of nothing (all pads 0) always; a constant zero Pad of H and W of an
