@@ -142,11 +142,42 @@ TEST(FoldConstants, SeveralImagesRunImageByImage) {
   EXPECT_EQ(all.at("shape").i, (std::vector<std::int64_t>{1, -1}));  // a constant, once
 }
 
-TEST(FoldConstants, KeepsNodesWritingGraphOutputsAndWhatDependsOnThem) {
+TEST(FoldConstants, AGraphOutputFoldsToAConstantToo) {
   Graph g = flatten_by_shape_graph();
   g.outputs.push_back({"s", DType::kInt64, {}});  // the Shape itself is wanted
-  EXPECT_EQ(fold_constants(g, 1), 0u);
-  EXPECT_EQ(g.nodes.size(), 6u);
+  EXPECT_EQ(fold_constants(g, 1), 4u);
+  EXPECT_EQ(ops_of(g), (std::vector<std::string>{"Reshape", "Relu"}));
+  ASSERT_TRUE(g.is_constant("s"));  // kept: a graph output reads it
+  EXPECT_EQ(g.initializers.at("s").i, (std::vector<std::int64_t>{1, 2, 3, 4}));
+}
+
+// Dropout at inference: its mask is all true (a constant of the input's shape), and the node is
+// then an identity; in training with a non-zero ratio it stays (its kernel refuses it).
+TEST(FoldConstants, AnInferenceDropoutsMaskIsAConstant) {
+  for (const bool training : {false, true}) {
+    Graph g;
+    g.opset = 13;
+    g.inputs = {{"X", DType::kFloat32, {1, 2, 3}}};
+    g.outputs = {{"Y", DType::kFloat32, {}}, {"M", DType::kBool, {}}};
+    g.initializers["ratio"] = Tensor::floats({}, {0.25F});
+    g.initializers["train"] = Tensor::ints(DType::kBool, {}, {training ? 1 : 0});
+    g.nodes.push_back(node("Relu", {"X"}, {"r"}));
+    g.nodes.push_back(node("Dropout", {"r", "ratio", "train"}, {"Y", "M"}));
+    const std::size_t folded = simplify_graph(g);
+    if (training) {
+      EXPECT_FALSE(g.is_constant("M"));
+      EXPECT_EQ(ops_of(g), (std::vector<std::string>{"Relu", "Dropout"}));
+      continue;
+    }
+    EXPECT_GE(folded, 2u);
+    ASSERT_TRUE(g.is_constant("M"));
+    const Tensor& m = g.initializers.at("M");
+    EXPECT_EQ(m.dtype, DType::kBool);
+    EXPECT_EQ(m.shape, (std::vector<std::int64_t>{1, 2, 3}));
+    EXPECT_EQ(m.i, std::vector<std::int64_t>(6, 1));
+    EXPECT_EQ(ops_of(g), (std::vector<std::string>{"Relu"}));  // the Dropout removed
+    EXPECT_EQ(g.nodes[0].outputs, std::vector<std::string>{"Y"});
+  }
 }
 
 TEST(FoldConstants, EvaluatesConstantOfShapeEqualWhereExpand) {

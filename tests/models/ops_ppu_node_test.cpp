@@ -507,6 +507,123 @@ TEST(PpuNodeRun, ChannelMappedSurfaces) {
   }
 }
 
+// An integer network's INT16 surfaces (Storage::kSurfaceInt16): the codes are the values, read
+// as the place's dtype. uint8 Add wraps modulo 256 (ONNX's, numpy's uint8); an int32 Mul whose
+// result leaves INT16 saturates; a uint8 constant is a typed dense array; a bool output is 0/1.
+TensorPlace int16_surface(std::uint64_t addr, std::uint32_t c, DType dtype) {
+  TensorPlace p = fp16_surface(addr, {c}, 1, 1, c, 8);
+  p.storage = Storage::kSurfaceInt16;
+  p.dtype = dtype;
+  return p;
+}
+
+// INT16 element c of a 1 x 1 x C surface of 8-byte atoms (4 channels an atom, no stride gaps).
+std::uint64_t int16_address(const TensorPlace& p, std::uint32_t c) {
+  return p.address + c / 4 * p.surface_stride + c % 4 * 2;
+}
+
+TEST(PpuNodeImage, Int16SurfacesAndTypedConstantsRoundTrip) {
+  NodeImage im;
+  im.op_type = "Add";
+  im.inputs = {int16_surface(0x100, 6, DType::kUInt8)};
+  TensorPlace c;
+  c.storage = Storage::kDenseTyped;
+  c.dtype = DType::kUInt8;
+  c.address = 0x800;
+  c.shape = {6};
+  im.inputs.push_back(c);
+  im.outputs = {int16_surface(0x200, 6, DType::kBool)};
+  const std::vector<std::uint8_t> bytes = encode_node(im);
+  const NodeImage d = decode_node(bytes.data(), bytes.size());
+  EXPECT_EQ(d.inputs[0].storage, Storage::kSurfaceInt16);
+  EXPECT_EQ(d.inputs[0].dtype, DType::kUInt8);
+  EXPECT_EQ(d.inputs[1].storage, Storage::kDenseTyped);
+  EXPECT_EQ(d.inputs[1].dtype, DType::kUInt8);
+  EXPECT_EQ(d.outputs[0].dtype, DType::kBool);
+  EXPECT_EQ(place_bytes(d.inputs[1]), 48u);      // 6 x INT64
+  EXPECT_EQ(place_bytes(d.inputs[0]), 8u + 8u);  // 2 surfaces of one 8-byte atom
+  EXPECT_EQ(encode_node(d), bytes);
+  // The dtype bytes: the INT16 output's is the image's last; the typed constant's follows its dim.
+  std::vector<std::uint8_t> b = bytes;
+  b.back() = static_cast<std::uint8_t>(DType::kFloat32);
+  EXPECT_NE(error_of(b).find("INT16 dtype 0 (an integer type or bool)"), std::string::npos)
+      << error_of(b);
+  b.back() = 99;
+  EXPECT_NE(error_of(b).find("INT16 dtype 99"), std::string::npos) << error_of(b);
+  const std::size_t dim =
+      find(bytes, {6, 0, 0, 0, 0, 0, 0, 0, static_cast<std::uint8_t>(DType::kUInt8)},
+           find(bytes, {0x00, 0x08, 0, 0, 0, 0, 0, 0}));
+  b = bytes;
+  b[dim + 8] = static_cast<std::uint8_t>(DType::kInt64);
+  EXPECT_NE(error_of(b).find("dense dtype 6"), std::string::npos) << error_of(b);
+  // An INT16 surface's step is 1.
+  NodeImage stepped = im;
+  stepped.outputs[0].step = 0.5;
+  b = encode_node(stepped);
+  EXPECT_NE(error_of(b).find("INT16 step 0.5"), std::string::npos) << error_of(b);
+  // Storage kinds end at 5.
+  b = bytes;
+  const std::size_t storage = find(bytes, {0x05, 0x00, 0x08, 0, 0, 0, 0, 0, 0});
+  b[storage] = 6;
+  EXPECT_NE(error_of(b).find("storage 6 (0 .. 5)"), std::string::npos) << error_of(b);
+}
+
+TEST(PpuNodeRun, Int16SurfacesHoldExactIntegers) {
+  VecMemory mem(0x1000);
+  const TensorPlace x = int16_surface(0x100, 6, DType::kUInt8);
+  const std::vector<std::int64_t> xs = {0, 1, 100, 200, 255, 128};
+  const std::vector<std::int64_t> cs = {0, 255, 100, 100, 255, 128};
+  for (std::uint32_t k = 0; k < 6; ++k)
+    mem.put16(int16_address(x, k), static_cast<std::uint16_t>(xs[k]));
+  TensorPlace c;
+  c.storage = Storage::kDenseTyped;
+  c.dtype = DType::kUInt8;
+  c.address = 0x800;
+  c.shape = {6};
+  mem.write(0x800, reinterpret_cast<const std::uint8_t*>(cs.data()), 48);
+  NodeImage add;
+  add.op_type = "Add";
+  add.inputs = {x, c};
+  add.outputs = {int16_surface(0x200, 6, DType::kUInt8)};
+  run_node(add, mem);
+  for (std::uint32_t k = 0; k < 6; ++k) {
+    EXPECT_EQ(mem.u16(int16_address(add.outputs[0], k)), (xs[k] + cs[k]) % 256) << k;
+  }
+  // Equal writes bool 0/1.
+  NodeImage eq = add;
+  eq.op_type = "Equal";
+  eq.outputs = {int16_surface(0x300, 6, DType::kBool)};
+  run_node(eq, mem);
+  for (std::uint32_t k = 0; k < 6; ++k) {
+    EXPECT_EQ(mem.u16(int16_address(eq.outputs[0], k)), xs[k] == cs[k] ? 1 : 0) << k;
+  }
+  // int32: negative codes are read signed; a product beyond INT16 saturates.
+  TensorPlace a = int16_surface(0x400, 3, DType::kInt32);
+  const std::vector<std::int16_t> as = {-300, 300, -7};
+  for (std::uint32_t k = 0; k < 3; ++k)
+    mem.put16(int16_address(a, k), static_cast<std::uint16_t>(as[k]));
+  NodeImage mul;
+  mul.op_type = "Mul";
+  mul.inputs = {a, a};
+  mul.outputs = {int16_surface(0x500, 3, DType::kInt32)};
+  run_node(mul, mem);
+  EXPECT_EQ(mem.u16(int16_address(mul.outputs[0], 0)), 32767);  // 90000 saturated
+  EXPECT_EQ(mem.u16(int16_address(mul.outputs[0], 2)), 49);
+  NodeImage div = mul;
+  div.op_type = "Div";
+  div.inputs = {a, int16_surface(0x700, 3, DType::kInt32)};
+  for (std::uint32_t k = 0; k < 3; ++k) mem.put16(int16_address(div.inputs[1], k), 2);
+  run_node(div, mem);  // truncation toward zero
+  EXPECT_EQ(static_cast<std::int16_t>(mem.u16(int16_address(div.outputs[0], 0))), -150);
+  EXPECT_EQ(static_cast<std::int16_t>(mem.u16(int16_address(div.outputs[0], 2))), -3);
+  // A float result in an INT16 place is refused.
+  NodeImage sqrt = mul;
+  sqrt.op_type = "Sqrt";
+  TensorPlace f = fp16_surface(0x900, {3}, 1, 1, 3, 8);
+  sqrt.inputs = {f};
+  EXPECT_THROW(run_node(sqrt, mem), graph::GraphError);
+}
+
 TEST(PpuNodeRun, UnknownOperatorIsAGraphError) {
   VecMemory mem(0x100);
   NodeImage im;

@@ -6,12 +6,15 @@
 // SystemC elaborates once per process: one network on the SoC per TEST.
 #include <cmath>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "firmware/driver/host_memory.hpp"
 #include "firmware/net/compiler.hpp"
 #include "firmware/net/plan.hpp"
+#include "firmware/net/runtime.hpp"
 #include "models/graph/reference.hpp"
 #include "net_test_graph.hpp"
 #include "sim/core/hw_config.hpp"
@@ -107,6 +110,125 @@ TEST(PpuFallbackPlan, AFiveDimensionalTensorStaysOnThePpuAndItsReadersFollow) {
   EXPECT_EQ(p.cubes.at("t5").width, 6U);
   EXPECT_EQ(p.cubes.at("t5").height, 6U);
   EXPECT_EQ(p.cubes.at("t5").channels, 8U);
+}
+
+// Compiles `g` for soc_large (values networks: FP16, or INT16 integers when its input is
+// integer) and runs image 0 of `images` through the models/ executor: output `k`.
+Tensor compiled_output(const Graph& g, const Tensor& images, std::size_t k,
+                       fn::CompiledNetwork* out = nullptr) {
+  const HwConfig hw = load_hw_config("soc_large");
+  fn::CompiledNetwork net = fn::prepare_network(g, hw, fn::Fallback::kPpu);
+  fn::QuantOptions q;
+  q.precision = fn::integer_network(net.graph) ? fn::NetPrecision::kInt16 : fn::NetPrecision::kFp16;
+  fn::quantize_network(net, hw, images, q);
+  firmware::HostMemory mem;
+  fn::load_constants(net.program, mem);
+  fn::write_input(net.program, images, 0, mem);
+  (void)fn::run_network_model(net.program, mem);
+  Tensor t = fn::read_output(net.program, k, mem);
+  if (out != nullptr) *out = std::move(net);
+  return t;
+}
+
+// An integer network (uint8 input): the DLA plans the Add as SDP, whose lowering refuses integer
+// Add (SDP saturates where uint8 wraps); the node is planned again on the PPU, which reads and
+// writes INT16 surfaces of uint8 values and wraps modulo 256 as ONNX does.
+TEST(PpuFallbackInteger, AUint8AddRefusedByTheLoweringRunsOnThePpuAndWraps) {
+  Graph g;
+  g.opset = 13;
+  g.inputs = {{"x", models::graph::DType::kUInt8, {6}}};
+  g.outputs = {{"y", models::graph::DType::kUInt8, {}}};
+  g.initializers["c"] = Tensor::ints(models::graph::DType::kUInt8, {6}, {0, 255, 100, 100, 1, 128});
+  models::graph::Node add;
+  add.op_type = "Add";
+  add.name = "add";
+  add.inputs = {"x", "c"};
+  add.outputs = {"y"};
+  g.nodes.push_back(add);
+  const std::vector<float> xs = {0, 1, 100, 200, 255, 128};
+  const Tensor images = Tensor::floats({1, 6}, xs);
+  fn::CompiledNetwork net;
+  const Tensor y = compiled_output(g, images, 0, &net);
+  const std::vector<float> want = {0, 0, 200, 44, 0, 0};  // (x + c) mod 256, by hand
+  EXPECT_EQ(y.f, want);
+  ASSERT_EQ(net.program.layers.size(), 1U);
+  const auto* node = std::get_if<fn::PpuNodeLayer>(&net.program.layers[0].hw);
+  ASSERT_NE(node, nullptr);
+  EXPECT_TRUE(contains(net.program.layers[0].fallback, "integer Add/Mul are not lowered"))
+      << net.program.layers[0].fallback;
+  EXPECT_EQ(node->image.inputs[0].storage, models::ops::Storage::kSurfaceInt16);
+  EXPECT_EQ(node->image.inputs[0].dtype, models::graph::DType::kUInt8);
+  EXPECT_EQ(node->image.inputs[1].storage, models::ops::Storage::kDenseTyped);
+  EXPECT_EQ(node->image.outputs[0].storage, models::ops::Storage::kSurfaceInt16);
+}
+
+// An integer network's PPU layer writes integers: a float result is refused at planning.
+TEST(PpuFallbackInteger, AFloatResultInAnIntegerNetworkIsRefused) {
+  Graph g;
+  g.opset = 13;
+  g.inputs = {{"x", models::graph::DType::kInt32, {4}}};
+  g.outputs = {{"y", models::graph::DType::kFloat32, {}}};
+  models::graph::Node cast;
+  cast.op_type = "Cast";
+  cast.name = "cast";
+  cast.inputs = {"x"};
+  cast.outputs = {"y"};
+  cast.attributes["to"] = nettest::int_attr(1);
+  g.nodes.push_back(cast);
+  const std::string msg = error_of([&] {
+    (void)compiled_output(g, Tensor::floats({1, 4}, {1, 2, 3, 4}), 0);
+  });
+  EXPECT_TRUE(contains(msg, "an integer network's PPU layers write INT16 integers")) << msg;
+}
+
+// Rubik's contract moves whole atoms: DepthToSpace to 2 channels passes the planner and is refused
+// by the lowering; planned again, it runs on the PPU.
+TEST(PpuFallbackLowering, DepthToSpaceTheLoweringRefusesRunsOnThePpu) {
+  GraphBuilder b;
+  b.input("x", {1, 8, 2, 3});
+  b.node("DepthToSpace", "d2s", {"x"}, {"y"}).attributes["blocksize"] = nettest::int_attr(2);
+  b.output("y");
+  std::vector<float> xs(48);
+  for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i);
+  fn::CompiledNetwork net;
+  const Tensor y = compiled_output(b.graph(), Tensor::floats({1, 1, 8, 2, 3}, xs), 0, &net);
+  ASSERT_EQ(net.program.layers.size(), 1U);
+  EXPECT_TRUE(std::holds_alternative<fn::PpuNodeLayer>(net.program.layers[0].hw));
+  EXPECT_TRUE(contains(net.program.layers[0].fallback, "Rubik")) << net.program.layers[0].fallback;
+  // DCR: y[c][2h + i][2w + j] = x[(2i + j) * 2 + c][h][w], by hand.
+  ASSERT_EQ(y.f.size(), 48U);
+  for (int c = 0; c < 2; ++c) {
+    for (int h = 0; h < 4; ++h) {
+      for (int w = 0; w < 6; ++w) {
+        const int src = (((h % 2) * 2 + w % 2) * 2 + c) * 6 + h / 2 * 3 + w / 2;
+        EXPECT_EQ(y.f[static_cast<std::size_t>((c * 4 + h) * 6 + w)], static_cast<float>(src));
+      }
+    }
+  }
+}
+
+// A folded output: Shape of the input is a constant the compiler writes into the memory image;
+// the program reads it back as the output (exact at FP16). An INT8 network refuses it.
+TEST(FoldedOutput, AShapeOutputIsReadBackFromTheMemoryImage) {
+  GraphBuilder b;
+  b.input("x", {1, 3, 4, 5});
+  b.node("Shape", "shape", {"x"}, {"s"});
+  b.node("Relu", "relu", {"x"}, {"y"});
+  b.output("s");
+  b.output("y");
+  const Tensor images =
+      fn::random_images(fn::prepare_network(b.graph(), load_hw_config("soc_large")).plan, 1, 3);
+  fn::CompiledNetwork net;
+  const Tensor s = compiled_output(b.graph(), images, 0, &net);
+  EXPECT_EQ(s.f, (std::vector<float>{1, 3, 4, 5}));
+  EXPECT_EQ(s.shape, (std::vector<std::int64_t>{4}));
+  EXPECT_EQ(net.program.layers.size(), 1U);  // the Relu; no layer computes the shape
+  const HwConfig hw = load_hw_config("soc_large");
+  fn::CompiledNetwork int8 = fn::prepare_network(b.graph(), hw);
+  fn::QuantOptions q;
+  q.precision = fn::NetPrecision::kInt8;
+  const std::string msg = error_of([&] { fn::quantize_network(int8, hw, images, q); });
+  EXPECT_TRUE(contains(msg, "output 's' is a constant folded at compile time")) << msg;
 }
 
 // Compiles `g` for soc_large at FP16, runs `count` random images in [-1, 1) on the SoC: bit-exact
