@@ -157,7 +157,8 @@ struct DepthToSpaceAttrs {
 };
 
 // A node the DLA cannot run, on the PPU (--fallback ppu, configurations with a PPU): its kNode
-// kernel runs the registry's reference kernel in FP32 on FP16 tensors (models/ops/ppu_node.hpp).
+// kernel runs the registry's reference kernel in FP32 on FP16 tensors, or in an integer network
+// on its INT16 integers (models/ops/ppu_node.hpp).
 struct PpuAttrs {
   std::string reason;              // the DLA planner's refusal: why the node fell back
   std::vector<std::string> reads;  // the device tensors it reads (views followed), in input order

@@ -135,7 +135,9 @@ class Planner {
   void plan_on_dla(std::size_t i);
   // Node `i` as a kPpu layer (plan_ppu.cpp): `reason` is why the DLA does not run it. Refuses an
   // operator the registry does not compute, a node whose reference kernel refuses it, outputs that
-  // are not floating point, integer inputs that are not constants, and more than one output.
+  // are not floating point (in an integer network: that are), integer inputs that are not
+  // constants (except in an integer network, whose INT16 surfaces hold integers), and more than
+  // one output.
   void plan_ppu(std::size_t i, const std::string& reason);
   [[nodiscard]] std::string refusal(const Node& n, const models::graph::OpSchema* op) const;
 

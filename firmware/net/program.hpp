@@ -141,13 +141,14 @@ struct PpuSoftmaxLayer {
 // A node on the PPU (--fallback ppu): the kNode kernel (firmware/ppu/commands.hpp) runs the
 // image's node (models/ops/ppu_node.hpp: the registry's FP32 reference kernel on the values of
 // its input surfaces — FP16, or INT8 codes times their step — and constants, its output stored
-// the same way: FP16, or INT8 codes of the output's calibrated clip), launched from a push buffer
+// the same way: FP16, or INT8 codes of the output's calibrated clip; in an integer network INT16
+// surfaces of exact integers of the tensors' ONNX types), launched from a push buffer
 // among the constants (LAUNCH, INTERRUPT) on `channel`. The image names the surfaces' addresses:
 // they stay in DRAM (placement.hpp), and the layer is not batched.
 struct PpuNodeLayer {
   std::vector<FeatureSurface> srcs;  // the device tensors it reads, in the node's input order
   FeatureSurface dst;
-  Precision precision = Precision::kFp16;  // of every surface: FP16 values or INT8 codes
+  Precision precision = Precision::kFp16;  // of every surface: FP16, INT8 codes or INT16 integers
   models::ops::NodeImage image;
   std::uint64_t image_address = 0;
   std::uint32_t image_bytes = 0;
