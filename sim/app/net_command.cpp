@@ -61,7 +61,7 @@ fn::QuantOptions quant_options(const NetCommonOptions& o) {
   fn::QuantOptions q;
   if (!fn::parse_precision(o.precision, q.precision)) {
     throw UsageError(
-        fmt::format("--precision {}: expected int8, int4, int16 or fp16", o.precision));
+        fmt::format("--precision {}: expected int8, int4, int16, fp16 or mixed", o.precision));
   }
   if (!fn::parse_calibration(o.calibration, q.calibration)) {
     throw UsageError(
