@@ -723,7 +723,8 @@ void run_int8_matmul(const NodeImage& image, Memory& mem) {
         }
         double v = alpha * step_a(i) * step_b(j) * acc;
         if (has_c)
-          v += beta * c.f[static_cast<std::size_t>((cm == 1 ? 0 : i) * cn + (cn == 1 ? 0 : j))];
+          v += beta *
+               double{c.f[static_cast<std::size_t>((cm == 1 ? 0 : i) * cn + (cn == 1 ? 0 : j))]};
         y[static_cast<std::size_t>(i * n + j)] = v;
       }
     }

@@ -549,8 +549,7 @@ struct Int8MatmulCase {
   NodeImage im;
 };
 
-Int8MatmulCase int8_matmul_case() {
-  Int8MatmulCase t;
+void int8_matmul_case(Int8MatmulCase& t) {
   fill_junk(t.mem, 0x4000);
   t.a = fp16_surface(0x0, {2, 3}, 1, 2, 3, 16);
   t.b = fp16_surface(0x1000, {3, 2}, 1, 3, 2, 16);
@@ -576,11 +575,11 @@ Int8MatmulCase int8_matmul_case() {
   q.a_steps = {0.5};
   q.b_steps = {0.25, 0.125};
   t.im.int8_matmul = q;
-  return t;
 }
 
 TEST(PpuNodeInt8Matmul, CodesRoundingAndSaturationByHand) {
-  Int8MatmulCase t = int8_matmul_case();
+  Int8MatmulCase t;
+  int8_matmul_case(t);
   run_node(t.im, t.mem);
   const double want[2][2] = {{-16.0, 983.4375}, {-15.625, 1016.3125}};
   for (std::uint32_t r = 0; r < 2; ++r) {
@@ -591,7 +590,8 @@ TEST(PpuNodeInt8Matmul, CodesRoundingAndSaturationByHand) {
   EXPECT_EQ(t.mem.u16(element_address(t.d, 0, 0, 1)), fp16_rne(983.5));
   EXPECT_EQ(t.mem.u16(element_address(t.d, 0, 1, 1)), fp16_rne(1016.5));
   // The same node in FP32 (no int8_matmul): -17.5625 where the codes give -16.
-  Int8MatmulCase f = int8_matmul_case();
+  Int8MatmulCase f;
+  int8_matmul_case(f);
   f.im.int8_matmul.reset();
   f.im.inputs[1].step = 0.25;  // plain INT8 codes of one step
   run_node(f.im, f.mem);
@@ -689,7 +689,8 @@ TEST(PpuNodeInt8Matmul, BatchedMatMulOfTwoActivations) {
 }
 
 TEST(PpuNodeInt8Matmul, ImageRoundTripsAndRefusesBadTrailers) {
-  const Int8MatmulCase t = int8_matmul_case();
+  Int8MatmulCase t;
+  int8_matmul_case(t);
   const std::vector<std::uint8_t> bytes = encode_node(t.im);
   const NodeImage d = decode_node(bytes.data(), bytes.size());
   ASSERT_TRUE(d.int8_matmul.has_value());
