@@ -118,7 +118,14 @@ Prepared prepare(const NetCommonOptions& o, const std::string& input, std::size_
     fn::quantize_network(p.net, p.hw, calib, q, o.calibration_table.empty() ? nullptr : &table,
                          fn::PlacementOptions{!o.no_cvsram});
     if (!o.save_calibration.empty()) {
-      fn::write_calibration_table(o.save_calibration, p.net.program.table);
+      fn::CalibrationTable saved = p.net.program.table;
+      // Mixed: the FP16 tensors have no clip; the table holds the INT8 operands' clips.
+      for (auto it = saved.begin(); it != saved.end();) {
+        it = q.precision == fn::NetPrecision::kMixed && it->second.method == "fp16"
+                 ? saved.erase(it)
+                 : std::next(it);
+      }
+      fn::write_calibration_table(o.save_calibration, saved);
     }
   } catch (const firmware::OnnxError& e) {
     throw UsageError(e.what());
