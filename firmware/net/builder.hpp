@@ -57,7 +57,7 @@ class Builder {
   unsigned atom() const { return prog_.hw.atom_bytes; }
   // An integer network (its input is integer: ConvInteger, MatMulInteger, pools of integers)
   // holds the values themselves as INT16 codes; otherwise FP16 values or quantized INT8 codes.
-  bool fp16() const { return !integer_ && options_.precision == NetPrecision::kFp16; }
+  bool fp16() const { return !integer_ && fp16_values(options_.precision); }
   // The element type of every surface.
   Precision elem() const {
     return integer_ ? Precision::kInt16 : fp16() ? Precision::kFp16 : Precision::kInt8;
@@ -153,6 +153,8 @@ class Builder {
   // A node on the PPU (program_ppu.cpp): its kernel image, descriptor and push buffer among the
   // constants. FP16 networks only.
   PpuNodeLayer lower_ppu_node(const PlannedLayer& l, const std::string& who);
+  // A MatMul's or Gemm's K (the length of its sums), from the inferred shapes.
+  [[nodiscard]] std::int64_t matmul_k(const models::graph::Node& n) const;
 
   // A PPU kernel's launch (program_ppu.cpp): descriptor `d` and a push buffer (LAUNCH,
   // INTERRUPT) among the constants, on the next of the PPU's channels (ppu_layers_).

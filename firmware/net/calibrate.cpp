@@ -283,7 +283,7 @@ std::set<std::string> calibrate_groups(const Graph& g, const NetPlan& plan,
 }  // namespace
 
 std::string quantized_refusal(const Graph& g, const PlannedLayer& l, const QuantOptions& options) {
-  if (options.precision == NetPrecision::kFp16) return "";
+  if (fp16_values(options.precision)) return "";
   if (l.kind == LayerKind::kSoftmax) {
     return fmt::format("the PPU's softmax kernel runs at fp16, not {}",
                        precision_name(options.precision));
@@ -304,6 +304,74 @@ std::string quantized_refusal(const Graph& g, const PlannedLayer& l, const Quant
         l.output, precision_name(options.precision));
   }
   return "";
+}
+
+bool int8_matmul_node(const Graph& g, const models::graph::Node& n) {
+  if ((n.op_type != "MatMul" && n.op_type != "Gemm") || n.inputs.size() < 2) return false;
+  for (std::size_t k = 0; k < 2; ++k) {
+    const std::string& in = n.inputs[k];
+    if (in.empty()) return false;
+    if (!g.is_constant(in)) continue;
+    const Tensor& c = g.initializers.at(in);
+    if (!models::graph::is_float(c.dtype) || c.shape.size() != 2) return false;
+  }
+  return true;
+}
+
+CalibrationTable calibrate_matmul_operands(const Graph& g, const NetPlan& plan,
+                                           const Tensor& images, const QuantOptions& options,
+                                           const CalibrationTable* given) {
+  std::vector<std::string> names;  // the operands, in plan order, each once
+  for (const PlannedLayer& l : plan.layers) {
+    if (l.kind != LayerKind::kPpu || l.nodes.size() != 1) continue;
+    const models::graph::Node& n = g.nodes.at(l.nodes[0]);
+    if (!int8_matmul_node(g, n)) continue;
+    for (std::size_t k = 0; k < 2; ++k) {
+      const std::string& in = n.inputs[k];
+      if (g.is_constant(in) || std::find(names.begin(), names.end(), in) != names.end()) continue;
+      names.push_back(in);
+    }
+  }
+  CalibrationTable table;
+  if (names.empty()) return table;
+  if (given == nullptr && options.calibration == ClipCalibration::kOctavDevice) {
+    throw models::graph::GraphError(
+        "--precision mixed --calibration octav-device: the OCTAV unit clips the DLA's "
+        "convolution outputs, not the FP16 operands of a matrix product on the PPU (calibrate "
+        "them offline: max, percentile, mse-hist or octav)");
+  }
+  models::graph::TensorMap values;
+  if (given == nullptr) values = models::graph::run_reference_images(g, plan.input, images);
+  for (const std::string& name : names) {
+    TensorQuant q;
+    q.bits = 8;
+    q.is_unsigned = false;
+    if (given != nullptr) {
+      const auto it = given->find(name);
+      if (it == given->end()) {
+        throw CalibrationError(fmt::format(
+            "the calibration table has no entry for tensor '{}' (needed by the device)", name));
+      }
+      q.clip = it->second.clip;
+      q.min = it->second.min;
+      q.max = it->second.max;
+      q.method = "table";
+    } else {
+      const std::vector<float>& v = values.at(name).f;
+      if (v.empty()) throw CalibrationError(fmt::format("tensor '{}' is not float", name));
+      const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+      q.min = *lo;
+      q.max = *hi;
+      q.clip = clip_of(v, q, options, &q.method);
+    }
+    q.method += " (an INT8 matmul operand)";
+    if (!(q.clip > 0.0)) {
+      q.clip = 1.0;
+      q.method += " (all zero: 1)";
+    }
+    table[name] = q;
+  }
+  return table;
 }
 
 CalibrationTable calibrate(const Graph& g, const NetPlan& plan, const Tensor& images,

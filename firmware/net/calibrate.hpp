@@ -35,6 +35,21 @@ namespace octasim::firmware::net {
                                          const QuantOptions& options,
                                          const CalibrationTable* given = nullptr);
 
+// --precision mixed: the clips of the activation operands (inputs 0 and 1 not constant) of the
+// MatMul and Gemm nodes on the PPU (int8_matmul_node), keyed by the node's input name, signed
+// 8-bit (step = clip / 127), calibrated like an INT8 network's tensors (options.calibration on
+// the FP32 reference's values of `images`) or taken from `given`. octav-device is refused (the
+// OCTAV unit clips DLA convolution outputs, not a PPU operand's FP16 surface).
+[[nodiscard]] CalibrationTable calibrate_matmul_operands(const models::graph::Graph& g,
+                                                         const NetPlan& plan,
+                                                         const models::graph::Tensor& images,
+                                                         const QuantOptions& options,
+                                                         const CalibrationTable* given = nullptr);
+
+// Whether node `n` (on the PPU) is a matrix product --precision mixed runs in INT8: a MatMul or
+// Gemm whose inputs 0 and 1 are present, a constant among them float and 2-D.
+[[nodiscard]] bool int8_matmul_node(const models::graph::Graph& g, const models::graph::Node& n);
+
 // Why the device's DLA (or the PPU's softmax kernel) cannot run planned layer `l` at the
 // precision of `options` — an SDP layer the quantized pipeline does not do (a Mul of two tensors,
 // an Add of a broadcast constant, ...), a Softmax below FP16 — or "" when it can. The planner

@@ -37,8 +37,11 @@ namespace {
 
 void quantize_plan(CompiledNetwork& net, const HwConfig& hw, const Tensor& calibration_images,
                    const QuantOptions& options, const CalibrationTable* table) {
-  // FP16 and integer networks hold the values themselves: nothing to calibrate.
-  const bool values = options.precision == NetPrecision::kFp16 || integer_network(net.graph);
+  // FP16 and integer networks hold the values themselves: nothing to calibrate; a mixed one
+  // only its PPU matrix products' activation operands.
+  const bool integer = integer_network(net.graph);
+  const bool values = fp16_values(options.precision) || integer;
+  const bool mixed = options.precision == NetPrecision::kMixed && !integer;
   // What the DLA's planner took but cannot run quantized goes to the PPU (one node a layer).
   if (!values && options.fallback == Fallback::kPpu && hw.ppu.gpcs > 0) {
     for (PlannedLayer& l : net.plan.layers) {
@@ -50,9 +53,11 @@ void quantize_plan(CompiledNetwork& net, const HwConfig& hw, const Tensor& calib
       l.kind = LayerKind::kPpu;
     }
   }
-  const Tensor batch = values ? Tensor{} : as_input_batch(net.plan, calibration_images);
+  const Tensor batch = values && !mixed ? Tensor{} : as_input_batch(net.plan, calibration_images);
   const CalibrationTable t =
-      values ? CalibrationTable{} : calibrate(net.graph, net.plan, batch, options, table);
+      mixed    ? calibrate_matmul_operands(net.graph, net.plan, batch, options, table)
+      : values ? CalibrationTable{}
+               : calibrate(net.graph, net.plan, batch, options, table);
   QuantOptions o = options;
   if (!values && o.winograd == WinogradMode::kAuto) {
     o.winograd_measured = measure_winograd(net.graph, net.plan, t, batch, o, hw);

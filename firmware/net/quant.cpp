@@ -21,6 +21,8 @@ const char* precision_name(NetPrecision p) {
       return "int16";
     case NetPrecision::kFp16:
       return "fp16";
+    case NetPrecision::kMixed:
+      return "mixed";
   }
   return "?";
 }
@@ -54,8 +56,8 @@ const char* weight_quantizer_name(WeightQuantizer w) {
 }
 
 bool parse_precision(const std::string& s, NetPrecision& out) {
-  for (NetPrecision p :
-       {NetPrecision::kInt8, NetPrecision::kInt4, NetPrecision::kInt16, NetPrecision::kFp16}) {
+  for (NetPrecision p : {NetPrecision::kInt8, NetPrecision::kInt4, NetPrecision::kInt16,
+                         NetPrecision::kFp16, NetPrecision::kMixed}) {
     if (s == precision_name(p)) {
       out = p;
       return true;

@@ -16,7 +16,12 @@
 
 namespace octasim::firmware::net {
 
-enum class NetPrecision : std::uint8_t { kInt8, kInt4, kInt16, kFp16 };
+// kMixed ("mixed"): FP16 values everywhere (as kFp16) except the MatMul and Gemm nodes on the
+// PPU, which multiply INT8 codes on its tensor cores: each activation operand quantized per
+// tensor with a calibrated clip (the calibration option's method, as for an INT8 network), a
+// constant operand per output channel (the weight quantizer), exact INT32 sums, the product
+// rescaled and rounded once to FP16 (models/ops/ppu_node.hpp MatmulQuant).
+enum class NetPrecision : std::uint8_t { kInt8, kInt4, kInt16, kFp16, kMixed };
 enum class ClipCalibration : std::uint8_t {
   kMax,
   kPercentile,
@@ -36,6 +41,10 @@ enum class FoldMode : std::uint8_t { kAuto, kOff, kColumns, kFull };
 [[nodiscard]] bool parse_precision(const std::string& s, NetPrecision& out);
 [[nodiscard]] bool parse_calibration(const std::string& s, ClipCalibration& out);
 [[nodiscard]] bool parse_weight_quantizer(const std::string& s, WeightQuantizer& out);
+// Whether the network's surfaces hold FP16 values (fp16 and mixed), not quantized codes.
+[[nodiscard]] inline bool fp16_values(NetPrecision p) {
+  return p == NetPrecision::kFp16 || p == NetPrecision::kMixed;
+}
 
 enum class WinogradMode : std::uint8_t { kAuto, kOn, kOff };
 [[nodiscard]] const char* winograd_mode_name(WinogradMode m);

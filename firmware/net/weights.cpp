@@ -166,12 +166,8 @@ QuantizedWeights fp16_conv_weights(const models::graph::Graph& g, const PlannedL
   return q;
 }
 
-namespace {
-
-// One output channel's `n` float weights as codes in `out` (the quantizer of
-// quantize_conv_weights); returns the channel's scale, 1 for a channel of zeros.
-double quantize_channel(const float* w, std::size_t n, int bits, WeightQuantizer quantizer,
-                        std::int32_t* out) {
+double quantize_weight_channel(const float* w, std::size_t n, int bits, WeightQuantizer quantizer,
+                               std::int32_t* out) {
   const int max_code = (1 << (bits - 1)) - 1;
   double m = 0.0;
   for (std::size_t i = 0; i < n; ++i) m = std::max(m, std::abs(double{w[i]}));
@@ -202,6 +198,8 @@ double quantize_channel(const float* w, std::size_t n, int bits, WeightQuantizer
   return scale;
 }
 
+namespace {
+
 // (2G) of F(2x2, 3x3), models/ops/conv_winograd.hpp: 4U = (2G) g (2G)^T.
 constexpr double kG2[4][3] = {{2, 0, 0}, {1, 1, 1}, {1, -1, 1}, {0, 0, 2}};
 
@@ -217,7 +215,8 @@ QuantizedWeights quantize_conv_weights(const models::graph::Graph& g, const Plan
   q.bias = f.bias;
   const std::size_t per = std::size_t{f.r} * f.s * f.c;
   for (std::uint32_t k = 0; k < f.k; ++k)
-    q.scales[k] = quantize_channel(&f.w[k * per], per, bits, quantizer, &q.codes.data[k * per]);
+    q.scales[k] =
+        quantize_weight_channel(&f.w[k * per], per, bits, quantizer, &q.codes.data[k * per]);
   return q;
 }
 
@@ -247,7 +246,7 @@ QuantizedWeights winograd_conv_weights(const models::graph::Graph& g, const Plan
                   kG2[y][r] * double{f.w[((std::size_t{k} * 3 + r) * 3 + s) * f.c + c]} * kG2[x][s];
           u[(std::size_t{y} * kTile + x) * f.c + c] = static_cast<float>(v);
         }
-    q.scales[k] = quantize_channel(u.data(), per, bits, quantizer, &q.codes.data[k * per]);
+    q.scales[k] = quantize_weight_channel(u.data(), per, bits, quantizer, &q.codes.data[k * per]);
   }
   return q;
 }

@@ -60,6 +60,12 @@ struct QuantizedWeights {
                                                     const PlannedLayer& l, const Cube& in,
                                                     std::optional<unsigned> group = std::nullopt);
 
+// One output channel's `n` float weights as `bits`-bit codes in `out` (quantize_conv_weights's
+// quantizer); returns the channel's scale, 1 for a channel of zeros (codes 0). Also the INT8
+// weights of a MatMul/Gemm on the PPU at --precision mixed (program_ppu.cpp).
+[[nodiscard]] double quantize_weight_channel(const float* w, std::size_t n, int bits,
+                                             WeightQuantizer quantizer, std::int32_t* out);
+
 // `w` reading a padded channel layout (a Concat's, program.hpp NetTensor::channel_map): input
 // channel c of `w` becomes channel map[c] of `physical`, the channels no entry names get zero
 // weights, so whatever the surface holds there adds nothing.

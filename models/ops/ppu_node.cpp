@@ -30,6 +30,9 @@ constexpr std::uint32_t kMaxCube = std::uint32_t{1} << 24;  // width, height, ch
 // A surface's span (strides included): keeps run_node's buffers and the simulator's reads bounded.
 constexpr std::uint64_t kMaxSurfaceBytes = std::uint64_t{1} << 30;
 constexpr std::uint16_t kFp16Nan = 0x7e00;
+constexpr std::uint32_t kMatmulQuantTag = 0x384d4d51;  // "QMM8"
+// The longest sum of INT8 products that cannot overflow INT32: |q| <= 128, 2^31 / 2^14 - 1.
+constexpr std::int64_t kMaxInt8K = 131071;
 
 // ---- Encoding ---------------------------------------------------------------------------------
 
@@ -377,6 +380,47 @@ TensorPlace decode_place(Reader& r) {
   return p;
 }
 
+// The INT8 matrix product's trailer (after the outputs), checked against the image it ends.
+MatmulQuant decode_matmul_quant(Reader& r, const NodeImage& image) {
+  const std::size_t at = r.offset();
+  if (const std::uint32_t tag = r.u32("INT8 matmul tag"); tag != kMatmulQuantTag) {
+    r.fail(at, "INT8 matmul tag " + std::to_string(tag) + " (expected 'QMM8' or the image's end)");
+  }
+  if (image.op_type != "MatMul" && image.op_type != "Gemm") {
+    r.fail(at, "an INT8 matrix product of a " + image.op_type + " node (MatMul or Gemm)");
+  }
+  if (image.inputs.size() < 2) r.fail(at, "an INT8 matrix product of fewer than 2 inputs");
+  for (std::size_t k = 0; k < 2; ++k) {
+    const TensorPlace& p = image.inputs[k];
+    if (!p.present || p.storage == Storage::kDenseInt64) {
+      r.fail(at, "INT8 matrix product: input " + std::to_string(k) + " is " +
+                     (p.present ? "INT64" : "absent"));
+    }
+    if (p.storage == Storage::kSurfaceInt8 && p.step != 1.0) {
+      r.fail(at, "INT8 matrix product: input " + std::to_string(k) +
+                     " is an INT8 surface of step " + std::to_string(p.step) +
+                     " (1: its steps are the trailer's)");
+    }
+  }
+  if (image.outputs.size() != 1 || image.outputs[0].storage != Storage::kSurfaceFp16) {
+    r.fail(at, "INT8 matrix product: its one output must be an FP16 surface");
+  }
+  MatmulQuant q;
+  for (std::vector<double>* steps : {&q.a_steps, &q.b_steps}) {
+    const std::uint32_t n = r.count("INT8 matmul steps", kMaxCube, 8);
+    if (n == 0) r.fail(r.offset() - 4, "INT8 matmul steps 0 (1 .. 2^24)");
+    steps->resize(n);
+    for (double& v : *steps) {
+      const std::size_t v_at = r.offset();
+      v = r.f64("INT8 matmul step");
+      if (!(std::isfinite(v) && v > 0.0)) {
+        r.fail(v_at, "INT8 matmul step " + std::to_string(v) + " (finite, > 0)");
+      }
+    }
+  }
+  return q;
+}
+
 // ---- Tensors in memory ------------------------------------------------------------------------
 
 // Where ONNX element i of a surface lives in read_surface's packed atoms (one run of W atoms per
@@ -484,40 +528,47 @@ std::uint8_t int8_code(double v, double step) {
   return static_cast<std::uint8_t>(static_cast<std::int8_t>(std::clamp(q, -128.0, 127.0)));
 }
 
+// A surface's elements (ONNX's C order), element i the value value(i) (a double).
+template <typename F>
+void write_surface_values(const TensorPlace& p, F&& value, Memory& mem) {
+  const std::uint64_t n = elements_of(p.shape);
+  // Without a map every lane of the atoms is the tensor's or padding (zero); with one the
+  // lanes it does not name keep their bytes.
+  std::vector<std::uint8_t> b =
+      p.channel_map.empty() ? std::vector<std::uint8_t>(
+                                  std::uint64_t{surfaces(p)} * p.height * p.width * p.atom_bytes, 0)
+                            : read_surface(p, mem);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const std::uint64_t k = packed_offset(p, i);
+    const double v = value(i);
+    if (p.storage == Storage::kSurfaceFp16) {
+      const std::uint16_t h = std::isnan(v) ? kFp16Nan : fp16_from_double(v);
+      b[k] = static_cast<std::uint8_t>(h), b[k + 1] = static_cast<std::uint8_t>(h >> 8);
+    } else if (p.storage == Storage::kSurfaceInt16) {
+      // An integer network's exact values (integers: a double holds them exactly), saturated.
+      const auto code =
+          static_cast<std::uint16_t>(static_cast<std::int16_t>(std::clamp(v, -32768.0, 32767.0)));
+      b[k] = static_cast<std::uint8_t>(code), b[k + 1] = static_cast<std::uint8_t>(code >> 8);
+    } else {
+      b[k] = int8_code(v, p.step);
+    }
+  }
+  write_surface(p, b, mem);
+}
+
 void write_tensor(const TensorPlace& p, const Tensor& t, Memory& mem) {
   const std::uint64_t n = elements_of(p.shape);
   switch (p.storage) {
     case Storage::kSurfaceFp16:
     case Storage::kSurfaceInt8:
-    case Storage::kSurfaceInt16: {
+    case Storage::kSurfaceInt16:
       if (p.storage == Storage::kSurfaceInt16 && graph::is_float(t.dtype)) {
         throw GraphError("a " + std::string(graph::dtype_name(t.dtype)) +
                          " output in an INT16 surface (an integer network's values)");
       }
-      // Without a map every lane of the atoms is the tensor's or padding (zero); with one the
-      // lanes it does not name keep their bytes.
-      std::vector<std::uint8_t> b =
-          p.channel_map.empty()
-              ? std::vector<std::uint8_t>(
-                    std::uint64_t{surfaces(p)} * p.height * p.width * p.atom_bytes, 0)
-              : read_surface(p, mem);
-      for (std::uint64_t i = 0; i < n; ++i) {
-        const std::uint64_t k = packed_offset(p, i);
-        const double v = t.at(i);
-        if (p.storage == Storage::kSurfaceFp16) {
-          const std::uint16_t h = std::isnan(v) ? kFp16Nan : fp16_from_double(v);
-          b[k] = static_cast<std::uint8_t>(h), b[k + 1] = static_cast<std::uint8_t>(h >> 8);
-        } else if (p.storage == Storage::kSurfaceInt16) {
-          const auto code = static_cast<std::uint16_t>(
-              static_cast<std::int16_t>(std::clamp<std::int64_t>(t.i[i], -32768, 32767)));
-          b[k] = static_cast<std::uint8_t>(code), b[k + 1] = static_cast<std::uint8_t>(code >> 8);
-        } else {
-          b[k] = int8_code(v, p.step);
-        }
-      }
-      write_surface(p, b, mem);
+      write_surface_values(
+          p, [&](std::uint64_t i) { return t.at(i); }, mem);
       break;
-    }
     case Storage::kDenseFp32: {
       std::vector<float> f(n);
       for (std::uint64_t i = 0; i < n; ++i) f[i] = static_cast<float>(t.at(i));
@@ -592,6 +643,181 @@ std::uint64_t op_cost_per_element(std::string_view op) {
   return 1;
 }
 
+// ---- The INT8 matrix product ------------------------------------------------------------------
+
+std::int64_t int_attribute(const NodeImage& image, const char* key, std::int64_t fallback) {
+  const auto it = image.attributes.find(key);
+  return it == image.attributes.end() ? fallback : it->second.i;
+}
+
+double float_attribute(const NodeImage& image, const char* key, double fallback) {
+  const auto it = image.attributes.find(key);
+  return it == image.attributes.end() ? fallback : double{it->second.f};
+}
+
+// Operand `t` (read from `p`) as codes, each element's step steps[channel] (one step: all).
+// The channel of element i is (i / inner) % count: the index of its output axis.
+std::vector<std::int32_t> operand_codes(const TensorPlace& p, const Tensor& t,
+                                        const std::vector<double>& steps, std::int64_t axis,
+                                        const std::string& who) {
+  const std::vector<std::int64_t>& shape = t.shape;
+  std::uint64_t inner = 1, count = 1;
+  if (axis >= 0) {
+    count = static_cast<std::uint64_t>(shape[static_cast<std::size_t>(axis)]);
+    for (std::size_t k = static_cast<std::size_t>(axis) + 1; k < shape.size(); ++k) {
+      inner *= static_cast<std::uint64_t>(shape[k]);
+    }
+  }
+  if (steps.size() != 1 && steps.size() != count) {
+    throw GraphError(who + ": " + std::to_string(steps.size()) + " steps for an output axis of " +
+                     std::to_string(count) + " (1 or one each)");
+  }
+  const std::size_t n = t.f.size();
+  std::vector<std::int32_t> q(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double x = t.f[i];
+    if (p.storage == Storage::kSurfaceInt8) {  // codes (step 1): as they are
+      q[i] = static_cast<std::int32_t>(x);
+      continue;
+    }
+    if (std::isnan(x)) continue;
+    const double s = steps.size() == 1 ? steps[0] : steps[(i / inner) % count];
+    q[i] = static_cast<std::int32_t>(std::clamp(std::round(x / s), -127.0, 127.0));
+  }
+  return q;
+}
+
+void run_int8_matmul(const NodeImage& image, Memory& mem) {
+  const MatmulQuant& mq = *image.int8_matmul;
+  const std::string who = make_node(image).label() + " (INT8)";
+  const bool gemm = image.op_type == "Gemm";
+  const Tensor a = read_tensor(image.inputs[0], mem), b = read_tensor(image.inputs[1], mem);
+  std::vector<std::int64_t> as = a.shape, bs = b.shape;
+  std::int64_t a_axis = -1, b_axis = -1;
+  bool trans_a = false, trans_b = false;
+  std::vector<std::int64_t> out_shape;
+  std::vector<std::int64_t> batch;  // MatMul's broadcast batch axes
+  std::int64_t m = 1, k = 1, n = 1;
+  if (gemm) {
+    if (as.size() != 2 || bs.size() != 2) throw GraphError(who + ": Gemm of operands not 2-D");
+    trans_a = int_attribute(image, "transA", 0) != 0;
+    trans_b = int_attribute(image, "transB", 0) != 0;
+    a_axis = trans_a ? 1 : 0, b_axis = trans_b ? 0 : 1;
+    m = as[trans_a ? 1 : 0], k = as[trans_a ? 0 : 1];
+    n = bs[trans_b ? 0 : 1];
+    if (bs[trans_b ? 1 : 0] != k) throw GraphError(who + ": Gemm operands' K differ");
+    out_shape = {m, n};
+  } else {
+    if (as.empty() || bs.empty()) throw GraphError(who + ": MatMul of a scalar");
+    const bool a1 = as.size() == 1, b1 = bs.size() == 1;
+    if (!a1) a_axis = static_cast<std::int64_t>(as.size()) - 2;
+    if (!b1) b_axis = static_cast<std::int64_t>(bs.size()) - 1;
+    if (a1) as.insert(as.begin(), 1);
+    if (b1) bs.push_back(1);
+    m = as[as.size() - 2], k = as.back(), n = bs.back();
+    if (bs[bs.size() - 2] != k) throw GraphError(who + ": MatMul operands' K differ");
+    const std::size_t rank = std::max(as.size(), bs.size()) - 2;
+    for (std::size_t d = 0; d < rank; ++d) {
+      const std::int64_t da = d + as.size() - 2 >= rank ? as[d + as.size() - 2 - rank] : 1;
+      const std::int64_t db = d + bs.size() - 2 >= rank ? bs[d + bs.size() - 2 - rank] : 1;
+      if (da != db && da != 1 && db != 1) throw GraphError(who + ": batch axes do not broadcast");
+      batch.push_back(std::max(da, db));
+    }
+    out_shape = batch;
+    if (!a1) out_shape.push_back(m);
+    if (!b1) out_shape.push_back(n);
+  }
+  if (k > kMaxInt8K) {
+    throw GraphError(who + ": K = " + std::to_string(k) +
+                     " could overflow INT32 sums (<= " + std::to_string(kMaxInt8K) + ")");
+  }
+  const TensorPlace& out = image.outputs[0];
+  if (out.shape != out_shape) {
+    throw GraphError(who + ": the product is " + graph::shape_string(out_shape) +
+                     ", the image places " + graph::shape_string(out.shape));
+  }
+  const std::vector<std::int32_t> qa = operand_codes(image.inputs[0], a, mq.a_steps, a_axis, who);
+  const std::vector<std::int32_t> qb = operand_codes(image.inputs[1], b, mq.b_steps, b_axis, who);
+  const auto step_a = [&](std::int64_t i) {
+    return mq.a_steps.size() == 1 ? mq.a_steps[0] : mq.a_steps[i];
+  };
+  const auto step_b = [&](std::int64_t j) {
+    return mq.b_steps.size() == 1 ? mq.b_steps[0] : mq.b_steps[j];
+  };
+  std::vector<double> y(elements_of(out_shape));
+  if (gemm) {
+    const double alpha = float_attribute(image, "alpha", 1.0);
+    const double beta = float_attribute(image, "beta", 1.0);
+    Tensor c;
+    const bool has_c = image.inputs.size() > 2 && image.inputs[2].present;
+    if (has_c) c = read_tensor(image.inputs[2], mem);
+    // C broadcast to M x N (ONNX's unidirectional broadcast): its axes aligned to the right.
+    std::int64_t cm = 1, cn = 1;
+    if (has_c) {
+      if (c.shape.size() > 2) throw GraphError(who + ": Gemm's C of rank > 2");
+      cn = c.shape.empty() ? 1 : c.shape.back();
+      cm = c.shape.size() == 2 ? c.shape[0] : 1;
+      if ((cm != 1 && cm != m) || (cn != 1 && cn != n)) {
+        throw GraphError(who + ": Gemm's C " + graph::shape_string(c.shape) +
+                         " does not broadcast to the product");
+      }
+    }
+    for (std::int64_t i = 0; i < m; ++i) {
+      for (std::int64_t j = 0; j < n; ++j) {
+        std::int32_t acc = 0;
+        for (std::int64_t l = 0; l < k; ++l) {
+          const std::int32_t x = qa[static_cast<std::size_t>(trans_a ? l * m + i : i * k + l)];
+          const std::int32_t w = qb[static_cast<std::size_t>(trans_b ? j * k + l : l * n + j)];
+          acc += x * w;
+        }
+        double v = alpha * step_a(i) * step_b(j) * acc;
+        if (has_c)
+          v += beta *
+               double{c.f[static_cast<std::size_t>((cm == 1 ? 0 : i) * cn + (cn == 1 ? 0 : j))]};
+        y[static_cast<std::size_t>(i * n + j)] = v;
+      }
+    }
+  } else {
+    // Each operand's batch strides, 0 along an axis it broadcasts.
+    const std::size_t rank = batch.size();
+    const auto strides = [&](const std::vector<std::int64_t>& s) {
+      std::vector<std::int64_t> st(rank, 0);
+      const std::size_t own = s.size() - 2;  // the operand's batch axes, aligned to the right
+      std::int64_t step = s[own] * s[own + 1];
+      for (std::size_t d = 0; d < own; ++d) {
+        const std::int64_t dim = s[own - 1 - d];
+        st[rank - 1 - d] = dim == 1 ? 0 : step;
+        step *= dim;
+      }
+      return st;
+    };
+    const std::vector<std::int64_t> sa = strides(as), sb = strides(bs);
+    const std::uint64_t batches = elements_of(batch);
+    for (std::uint64_t t = 0; t < batches; ++t) {
+      std::int64_t ao = 0, bo = 0;
+      std::uint64_t rest = t;
+      for (std::size_t d = rank; d-- > 0;) {
+        const auto idx = static_cast<std::int64_t>(rest % static_cast<std::uint64_t>(batch[d]));
+        rest /= static_cast<std::uint64_t>(batch[d]);
+        ao += idx * sa[d], bo += idx * sb[d];
+      }
+      for (std::int64_t i = 0; i < m; ++i) {
+        for (std::int64_t j = 0; j < n; ++j) {
+          std::int32_t acc = 0;
+          for (std::int64_t l = 0; l < k; ++l) {
+            acc += qa[static_cast<std::size_t>(ao + i * k + l)] *
+                   qb[static_cast<std::size_t>(bo + l * n + j)];
+          }
+          y[static_cast<std::size_t>((static_cast<std::int64_t>(t) * m + i) * n + j)] =
+              step_a(i) * step_b(j) * acc;
+        }
+      }
+    }
+  }
+  write_surface_values(
+      out, [&](std::uint64_t i) { return y[i]; }, mem);
+}
+
 }  // namespace
 
 std::vector<std::uint8_t> encode_node(const NodeImage& image) {
@@ -650,6 +876,14 @@ std::vector<std::uint8_t> encode_node(const NodeImage& image) {
   }
   w.count(image.outputs.size(), kMaxOutputs, "outputs");
   for (const TensorPlace& p : image.outputs) encode_place(w, p);
+  if (image.int8_matmul) {
+    w.u32(kMatmulQuantTag);
+    for (const std::vector<double>* steps :
+         {&image.int8_matmul->a_steps, &image.int8_matmul->b_steps}) {
+      w.count(steps->size(), kMaxCube, "INT8 matmul steps");
+      for (const double v : *steps) w.f64(v);
+    }
+  }
   return w.take();
 }
 
@@ -695,6 +929,7 @@ NodeImage decode_node(const std::uint8_t* bytes, std::size_t size) {
   const std::uint32_t outputs = r.count("outputs", kMaxOutputs, 13);
   if (outputs == 0) r.fail(outputs_at, "no outputs (1 .. 16)");
   for (std::uint32_t k = 0; k < outputs; ++k) image.outputs.push_back(decode_place(r));
+  if (r.left() != 0) image.int8_matmul = decode_matmul_quant(r, image);
   if (r.left() != 0) {
     r.fail(r.offset(), std::to_string(r.left()) + " trailing bytes after the last output");
   }
@@ -709,6 +944,10 @@ std::uint64_t place_bytes(const TensorPlace& p) {
 }
 
 void run_node(const NodeImage& image, Memory& mem) {
+  if (image.int8_matmul) {
+    run_int8_matmul(image, mem);
+    return;
+  }
   const graph::Node node = make_node(image);
   std::vector<Tensor> values;
   values.reserve(image.inputs.size());
@@ -779,6 +1018,16 @@ NodeCost node_cost(const NodeImage& image) {
     c.ops_per_element = static_cast<std::uint64_t>(std::clamp<std::int64_t>(size, 1, 1024)) + 14;
   } else {
     c.ops_per_element = op_cost_per_element(op);
+  }
+  if (image.int8_matmul) {
+    c.int8_macs = true;
+    std::uint64_t float_elements = 0;
+    for (std::size_t k = 0; k < 2 && k < image.inputs.size(); ++k) {
+      const TensorPlace& p = image.inputs[k];
+      if (p.present && p.storage != Storage::kSurfaceInt8) float_elements += elements_of(p.shape);
+    }
+    const bool bias = image.inputs.size() > 2 && image.inputs[2].present;
+    c.ops_per_element = (bias ? 3 : 2) + (3 * float_elements + first_out - 1) / first_out;
   }
   return c;
 }

@@ -18,6 +18,11 @@
 //       i64 otherwise)
 //   u32 inputs (<= 16), each: u8 present (0: an omitted optional input), then a tensor place
 //   u32 outputs (1 .. 16), each a tensor place
+//   then, only for an INT8 matrix product (NodeImage::int8_matmul, below; absent: the image ends
+//   here): u32 tag 'QMM8' (0x384d4d51), u32 n_a (1 .. 2^24), n_a x f64 steps of A, u32 n_b
+//   (1 .. 2^24), n_b x f64 steps of B (each finite, > 0); decode_node also requires a MatMul or
+//   Gemm, inputs 0 and 1 present and not INT64, an INT8 surface among them of step 1 (its codes
+//   are taken as they are), and one output, an FP16 surface
 //   tensor place: u8 storage (Storage), u64 address, u32 rank (<= 8), rank x i64 dims (ONNX's
 //       shape; every dim 1 .. 2^24 (a dense place 0 .. 2^24: an empty constant), elements <=
 //       2^26), then for a surface: u32 width, height,
@@ -55,11 +60,23 @@
 // output is
 // written atom by atom: the lanes of the last surface beyond the tensor's channels become zero
 // when the output has no channel map (as the DLA writes them); stride gaps are not touched.
+//
+// An INT8 matrix product (int8_matmul; firmware/net's --precision mixed): the MatMul or Gemm
+// multiplies signed 8-bit codes, not FP32 values. Operand X (input 0: A, input 1: B) with steps
+// s_X — one (per tensor) or one per index of its output axis (A's M: MatMul's axis rank - 2,
+// Gemm's 0, or 1 with transA; B's N: MatMul's last axis, Gemm's 1, or 0 with transB; a 1-D
+// MatMul operand has one step) — becomes codes: a float operand (FP16 widened, dense FP32)
+// q = clamp(round_half_away(x / s) (in double), -127, 127), NaN 0; an INT8 surface's codes as
+// they are. The sums over K are exact in INT32 (K <= 131071, so none overflows; a larger K is a
+// GraphError), then rescaled in double and rounded once to FP16 (nearest even):
+// MatMul y = acc * s_A[m] * s_B[n]; Gemm y = alpha * s_A[m] * s_B[n] * acc + beta * C (C as
+// read: FP16 widened or FP32, broadcast to M x N). MatMul broadcasts batch axes as numpy does.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -111,11 +128,20 @@ struct TensorPlace {
   }
 };
 
+// An INT8 matrix product's code steps (above): one per tensor or one per output-axis index.
+struct MatmulQuant {
+  std::vector<double> a_steps{1.0}, b_steps{1.0};
+  bool operator==(const MatmulQuant& o) const {
+    return a_steps == o.a_steps && b_steps == o.b_steps;
+  }
+};
+
 struct NodeImage {
   std::string op_type, name;
   std::int64_t opset = 13;
   std::map<std::string, graph::Attribute> attributes;
   std::vector<TensorPlace> inputs, outputs;
+  std::optional<MatmulQuant> int8_matmul;  // absent: the node computes in FP32
 };
 
 [[nodiscard]] std::vector<std::uint8_t> encode_node(const NodeImage& image);
@@ -146,6 +172,11 @@ struct NodeCost {
   // compare or a copy, more for a transcendental function.
   std::uint64_t ops_per_element = 1;
   std::uint64_t bytes_read = 0, bytes_written = 0;  // place_bytes of inputs, outputs
+  // An INT8 matrix product: the MACs at the tensor cores' INT8 rate; ops_per_element then counts
+  // the rescale and rounding of each output (2, 3 with Gemm's C) and the quantization of the
+  // float operands (3 FMA-lane ops per element: multiply by 1/s, round, clamp), spread over the
+  // output elements.
+  bool int8_macs = false;
 };
 [[nodiscard]] NodeCost node_cost(const NodeImage& image);
 

@@ -61,7 +61,7 @@ fn::QuantOptions quant_options(const NetCommonOptions& o) {
   fn::QuantOptions q;
   if (!fn::parse_precision(o.precision, q.precision)) {
     throw UsageError(
-        fmt::format("--precision {}: expected int8, int4, int16 or fp16", o.precision));
+        fmt::format("--precision {}: expected int8, int4, int16, fp16 or mixed", o.precision));
   }
   if (!fn::parse_calibration(o.calibration, q.calibration)) {
     throw UsageError(
@@ -118,7 +118,14 @@ Prepared prepare(const NetCommonOptions& o, const std::string& input, std::size_
     fn::quantize_network(p.net, p.hw, calib, q, o.calibration_table.empty() ? nullptr : &table,
                          fn::PlacementOptions{!o.no_cvsram});
     if (!o.save_calibration.empty()) {
-      fn::write_calibration_table(o.save_calibration, p.net.program.table);
+      fn::CalibrationTable saved = p.net.program.table;
+      // Mixed: the FP16 tensors have no clip; the table holds the INT8 operands' clips.
+      for (auto it = saved.begin(); it != saved.end();) {
+        it = q.precision == fn::NetPrecision::kMixed && it->second.method == "fp16"
+                 ? saved.erase(it)
+                 : std::next(it);
+      }
+      fn::write_calibration_table(o.save_calibration, saved);
     }
   } catch (const firmware::OnnxError& e) {
     throw UsageError(e.what());
@@ -337,8 +344,10 @@ void add_net_common_options(CLI::App& cmd, NetCommonOptions& o) {
                  "hardware configuration: a built-in name (nv_small, nv_full, soc_small, ...), a "
                  "JSON file or an NVDLA .spec file");
   cmd.add_option("--precision", o.precision,
-                 "int8 or int4 (4-bit codes in the INT8 datapath), or fp16 (configurations "
-                 "with FP16: no quantization)");
+                 "int8 or int4 (4-bit codes in the INT8 datapath), fp16 (configurations "
+                 "with FP16: no quantization), or mixed (fp16, but the MatMul and Gemm nodes on "
+                 "the PPU multiply INT8 codes: activation clips by --calibration, weights per "
+                 "output channel by --weights)");
   cmd.add_option("--calibration", o.calibration,
                  "activation clipping: max, percentile, mse-hist or octav (computed on the "
                  "calibration images), or octav-device (the OCTAV unit clips every convolution "
@@ -459,7 +468,19 @@ int run_net(const NetOptions& o) {
           ? fmt::format("{} ({} image{})", fn::calibration_name(prog.options.calibration),
                         p.calibration_images, p.calibration_images == 1 ? "" : "s")
           : fmt::format("table {}", o.common.calibration_table);
-  if (prog.input.quant.method == "fp16" || prog.input.quant.method == "integer") {
+  if (prog.options.precision == fn::NetPrecision::kMixed && prog.input.quant.method == "fp16") {
+    // --precision mixed: FP16 values, the PPU's matrix products on INT8 codes.
+    std::size_t int8 = 0;
+    for (const fn::NetLayer& l : prog.layers) {
+      const auto* node = std::get_if<fn::PpuNodeLayer>(&l.hw);
+      int8 += node != nullptr && node->image.int8_matmul ? 1 : 0;
+    }
+    fmt::print(
+        "octasim net: {} on {}: {} layers, mixed: fp16 values, {} INT8 matrix products on the "
+        "PPU, calibration {}, weights {}\n",
+        o.common.model, p.hw.name, prog.layers.size(), int8, calibration,
+        fn::weight_quantizer_name(prog.options.weights));
+  } else if (prog.input.quant.method == "fp16" || prog.input.quant.method == "integer") {
     fmt::print("octasim net: {} on {}: {} layers, {} values (no quantization)\n", o.common.model,
                p.hw.name, prog.layers.size(), prog.input.quant.method);
   } else {

@@ -16,7 +16,8 @@
 // loads its share of each input in steps of about kStepBytes (kPrefetch steps in flight), then
 // stores its share of each output. A step's math is its share of the CTA's
 // output elements x ops_per_element on the FMA lanes (ceil(ops / lanes) cycles) and, for a node
-// with MACs (MatMul, Gemm, Conv), its share of the MACs on the tensor cores at the FP16 rate
+// with MACs (MatMul, Gemm, Conv), its share of the MACs on the tensor cores at the FP16 rate, or
+// the INT8 rate for an INT8 matrix product (NodeCost::int8_macs: --precision mixed)
 // (tensor_peak_macs_per_cycle / SMs per cycle), the two one after the other on the tensor pipe.
 // Simplifications: every byte is loaded once (a broadcast operand, a matrix product's reused
 // operand or a convolution's overlapping windows are not re-read, as a cache would mostly
@@ -163,12 +164,14 @@ class NodeKernel final : public Kernel {
     lanes_ = std::max(1u, hw.ppu.fma_lanes_per_sm);
     const double fma_peak = static_cast<double>(sms(hw)) * lanes_;
     tensor_ = cost_.macs > 0;
-    const double tc_peak = tensor_peak_macs_per_cycle(hw, models::ops::GemmType::kFp16Fp32);
+    // An INT8 matrix product (--precision mixed) at the tensor cores' INT8 rate.
+    const double tc_peak = tensor_peak_macs_per_cycle(
+        hw, cost_.int8_macs ? models::ops::GemmType::kInt8Int32 : models::ops::GemmType::kFp16Fp32);
     tc_per_sm_ = std::max(1.0, tc_peak / std::max(1u, sms(hw)));
     peak_macs_ = path_peak_macs_ = tensor_ ? tc_peak : fma_peak;
     smem_bytes_ = (kPrefetch + 1) * kStepBytes;
     compulsory_bytes_ = cost_.bytes_read + cost_.bytes_written;
-    bool int8 = false, int16 = false;
+    bool int8 = cost_.int8_macs, int16 = false;
     for (const auto* places : {&node_.inputs, &node_.outputs}) {
       for (const M::TensorPlace& p : *places) {
         int8 = int8 || (p.present && p.storage == M::Storage::kSurfaceInt8);

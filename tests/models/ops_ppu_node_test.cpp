@@ -650,5 +650,202 @@ TEST(PpuNodeCost, TranscendentalsCostMoreAndReductionsCountInputs) {
   EXPECT_EQ(node_cost(add).macs, 0u);
 }
 
+// ---- The INT8 matrix product (--precision mixed) ------------------------------------------------
+
+// A 2 x 3 FP16 rows surface of A (step 0.5 per tensor) times a 3 x 2 INT8 rows surface of B's
+// codes (steps 0.25 and 0.125 per column), by hand:
+//   A / 0.5 = [[2.5, -1.5, 140], [-140, 0.5, 0]] -> codes [[3, -2, 127], [-127, 1, 0]] (halves
+//   away from zero, saturated at +-127, not -128)
+//   B codes [[1, -128], [2, 5], [-1, 127]] (taken as they are, -128 included)
+//   sums [[3 - 4 - 127, -384 - 10 + 16129], [-127 + 2, 16256 + 5]] = [[-128, 15735], [-125, 16261]]
+//   y = sum * 0.5 * step_n: [[-16, 983.4375], [-15.625, 1016.3125]], one rounding to FP16:
+//   983.5 and 1016.5 (FP16's step is 0.5 in [512, 1024)), -16 and -15.625 exact.
+struct Int8MatmulCase {
+  VecMemory mem{0x4000};
+  TensorPlace a, b, d;
+  NodeImage im;
+};
+
+void int8_matmul_case(Int8MatmulCase& t) {
+  fill_junk(t.mem, 0x4000);
+  t.a = fp16_surface(0x0, {2, 3}, 1, 2, 3, 16);
+  t.b = fp16_surface(0x1000, {3, 2}, 1, 3, 2, 16);
+  t.b.storage = Storage::kSurfaceInt8, t.b.step = 1.0;
+  t.d = fp16_surface(0x2000, {2, 2}, 1, 2, 2, 16);
+  t.a.rows = t.b.rows = t.d.rows = true;
+  const double av[2][3] = {{1.25, -0.75, 70.0}, {-70.0, 0.25, 0.0}};
+  const int bc[3][2] = {{1, -128}, {2, 5}, {-1, 127}};
+  for (std::uint32_t r = 0; r < 2; ++r) {
+    for (std::uint32_t c = 0; c < 3; ++c)
+      t.mem.put16(element_address(t.a, 0, r, c), fp16_rne(av[r][c]));
+  }
+  for (std::uint32_t r = 0; r < 3; ++r) {
+    for (std::uint32_t c = 0; c < 2; ++c) {
+      t.mem.set(element_address(t.b, 0, r, c), static_cast<std::int8_t>(bc[r][c]));
+    }
+  }
+  t.im.op_type = "MatMul";
+  t.im.name = "mm";
+  t.im.inputs = {t.a, t.b};
+  t.im.outputs = {t.d};
+  MatmulQuant q;
+  q.a_steps = {0.5};
+  q.b_steps = {0.25, 0.125};
+  t.im.int8_matmul = q;
+}
+
+TEST(PpuNodeInt8Matmul, CodesRoundingAndSaturationByHand) {
+  Int8MatmulCase t;
+  int8_matmul_case(t);
+  run_node(t.im, t.mem);
+  const double want[2][2] = {{-16.0, 983.4375}, {-15.625, 1016.3125}};
+  for (std::uint32_t r = 0; r < 2; ++r) {
+    for (std::uint32_t c = 0; c < 2; ++c) {
+      EXPECT_EQ(t.mem.u16(element_address(t.d, 0, r, c)), fp16_rne(want[r][c])) << r << "," << c;
+    }
+  }
+  EXPECT_EQ(t.mem.u16(element_address(t.d, 0, 0, 1)), fp16_rne(983.5));
+  EXPECT_EQ(t.mem.u16(element_address(t.d, 0, 1, 1)), fp16_rne(1016.5));
+  // The same node in FP32 (no int8_matmul): -17.5625 where the codes give -16.
+  Int8MatmulCase f;
+  int8_matmul_case(f);
+  f.im.int8_matmul.reset();
+  f.im.inputs[1].step = 0.25;  // plain INT8 codes of one step
+  run_node(f.im, f.mem);
+  EXPECT_EQ(f.mem.u16(element_address(f.d, 0, 0, 0)), fp16_rne(-17.5625));
+}
+
+// Gemm with transB (B is N x K: its steps per row), alpha, and a dense FP32 C per column:
+//   A = [[0.5, -1]] / 0.25 -> codes [2, -4]; B = [[0.3, 0.2], [-0.1, 0.05]] (N = 2, K = 2) per row
+//   n, max quantizer done here: step_0 = 0.3 / 127, codes round([127, 84.67]) = [127, 85];
+//   step_1 = 0.1 / 127, codes [-127, 63.5 -> 64]. The compiler quantizes B; this test feeds codes.
+TEST(PpuNodeInt8Matmul, GemmTransBAlphaAndBias) {
+  VecMemory mem(0x4000);
+  fill_junk(mem, 0x4000);
+  TensorPlace a = fp16_surface(0x0, {1, 2}, 1, 1, 2, 16);
+  TensorPlace b = fp16_surface(0x1000, {2, 2}, 1, 2, 2, 16);
+  b.storage = Storage::kSurfaceInt8, b.step = 1.0;
+  TensorPlace d = fp16_surface(0x2000, {1, 2}, 1, 1, 2, 16);
+  a.rows = b.rows = d.rows = true;
+  mem.put16(element_address(a, 0, 0, 0), fp16_rne(0.5));
+  mem.put16(element_address(a, 0, 0, 1), fp16_rne(-1.0));
+  const int bc[2][2] = {{127, 85}, {-127, 64}};
+  for (std::uint32_t r = 0; r < 2; ++r) {
+    for (std::uint32_t c = 0; c < 2; ++c) {
+      mem.set(element_address(b, 0, r, c), static_cast<std::int8_t>(bc[r][c]));
+    }
+  }
+  TensorPlace c;
+  c.storage = Storage::kDenseFp32, c.address = 0x3000, c.shape = {2};
+  const float cv[2] = {0.5F, -2.0F};
+  mem.write(0x3000, reinterpret_cast<const std::uint8_t*>(cv), 8);
+  NodeImage im;
+  im.op_type = "Gemm";
+  Attribute ab;
+  ab.kind = Attribute::Kind::kFloat, ab.f = 2.0F;
+  im.attributes["alpha"] = ab;
+  ab.f = 0.5F;
+  im.attributes["beta"] = ab;
+  Attribute tb;
+  tb.kind = Attribute::Kind::kInt, tb.i = 1;
+  im.attributes["transB"] = tb;
+  im.inputs = {a, b, c};
+  im.outputs = {d};
+  MatmulQuant q;
+  q.a_steps = {0.25};
+  q.b_steps = {0.3 / 127, 0.1 / 127};
+  im.int8_matmul = q;
+  run_node(im, mem);
+  // sums: n = 0: 2 * 127 - 4 * 85 = -86; n = 1: 2 * -127 - 4 * 64 = -510.
+  const double y0 = 2.0 * 0.25 * (0.3 / 127) * -86 + 0.5 * 0.5;
+  const double y1 = 2.0 * 0.25 * (0.1 / 127) * -510 + 0.5 * -2.0;
+  EXPECT_EQ(mem.u16(element_address(d, 0, 0, 0)), fp16_rne(y0));
+  EXPECT_EQ(mem.u16(element_address(d, 0, 0, 1)), fp16_rne(y1));
+  const NodeCost cost = node_cost(im);
+  EXPECT_TRUE(cost.int8_macs);
+  EXPECT_EQ(cost.macs, 4u);
+  // A wrong number of steps is a GraphError.
+  im.int8_matmul->b_steps = {0.1, 0.2, 0.3};
+  EXPECT_THROW(run_node(im, mem), graph::GraphError);
+}
+
+// Two activations with batch axes broadcast: 2 x 2 x 3 times 3 x 2 (B broadcast over the
+// batch), both per tensor at step 1/8: values that are multiples of 1/8 are their codes exactly.
+TEST(PpuNodeInt8Matmul, BatchedMatMulOfTwoActivations) {
+  VecMemory mem(0x4000);
+  TensorPlace a = fp16_surface(0x0, {1, 2, 2, 3}, 3, 2, 2, 16);  // N C H W: C=2, H=2, W=3
+  TensorPlace b = fp16_surface(0x1000, {3, 2}, 1, 3, 2, 16);
+  b.rows = true;
+  TensorPlace d = fp16_surface(0x2000, {1, 2, 2, 2}, 2, 2, 2, 16);
+  std::vector<int> ac(12), bc(6);
+  for (int i = 0; i < 12; ++i) ac[i] = (i * 37) % 23 - 11;
+  for (int i = 0; i < 6; ++i) bc[i] = (i * 19) % 17 - 8;
+  for (std::uint32_t i = 0; i < 12; ++i) {
+    mem.put16(element_address(a, i % 3, i / 3 % 2, i / 6), fp16_rne(ac[i] / 8.0));
+  }
+  for (std::uint32_t i = 0; i < 6; ++i)
+    mem.put16(element_address(b, 0, i / 2, i % 2), fp16_rne(bc[i] / 8.0));
+  NodeImage im;
+  im.op_type = "MatMul";
+  im.inputs = {a, b};
+  im.outputs = {d};
+  MatmulQuant q;
+  q.a_steps = {0.125};
+  q.b_steps = {0.125};
+  im.int8_matmul = q;
+  run_node(im, mem);
+  for (std::uint32_t ch = 0; ch < 2; ++ch) {
+    for (std::uint32_t r = 0; r < 2; ++r) {
+      for (std::uint32_t c = 0; c < 2; ++c) {
+        int acc = 0;
+        for (std::uint32_t k = 0; k < 3; ++k) acc += ac[ch * 6 + r * 3 + k] * bc[k * 2 + c];
+        EXPECT_EQ(mem.u16(element_address(d, c, r, ch)), fp16_rne(acc / 64.0)) << ch << r << c;
+      }
+    }
+  }
+}
+
+TEST(PpuNodeInt8Matmul, ImageRoundTripsAndRefusesBadTrailers) {
+  Int8MatmulCase t;
+  int8_matmul_case(t);
+  const std::vector<std::uint8_t> bytes = encode_node(t.im);
+  const NodeImage d = decode_node(bytes.data(), bytes.size());
+  ASSERT_TRUE(d.int8_matmul.has_value());
+  EXPECT_EQ(d.int8_matmul->a_steps, (std::vector<double>{0.5}));
+  EXPECT_EQ(d.int8_matmul->b_steps, (std::vector<double>{0.25, 0.125}));
+  EXPECT_EQ(encode_node(d), bytes);
+  // Without the trailer the image is the version-1 image it always was: 4 + 4 + 8 + 4 + 2 x 8
+  // bytes shorter (tag, two counts, three steps).
+  NodeImage plain = t.im;
+  plain.int8_matmul.reset();
+  EXPECT_EQ(encode_node(plain).size() + 36, bytes.size());
+  // Every truncation inside the trailer is refused.
+  for (std::size_t n = encode_node(plain).size() + 1; n < bytes.size(); ++n) {
+    EXPECT_THROW((void)decode_node(bytes.data(), n), NodeImageError) << n;
+  }
+  const auto refused = [](const NodeImage& im) {
+    const std::vector<std::uint8_t> b = encode_node(im);
+    EXPECT_THROW((void)decode_node(b.data(), b.size()), NodeImageError);
+  };
+  NodeImage bad = t.im;
+  bad.int8_matmul->b_steps = {0.25, 0.0};  // a step of 0
+  refused(bad);
+  bad = t.im;
+  bad.int8_matmul->a_steps = {std::nan("")};
+  refused(bad);
+  bad = t.im;
+  bad.op_type = "Add";  // not a matrix product
+  refused(bad);
+  bad = t.im;
+  bad.inputs[1].step = 0.5;  // an INT8 operand's step is the trailer's
+  refused(bad);
+  bad = t.im;
+  bad.outputs[0].storage = Storage::kSurfaceInt8;  // rounded once: to FP16
+  refused(bad);
+  std::vector<std::uint8_t> tag = bytes;
+  tag[encode_node(plain).size()] ^= 1;  // a wrong tag
+  EXPECT_THROW((void)decode_node(tag.data(), tag.size()), NodeImageError);
+}
+
 }  // namespace
 }  // namespace octasim::models::ops

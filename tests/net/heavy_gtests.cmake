@@ -16,4 +16,6 @@ set_tests_properties(
   SplitHOnSoc.NvFullAlexNetConv1
   ResidualNetworks.ResNet50NvFullInt8
   ResidualNetworks.ResNet50NvSmallInt8
+  MixedPrecisionOnSoc.TinyVitIsBitExactAndNearPyTorch
+  MixedPrecisionOnSoc.BertEncoderIsBitExactAndNearPyTorch
   PROPERTIES LABELS heavy)
