@@ -39,7 +39,8 @@ test: build
 # by clang (a second compiler's diagnostics and UBSan's checks; measured on 2 cores: a test unit
 # compiles in 7.6 s against gcc 12's 11.6 s, and the sanitized suite runs in about 3.7 min
 # against 5.5), at -O1 (ASan's recommended level: several times faster than -O0, every check
-# kept) with line tables only (reports keep file:line, the build is faster), no benchmarks,
+# kept; the tests' own code at -O0, tests/CMakeLists.txt, a third of the compile time) with line
+# tables only (reports keep file:line, the build is faster), no benchmarks,
 # without the tests labelled `heavy` (whole-network accuracy runs: the same code paths on
 # thousands of images, which the smaller tests already take through the sanitizers). Warnings
 # are errors in the gcc build (`make test`); clang's extra ones are reported here, not fatal.

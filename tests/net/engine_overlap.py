@@ -5,6 +5,13 @@ layers' start/end cycles), takes fewer cycles than under `--schedule serial`, wh
 overlap, and the two runs compute the same outputs. Both reports follow
 sim/report/report.schema.json.
 
+It also accounts for the cycles each schedule saves, from the layers' intervals alone:
+    cycles = DLA layers' cycles + PPU layers' cycles - DLA layers at once - PPU layers at once
+             - DLA and PPU at once + idle (no layer running: programming, interrupts, launches)
+and checks the terms against the report's own engine counters (busy = the union of an
+engine's layers, overlap = both busy), so the difference between the schedules is explained
+term by term.
+
 usage: engine_overlap.py OCTASIM SCHEMA.json MODEL.onnx INPUT.npy WORKDIR [net options...]
 """
 
@@ -38,6 +45,37 @@ def intervals(net, engine_is_ppu):
             if (l["engine"] == "PPU") == engine_is_ppu and l["end_cycle"] > l["start_cycle"]]
 
 
+def union(iv):
+    total, cur = 0, None
+    for a, b in sorted(iv):
+        if cur is None or a > cur[1]:
+            if cur is not None:
+                total += cur[1] - cur[0]
+            cur = [a, b]
+        else:
+            cur[1] = max(cur[1], b)
+    return total + (cur[1] - cur[0] if cur is not None else 0)
+
+
+def account(net):
+    """The terms of the identity in the docstring, and the mismatches with the report."""
+    dla, ppu = intervals(net, False), intervals(net, True)
+    t = {"dla": sum(b - a for a, b in dla), "ppu": sum(b - a for a, b in ppu)}
+    u_dla, u_ppu, u_all = union(dla), union(ppu), union(dla + ppu)
+    t["dla_at_once"] = t["dla"] - u_dla
+    t["ppu_at_once"] = t["ppu"] - u_ppu
+    t["both"] = u_dla + u_ppu - u_all
+    t["idle"] = net["cycles"] - u_all
+    e = net["engines"]
+    bad = [f"{k}: intervals give {v}, the report {e[r]}"
+           for k, v, r in (("DLA busy", u_dla, "dla_busy_cycles"),
+                           ("PPU busy", u_ppu, "ppu_busy_cycles"),
+                           ("both busy", t["both"], "overlap_cycles")) if v != e[r]]
+    if t["idle"] < 0:
+        bad.append(f"layers run past the inference's {net['cycles']} cycles")
+    return t, bad
+
+
 def overlapping_pairs(net):
     return sum(1 for a in intervals(net, False) for b in intervals(net, True)
                if max(a[0], b[0]) < min(a[1], b[1]))
@@ -67,10 +105,25 @@ def main():
         failures.append(f"overlap took {over['cycles']} cycles, serial {serial['cycles']}")
     if out_over != out_serial:
         failures.append("the two schedules computed different outputs")
+    t_over, bad_over = account(over)
+    t_serial, bad_serial = account(serial)
+    failures += [f"overlap schedule: {b}" for b in bad_over]
+    failures += [f"serial schedule: {b}" for b in bad_serial]
+    if t_serial["dla_at_once"] or t_serial["ppu_at_once"]:
+        failures.append(f"serial schedule: layers ran at once ({t_serial})")
     print(f"overlap: {over['cycles']} cycles, DLA busy {e_over['dla_busy_cycles']}, PPU busy "
           f"{e_over['ppu_busy_cycles']}, both {e_over['overlap_cycles']} "
           f"({overlapping_pairs(over)} DLA/PPU layer pairs at once); serial: {serial['cycles']} "
           f"cycles")
+    names = (("dla", "DLA layers' cycles", 1), ("ppu", "PPU layers' cycles", 1),
+             ("dla_at_once", "DLA layers at once", -1), ("ppu_at_once", "PPU layers at once", -1),
+             ("both", "DLA and PPU at once", -1), ("idle", "idle (no layer running)", 1))
+    print(f"{'term':28s} {'overlap':>9s} {'serial':>9s} {'saved':>9s}")
+    for k, label, sign in names:
+        print(f"{label:28s} {sign * t_over[k]:9d} {sign * t_serial[k]:9d} "
+              f"{sign * (t_serial[k] - t_over[k]):9d}")
+    print(f"{'cycles':28s} {over['cycles']:9d} {serial['cycles']:9d} "
+          f"{serial['cycles'] - over['cycles']:9d}")
     for f in failures:
         print("FAIL:", f)
     sys.exit(1 if failures else 0)
