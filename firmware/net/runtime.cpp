@@ -43,9 +43,7 @@ const FeatureSurface* layer_output(const NetLayer& l) {
 }
 
 std::vector<std::string> device_records(const NetLayer& l) {
-  if (std::holds_alternative<PpuSoftmaxLayer>(l.hw) || std::holds_alternative<PpuNodeLayer>(l.hw)) {
-    return {};
-  }
+  if (ppu_channel(l.hw)) return {};
   if (std::holds_alternative<ConvPoolLayer>(l.hw)) return {"CONV", "PDP"};
   if (std::holds_alternative<FakeQuantSdpLayer>(l.hw)) return {"SDP"};
   if (const auto* b = std::get_if<BdmaLayer>(&l.hw)) {

@@ -109,8 +109,7 @@ std::vector<const char*> layer_units(const NetProgram& p, std::size_t i) {
   if (std::holds_alternative<BdmaLayer>(hw)) return {"BDMA"};
   if (std::holds_alternative<RubikContract>(hw)) return {"RUBIK"};
   static const char* const kChannels[] = {"PPU0", "PPU1", "PPU2", "PPU3"};
-  if (const auto* sm = std::get_if<PpuSoftmaxLayer>(&hw)) return {kChannels[sm->channel % 4]};
-  if (const auto* node = std::get_if<PpuNodeLayer>(&hw)) return {kChannels[node->channel % 4]};
+  if (const std::optional<unsigned> ch = ppu_channel(hw)) return {kChannels[*ch % 4]};
   return {"SDP", "SDP_RDMA"};  // SdpLayer, FakeQuantSdpLayer
 }
 

@@ -42,9 +42,7 @@ nlohmann::json engine_overlap(const octasim::firmware::net::NetProgram& prog,
   Intervals dla, ppu;
   for (std::size_t i = 0; i < prog.layers.size() && i < layers.size(); ++i) {
     if (layers[i].cycles == 0) continue;
-    const bool on_ppu = std::holds_alternative<fn::PpuSoftmaxLayer>(prog.layers[i].hw) ||
-                        std::holds_alternative<fn::PpuNodeLayer>(prog.layers[i].hw);
-    (on_ppu ? ppu : dla).emplace_back(layers[i].start, layers[i].end);
+    (fn::ppu_channel(prog.layers[i].hw) ? ppu : dla).emplace_back(layers[i].start, layers[i].end);
   }
   const auto merge = [](Intervals v) {
     std::sort(v.begin(), v.end());
@@ -228,10 +226,7 @@ Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const H
   for (const ppu::KernelRecord& k : kernels) by_channel[k.channel].push_back(&k);
   std::uint64_t last_end = device.cycle();
   for (std::size_t i = 0; i < prog.layers.size(); ++i) {
-    const fn::HwLayer& layer_hw = prog.layers[i].hw;
-    std::optional<unsigned> channel;
-    if (const auto* sm = std::get_if<fn::PpuSoftmaxLayer>(&layer_hw)) channel = sm->channel;
-    if (const auto* node = std::get_if<fn::PpuNodeLayer>(&layer_hw)) channel = node->channel;
+    const std::optional<unsigned> channel = fn::ppu_channel(prog.layers[i].hw);
     const ppu::KernelRecord* kernel = nullptr;
     if (channel && !by_channel[*channel].empty()) {
       kernel = by_channel[*channel].front();
