@@ -276,7 +276,7 @@ ImageRun run_image(const NetProgram& p, const Tensor& batch, std::size_t index,
                    models::ops::Memory& device, Mmio& mmio, GroupState& groups,
                    models::ops::Memory& golden, Schedule schedule) {
   write_batch_input(p, batch, index, device);
-  program_network(p, mmio, groups, schedule);
+  program_network(p, mmio, groups, schedule, &device);
   write_batch_input(p, batch, index, golden);
   ImageRun r;
   r.layers = run_network_model(p, golden);

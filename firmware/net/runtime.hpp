@@ -54,8 +54,10 @@ struct GroupState {
 [[nodiscard]] LayerInterrupts program_layer(const NetProgram& p, std::size_t i, Mmio& mmio,
                                             GroupState& groups);
 // Every layer, issued as `schedule` says (schedule.hpp); returns when all are done.
+// Schedule::kDeviceSync writes the PPU channels' rings into `device` (the device's memory,
+// above the program's: memory_end rounded up) and throws FirmwareError without it.
 void program_network(const NetProgram& p, Mmio& mmio, GroupState& groups,
-                     Schedule schedule = Schedule::kSerial);
+                     Schedule schedule = Schedule::kSerial, models::ops::Memory* device = nullptr);
 
 // What the quantized reference executor counted in a layer.
 struct LayerGolden {

@@ -7,7 +7,11 @@
 #include <string>
 #include <type_traits>
 
+#include <fmt/core.h>
+
 #include "firmware/net/runtime.hpp"
+#include "firmware/ppu/commands.hpp"
+#include "octasim/regs/nvdla.hpp"
 
 namespace octasim::firmware::net {
 
@@ -168,10 +172,143 @@ std::vector<std::vector<std::size_t>> layer_dependencies(const NetProgram& p) {
   return deps;
 }
 
-void program_network(const NetProgram& p, Mmio& mmio, GroupState& groups, Schedule schedule) {
+namespace {
+
+namespace F = ppu_format;
+
+// Schedule::kDeviceSync (schedule.hpp). Every layer's completion is a syncpoint count: the
+// GLB bits it raises (a DLA layer's group done interrupts, a PPU layer's channel INTERRUPT),
+// each the count the host expects once the layer is done (the count read at the start plus the
+// raises of the layers issued since: a bit's raises come in issue order, since a layer reusing a
+// register group, or a channel, comes after the one before).
+void program_network_device(const NetProgram& p, Mmio& mmio, GroupState& groups,
+                            models::ops::Memory& device) {
+  const std::size_t n = p.layers.size();
+  const std::vector<std::vector<std::size_t>> deps = layer_dependencies(p);
+  std::vector<std::uint32_t> count(F::kSyncpoints);
+  for (unsigned b = 0; b < F::kSyncpoints; ++b) count[b] = mmio.read32(F::kSyncptBase + 4 * b);
+  using Marks = std::vector<std::pair<unsigned, std::uint32_t>>;  // (syncpoint, count)
+  std::vector<Marks> marks(n);
+  std::vector<LayerInterrupts> pending(n);
+  std::vector<bool> done(n, false);
+  // Each used channel's ring: room for its layers' commands (a wait per dependency and bit, and
+  // the compiled push buffer), above the program's memory.
+  std::vector<std::uint64_t> ring(F::kChannels, 0);
+  std::vector<std::uint32_t> ring_bytes(F::kChannels, 0), put(F::kChannels, 0);
+  std::vector<bool> used(F::kChannels, false);
+  std::uint64_t next = (std::max(p.memory_end, p.constants_end) + 4095) / 4096 * 4096;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::optional<unsigned> ch = ppu_channel(p.layers[i].hw);
+    if (!ch) continue;
+    if (*ch >= F::kChannels) throw FirmwareError(fmt::format("layer {}: PPU channel {}", i, *ch));
+    const auto* sm = std::get_if<PpuSoftmaxLayer>(&p.layers[i].hw);
+    const std::uint32_t own = sm != nullptr
+                                  ? sm->push_buffer_bytes
+                                  : std::get<PpuNodeLayer>(p.layers[i].hw).push_buffer_bytes;
+    ring_bytes[*ch] += own + static_cast<std::uint32_t>(12 * 2 * deps[i].size());
+    used[*ch] = true;
+  }
+  for (unsigned c = 0; c < F::kChannels; ++c) {
+    if (!used[c]) continue;
+    ring[c] = next;
+    next += (ring_bytes[c] + 4095) / 4096 * 4096;
+    const std::uint32_t base = F::kCsbBase + c * F::kChannelStride;
+    // A new push buffer: the idle channel starts over at GET = 0 (S_CH<n>_PB_BASE_LOW).
+    mmio.write32(base + F::kPbBaseLow, static_cast<std::uint32_t>(ring[c]));
+    mmio.write32(base + F::kPbBaseHigh, static_cast<std::uint32_t>(ring[c] >> 32));
+    mmio.write32(base + F::kPbSize, ring_bytes[c]);
+    if (mmio.read32(base + F::kGet) != 0) {
+      throw FirmwareError(fmt::format("PPU channel {} did not start over on its ring", c));
+    }
+  }
+  // Waits, as the host, until layer j is done.
+  const auto await = [&](std::size_t j) {
+    if (done[j]) return;
+    if (ppu_channel(p.layers[j].hw)) {
+      // The channel's interrupt is a level: several layers' INTERRUPTs may have merged into
+      // one, or a bit may be left from one already counted. The syncpoint tells.
+      const auto [bit, target] = marks[j].front();
+      while (static_cast<std::int32_t>(mmio.read32(F::kSyncptBase + 4 * bit) - target) < 0) {
+        mmio.wait_interrupt(bit);
+      }
+    } else {
+      await_layer(mmio, pending[j]);
+    }
+    done[j] = true;
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::optional<unsigned> ch = ppu_channel(p.layers[i].hw);
+    if (!ch) {
+      for (const std::size_t j : deps[i]) await(j);
+      pending[i] = program_layer(p, i, mmio, groups);
+      for (const unsigned bit : pending[i]) {
+        if (bit < F::kSyncpoints) marks[i].emplace_back(bit, ++count[bit]);
+      }
+      continue;
+    }
+    // A wait for each layer it depends on that the host has not seen done (the last count of
+    // each syncpoint is enough); the channel's own earlier layers are before it in the ring.
+    std::map<unsigned, std::uint32_t> waits;
+    for (const std::size_t j : deps[i]) {
+      if (done[j] || ppu_channel(p.layers[j].hw) == ch) continue;
+      if (marks[j].size() != (ppu_channel(p.layers[j].hw) ? 1u : pending[j].size())) {
+        throw FirmwareError(fmt::format("layer {}: layer {} has no syncpoint to wait on", i, j));
+      }
+      for (const auto& [bit, target] : marks[j]) {
+        auto [it, fresh] = waits.emplace(bit, target);
+        if (!fresh && static_cast<std::int32_t>(target - it->second) > 0) it->second = target;
+      }
+    }
+    F::PushBuffer pb;
+    for (const auto& [bit, target] : waits) pb.syncpt_wait(bit, target);
+    const auto* sm = std::get_if<PpuSoftmaxLayer>(&p.layers[i].hw);
+    const auto* node = std::get_if<PpuNodeLayer>(&p.layers[i].hw);
+    const std::uint64_t compiled = sm != nullptr ? sm->push_buffer : node->push_buffer;
+    const std::uint32_t compiled_bytes =
+        sm != nullptr ? sm->push_buffer_bytes : node->push_buffer_bytes;
+    std::vector<std::uint8_t> bytes = pb.bytes();
+    const std::size_t head = bytes.size();
+    bytes.resize(head + compiled_bytes);  // its LAUNCH and INTERRUPT, as compiled
+    device.read(dma_address_of(compiled, Ram::kMc), bytes.data() + head, compiled_bytes);
+    if (put[*ch] + bytes.size() > ring_bytes[*ch]) {
+      throw FirmwareError(fmt::format("PPU channel {}'s ring is full at layer {}", *ch, i));
+    }
+    device.write(ring[*ch] + put[*ch], bytes.data(), bytes.size());
+    put[*ch] += static_cast<std::uint32_t>(bytes.size());
+    mmio.write32(F::kCsbBase + *ch * F::kChannelStride + F::kPut, put[*ch]);  // the doorbell
+    const unsigned bit = F::kInterruptBit0 + *ch;
+    marks[i].emplace_back(bit, ++count[bit]);
+  }
+  for (std::size_t i = 0; i < n; ++i) await(i);
+  // Channel bits left from INTERRUPTs counted without a wait; a channel stopped on an error.
+  std::uint32_t stale = 0;
+  for (unsigned c = 0; c < F::kChannels; ++c) {
+    if (!used[c]) continue;
+    stale |= 1u << (F::kInterruptBit0 + c);
+    const std::uint32_t error = mmio.read32(F::kCsbBase + c * F::kChannelStride + F::kError);
+    if (error != 0) {
+      throw FirmwareError(
+          fmt::format("PPU channel {} stopped with error {} at byte {} of its ring", c, error,
+                      mmio.read32(F::kCsbBase + c * F::kChannelStride + F::kErrorOffset)));
+    }
+  }
+  if (stale != 0) mmio.write32(regs::GLB::S_INTR_STATUS::kAddr, stale);  // write one to clear
+}
+
+}  // namespace
+
+void program_network(const NetProgram& p, Mmio& mmio, GroupState& groups, Schedule schedule,
+                     models::ops::Memory* device) {
   const std::size_t n = p.layers.size();
   if (schedule == Schedule::kSerial) {
     for (std::size_t i = 0; i < n; ++i) await_layer(mmio, program_layer(p, i, mmio, groups));
+    return;
+  }
+  if (schedule == Schedule::kDeviceSync) {
+    if (device == nullptr) {
+      throw FirmwareError("device sync writes the PPU's rings: it needs the device's memory");
+    }
+    program_network_device(p, mmio, groups, *device);
     return;
   }
   const std::vector<std::vector<std::size_t>> deps = layer_dependencies(p);

@@ -38,7 +38,8 @@ Ppu::Ppu(const sc_core::sc_module_name& name, const HwConfig& hw, MemoryImage& i
       frontend_stats_.add("fetch_bytes", "push-buffer and descriptor bytes fetched", Unit::kBytes);
   copy_bytes_ = frontend_stats_.add("memcpy_bytes", "bytes copied by MEMCPY", Unit::kBytes);
   wait_cycles_ = frontend_stats_.add(
-      "wait_cycles", "channel cycles spent in SEM_ACQUIRE, WAIT_DLA and SYNCPT_WAIT", Unit::kCycles);
+      "wait_cycles", "channel cycles spent in SEM_ACQUIRE, WAIT_DLA and SYNCPT_WAIT",
+      Unit::kCycles);
   errors_ = frontend_stats_.add("errors", "channels stopped in the ERROR state", Unit::kCount);
 
   for (unsigned ch = 0; ch < channels_; ++ch) {
