@@ -140,6 +140,17 @@ Tensor read_output(const NetProgram& p, std::size_t k, const models::ops::Memory
   return Tensor::floats(t.shape, std::move(v));
 }
 
+namespace {
+
+LayerInterrupts count_raises(GroupState& g, LayerInterrupts bits) {
+  for (const unsigned bit : bits) {
+    if (bit < g.syncpoints.size()) ++g.syncpoints[bit];
+  }
+  return bits;
+}
+
+}  // namespace
+
 LayerInterrupts program_layer(const NetProgram& p, std::size_t i, Mmio& mmio, GroupState& g) {
   const NetLayer& l = p.layers.at(i);
   const unsigned atom = p.hw.atom_bytes;
@@ -160,7 +171,7 @@ LayerInterrupts program_layer(const NetProgram& p, std::size_t i, Mmio& mmio, Gr
     g.sdp ^= 1U;
     g.pdp ^= 1U;
     if (rdma) g.sdp_rdma ^= 1U;
-    return {intr.pdp, intr.sdp};
+    return count_raises(g, {intr.pdp, intr.sdp});
   } else if (const auto* pdp = std::get_if<PdpLayer>(&l.hw)) {
     bit = program_pdp(mmio, *pdp, g.pdp, atom, static_cast<int>(g.pdp_rdma));
     g.pdp ^= 1U;
@@ -192,7 +203,7 @@ LayerInterrupts program_layer(const NetProgram& p, std::size_t i, Mmio& mmio, Gr
     g.sdp ^= 1U;
     g.sdp_rdma ^= 1U;
   }
-  return {bit};
+  return count_raises(g, {bit});
 }
 
 namespace {

@@ -4,6 +4,7 @@
 // executor: the device's arithmetic, layer by layer, which gives the goldens).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -12,6 +13,7 @@
 #include "firmware/driver/mmio.hpp"
 #include "firmware/net/program.hpp"
 #include "firmware/net/schedule.hpp"
+#include "firmware/ppu/commands.hpp"
 #include "models/graph/graph.hpp"
 #include "models/ops/memory.hpp"
 
@@ -44,9 +46,14 @@ void write_input(const NetProgram& p, const models::graph::Tensor& batch, std::s
 // one device, whose consumer pointers advance with every layer.
 // SDP_RDMA and PDP_RDMA have their own: a flying SDP without operands, or a flying PDP, leaves
 // its RDMA where it was.
+// `syncpoints`: the raises of each GLB S_INTR_STATUS bit the layers issued so far cause (the
+// bits program_layer returns, a PPU layer's INTERRUPT): the device's syncpoint counts
+// (S_SYNCPT<b>) once they are all done, so Schedule::kDeviceSync names a layer's completion
+// without reading the device.
 struct GroupState {
   unsigned conv = 0, sdp = 0, sdp_rdma = 0, pdp = 0, pdp_rdma = 0, cdp = 0, octav = 0, bdma = 0,
            rubik = 0;
+  std::array<std::uint32_t, ppu_format::kSyncpoints> syncpoints{};
 };
 
 // Programs layer `i` through `mmio` (register writes, D_OP_ENABLE) and returns the GLB

@@ -178,24 +178,32 @@ namespace F = ppu_format;
 
 // Schedule::kDeviceSync (schedule.hpp). Every layer's completion is a syncpoint count: the
 // GLB bits it raises (a DLA layer's group done interrupts, a PPU layer's channel INTERRUPT),
-// each the count the host expects once the layer is done (the count read at the start plus the
-// raises of the layers issued since: a bit's raises come in issue order, since a layer reusing a
-// register group, or a channel, comes after the one before).
+// each at the count GroupState::syncpoints holds once the layer is issued (a bit's raises come
+// in issue order: a layer reusing a register group, or a channel, comes after the one before).
 void program_network_device(const NetProgram& p, Mmio& mmio, GroupState& groups,
                             models::ops::Memory& device) {
   const std::size_t n = p.layers.size();
   const std::vector<std::vector<std::size_t>> deps = layer_dependencies(p);
-  std::vector<std::uint32_t> count(F::kSyncpoints);
-  for (unsigned b = 0; b < F::kSyncpoints; ++b) count[b] = mmio.read32(F::kSyncptBase + 4 * b);
+  // ancestors[i]: the layers that are done when layer i is (its dependencies, transitively).
+  std::vector<std::vector<bool>> ancestors(n, std::vector<bool>(n, false));
+  for (std::size_t i = 0; i < n; ++i) {
+    for (const std::size_t j : deps[i]) {
+      ancestors[i][j] = true;
+      for (std::size_t k = 0; k < j; ++k) {
+        if (ancestors[j][k]) ancestors[i][k] = true;
+      }
+    }
+  }
   using Marks = std::vector<std::pair<unsigned, std::uint32_t>>;  // (syncpoint, count)
   std::vector<Marks> marks(n);
   std::vector<LayerInterrupts> pending(n);
   std::vector<bool> done(n, false);
   // Each used channel's ring: room for its layers' commands (a wait per dependency and bit, and
-  // the compiled push buffer), above the program's memory.
+  // the compiled push buffer), above the program's memory; set up before its first layer.
   std::vector<std::uint64_t> ring(F::kChannels, 0);
   std::vector<std::uint32_t> ring_bytes(F::kChannels, 0), put(F::kChannels, 0);
-  std::vector<bool> used(F::kChannels, false);
+  std::vector<bool> used(F::kChannels, false), ready(F::kChannels, false);
+  std::vector<std::optional<std::size_t>> last_on(F::kChannels);  // the channel's last layer
   std::uint64_t next = (std::max(p.memory_end, p.constants_end) + 4095) / 4096 * 4096;
   for (std::size_t i = 0; i < n; ++i) {
     const std::optional<unsigned> ch = ppu_channel(p.layers[i].hw);
@@ -212,14 +220,6 @@ void program_network_device(const NetProgram& p, Mmio& mmio, GroupState& groups,
     if (!used[c]) continue;
     ring[c] = next;
     next += (ring_bytes[c] + 4095) / 4096 * 4096;
-    const std::uint32_t base = F::kCsbBase + c * F::kChannelStride;
-    // A new push buffer: the idle channel starts over at GET = 0 (S_CH<n>_PB_BASE_LOW).
-    mmio.write32(base + F::kPbBaseLow, static_cast<std::uint32_t>(ring[c]));
-    mmio.write32(base + F::kPbBaseHigh, static_cast<std::uint32_t>(ring[c] >> 32));
-    mmio.write32(base + F::kPbSize, ring_bytes[c]);
-    if (mmio.read32(base + F::kGet) != 0) {
-      throw FirmwareError(fmt::format("PPU channel {} did not start over on its ring", c));
-    }
   }
   // Waits, as the host, until layer j is done.
   const auto await = [&](std::size_t j) {
@@ -242,25 +242,33 @@ void program_network_device(const NetProgram& p, Mmio& mmio, GroupState& groups,
       for (const std::size_t j : deps[i]) await(j);
       pending[i] = program_layer(p, i, mmio, groups);
       for (const unsigned bit : pending[i]) {
-        if (bit < F::kSyncpoints) marks[i].emplace_back(bit, ++count[bit]);
+        if (bit < F::kSyncpoints) marks[i].emplace_back(bit, groups.syncpoints[bit]);
       }
       continue;
     }
-    // A wait for each layer it depends on that the host has not seen done (the last count of
-    // each syncpoint is enough); the channel's own earlier layers are before it in the ring.
-    std::map<unsigned, std::uint32_t> waits;
+    // A wait for each layer it depends on that is not done already when the channel gets to
+    // it: not one the host has seen done, nor the channel's layer before (stream order) or what
+    // that one depended on, nor one another awaited layer depended on. Oldest first: the
+    // newest is likely the last to finish, and the commands after it are fetched then.
+    const std::optional<std::size_t> before = last_on[*ch];
+    std::vector<std::size_t> wait_for;
     for (const std::size_t j : deps[i]) {
-      if (done[j] || ppu_channel(p.layers[j].hw) == ch) continue;
+      if (done[j] || (before && (j == *before || ancestors[*before][j]))) continue;
+      wait_for.push_back(j);
+    }
+    std::vector<std::size_t> needed;
+    for (const std::size_t j : wait_for) {
+      bool implied = false;
+      for (const std::size_t k : wait_for) implied = implied || ancestors[k][j];
+      if (!implied) needed.push_back(j);
+    }
+    F::PushBuffer pb;
+    for (const std::size_t j : needed) {
       if (marks[j].size() != (ppu_channel(p.layers[j].hw) ? 1u : pending[j].size())) {
         throw FirmwareError(fmt::format("layer {}: layer {} has no syncpoint to wait on", i, j));
       }
-      for (const auto& [bit, target] : marks[j]) {
-        auto [it, fresh] = waits.emplace(bit, target);
-        if (!fresh && static_cast<std::int32_t>(target - it->second) > 0) it->second = target;
-      }
+      for (const auto& [bit, target] : marks[j]) pb.syncpt_wait(bit, target);
     }
-    F::PushBuffer pb;
-    for (const auto& [bit, target] : waits) pb.syncpt_wait(bit, target);
     const auto* sm = std::get_if<PpuSoftmaxLayer>(&p.layers[i].hw);
     const auto* node = std::get_if<PpuNodeLayer>(&p.layers[i].hw);
     const std::uint64_t compiled = sm != nullptr ? sm->push_buffer : node->push_buffer;
@@ -275,9 +283,18 @@ void program_network_device(const NetProgram& p, Mmio& mmio, GroupState& groups,
     }
     device.write(ring[*ch] + put[*ch], bytes.data(), bytes.size());
     put[*ch] += static_cast<std::uint32_t>(bytes.size());
-    mmio.write32(F::kCsbBase + *ch * F::kChannelStride + F::kPut, put[*ch]);  // the doorbell
+    const std::uint32_t base = F::kCsbBase + *ch * F::kChannelStride;
+    if (!ready[*ch]) {
+      // A new push buffer: the channel, idle since the last run, starts over at GET = 0.
+      mmio.write32(base + F::kPbBaseLow, static_cast<std::uint32_t>(ring[*ch]));
+      mmio.write32(base + F::kPbBaseHigh, static_cast<std::uint32_t>(ring[*ch] >> 32));
+      mmio.write32(base + F::kPbSize, ring_bytes[*ch]);
+      ready[*ch] = true;
+    }
+    mmio.write32(base + F::kPut, put[*ch]);  // the doorbell
     const unsigned bit = F::kInterruptBit0 + *ch;
-    marks[i].emplace_back(bit, ++count[bit]);
+    marks[i].emplace_back(bit, ++groups.syncpoints[bit]);
+    last_on[*ch] = i;
   }
   for (std::size_t i = 0; i < n; ++i) await(i);
   // Channel bits left from INTERRUPTs counted without a wait; a channel stopped on an error.
