@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 #include <fmt/core.h>
@@ -176,6 +177,33 @@ namespace {
 
 namespace F = ppu_format;
 
+// Passes everything to `mmio` but the writes that start a unit's register group (D_OP_ENABLE,
+// BDMA's CFG_LAUNCH0/1), which start() makes later, in their order.
+class DeferredStarts final : public Mmio {
+ public:
+  explicit DeferredStarts(Mmio& mmio) : mmio_(mmio) {}
+  void write32(std::uint32_t addr, std::uint32_t value) override {
+    const regs::RegisterInfo* r = regs::find_register(addr);
+    if (r != nullptr &&
+        (std::string_view(r->name) == "D_OP_ENABLE" || addr == regs::BDMA::CFG_LAUNCH0::kAddr ||
+         addr == regs::BDMA::CFG_LAUNCH1::kAddr)) {
+      starts_.emplace_back(addr, value);
+      return;
+    }
+    mmio_.write32(addr, value);
+  }
+  [[nodiscard]] std::uint32_t read32(std::uint32_t addr) override { return mmio_.read32(addr); }
+  void wait_interrupt(unsigned status_bit) override { mmio_.wait_interrupt(status_bit); }
+  void start() {
+    for (const auto& [addr, value] : starts_) mmio_.write32(addr, value);
+    starts_.clear();
+  }
+
+ private:
+  Mmio& mmio_;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> starts_;
+};
+
 // Schedule::kDeviceSync (schedule.hpp). Every layer's completion is a syncpoint count: the
 // GLB bits it raises (a DLA layer's group done interrupts, a PPU layer's channel INTERRUPT),
 // each at the count GroupState::syncpoints holds once the layer is issued (a bit's raises come
@@ -239,8 +267,26 @@ void program_network_device(const NetProgram& p, Mmio& mmio, GroupState& groups,
   for (std::size_t i = 0; i < n; ++i) {
     const std::optional<unsigned> ch = ppu_channel(p.layers[i].hw);
     if (!ch) {
-      for (const std::size_t j : deps[i]) await(j);
-      pending[i] = program_layer(p, i, mmio, groups);
+      // The DLA layers it depends on first (its register groups free, the LUT its own); then,
+      // with PPU layers it depends on still running, its registers are written ahead and only
+      // its starts (D_OP_ENABLE, BDMA's CFG_LAUNCH) wait until they are done: the ping-pong
+      // group holds the layer meanwhile, and nothing else writes its units' registers.
+      std::vector<std::size_t> ppu_deps;
+      for (const std::size_t j : deps[i]) {
+        if (ppu_channel(p.layers[j].hw)) {
+          if (!done[j]) ppu_deps.push_back(j);
+        } else {
+          await(j);
+        }
+      }
+      if (ppu_deps.empty()) {
+        pending[i] = program_layer(p, i, mmio, groups);
+      } else {
+        DeferredStarts deferred(mmio);
+        pending[i] = program_layer(p, i, deferred, groups);
+        for (const std::size_t j : ppu_deps) await(j);
+        deferred.start();
+      }
       for (const unsigned bit : pending[i]) {
         if (bit < F::kSyncpoints) marks[i].emplace_back(bit, groups.syncpoints[bit]);
       }

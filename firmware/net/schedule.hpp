@@ -19,9 +19,10 @@ enum class Schedule : std::uint8_t {
   // kOverlap with the device ordering the PPU (`--sync device`): a PPU layer is pushed at once
   // into its channel's ring, behind a SYNCPT_WAIT for each layer it depends on (the DLA groups'
   // done interrupts and the other channels' INTERRUPTs count in syncpoints), so it starts when
-  // its inputs are written, not when the host has seen them. A DLA layer is still programmed by
-  // the host once what it depends on is done (the PPU layers among that: their channel's
-  // syncpoint reached the count). Needs the device's memory (the rings) and CSB reads.
+  // its inputs are written, not when the host has seen them. A DLA layer is still started by
+  // the host: programmed once the DLA layers it depends on are done, its starts (D_OP_ENABLE,
+  // CFG_LAUNCH) written once the PPU layers among them are too (their channel's syncpoint
+  // reached the count). Needs the device's memory (the rings) and CSB reads.
   kDeviceSync,
 };
 
