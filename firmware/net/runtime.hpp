@@ -49,7 +49,8 @@ void write_input(const NetProgram& p, const models::graph::Tensor& batch, std::s
 // `syncpoints`: the raises of each GLB S_INTR_STATUS bit the layers issued so far cause (the
 // bits program_layer returns, a PPU layer's INTERRUPT): the device's syncpoint counts
 // (S_SYNCPT<b>) once they are all done, so Schedule::kDeviceSync names a layer's completion
-// without reading the device.
+// without reading the device. Like the groups, it starts with the device (both at reset) and
+// assumes every layer on the device is issued through it.
 struct GroupState {
   unsigned conv = 0, sdp = 0, sdp_rdma = 0, pdp = 0, pdp_rdma = 0, cdp = 0, octav = 0, bdma = 0,
            rubik = 0;
