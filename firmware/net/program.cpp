@@ -29,12 +29,12 @@ std::uint64_t NetProgram::network_macs() const {
 FallbackSummary fallback_summary(const NetProgram& p) {
   FallbackSummary s;
   for (const NetLayer& l : p.layers) {
-    const auto* node = std::get_if<PpuNodeLayer>(&l.hw);
-    if (node == nullptr && !std::holds_alternative<PpuSoftmaxLayer>(l.hw)) {
+    if (!ppu_channel(l.hw)) {
       ++s.dla_layers;
       continue;
     }
     ++s.ppu_layers;
+    const auto* node = std::get_if<PpuNodeLayer>(&l.hw);
     if (node != nullptr && !l.fallback.empty()) {
       ++s.ops[node->image.op_type];
       s.nodes.emplace_back(l.nodes, l.fallback);

@@ -254,6 +254,13 @@ struct FallbackSummary {
 };
 [[nodiscard]] FallbackSummary fallback_summary(const NetProgram& p);
 
+// The PPU channel a layer runs on (Softmax and node layers), or nothing: a DLA layer.
+[[nodiscard]] inline std::optional<unsigned> ppu_channel(const HwLayer& hw) {
+  if (const auto* sm = std::get_if<PpuSoftmaxLayer>(&hw)) return sm->channel;
+  if (const auto* node = std::get_if<PpuNodeLayer>(&hw)) return node->channel;
+  return std::nullopt;
+}
+
 // Lowers the planned graph: quantizes the weights, lays out every surface and table, and fills
 // each layer's registers' worth of fields from `table`. Throws models::graph::GraphError naming
 // the node when a layer cannot be programmed on `hw` (a kernel larger than the CBUF, a pool

@@ -43,9 +43,7 @@ const FeatureSurface* layer_output(const NetLayer& l) {
 }
 
 std::vector<std::string> device_records(const NetLayer& l) {
-  if (std::holds_alternative<PpuSoftmaxLayer>(l.hw) || std::holds_alternative<PpuNodeLayer>(l.hw)) {
-    return {};
-  }
+  if (ppu_channel(l.hw)) return {};
   if (std::holds_alternative<ConvPoolLayer>(l.hw)) return {"CONV", "PDP"};
   if (std::holds_alternative<FakeQuantSdpLayer>(l.hw)) return {"SDP"};
   if (const auto* b = std::get_if<BdmaLayer>(&l.hw)) {
@@ -142,6 +140,17 @@ Tensor read_output(const NetProgram& p, std::size_t k, const models::ops::Memory
   return Tensor::floats(t.shape, std::move(v));
 }
 
+namespace {
+
+LayerInterrupts count_raises(GroupState& g, LayerInterrupts bits) {
+  for (const unsigned bit : bits) {
+    if (bit < g.syncpoints.size()) ++g.syncpoints[bit];
+  }
+  return bits;
+}
+
+}  // namespace
+
 LayerInterrupts program_layer(const NetProgram& p, std::size_t i, Mmio& mmio, GroupState& g) {
   const NetLayer& l = p.layers.at(i);
   const unsigned atom = p.hw.atom_bytes;
@@ -162,7 +171,7 @@ LayerInterrupts program_layer(const NetProgram& p, std::size_t i, Mmio& mmio, Gr
     g.sdp ^= 1U;
     g.pdp ^= 1U;
     if (rdma) g.sdp_rdma ^= 1U;
-    return {intr.pdp, intr.sdp};
+    return count_raises(g, {intr.pdp, intr.sdp});
   } else if (const auto* pdp = std::get_if<PdpLayer>(&l.hw)) {
     bit = program_pdp(mmio, *pdp, g.pdp, atom, static_cast<int>(g.pdp_rdma));
     g.pdp ^= 1U;
@@ -194,7 +203,7 @@ LayerInterrupts program_layer(const NetProgram& p, std::size_t i, Mmio& mmio, Gr
     g.sdp ^= 1U;
     g.sdp_rdma ^= 1U;
   }
-  return {bit};
+  return count_raises(g, {bit});
 }
 
 namespace {
@@ -278,7 +287,7 @@ ImageRun run_image(const NetProgram& p, const Tensor& batch, std::size_t index,
                    models::ops::Memory& device, Mmio& mmio, GroupState& groups,
                    models::ops::Memory& golden, Schedule schedule) {
   write_batch_input(p, batch, index, device);
-  program_network(p, mmio, groups, schedule);
+  program_network(p, mmio, groups, schedule, &device);
   write_batch_input(p, batch, index, golden);
   ImageRun r;
   r.layers = run_network_model(p, golden);

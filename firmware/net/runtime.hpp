@@ -4,6 +4,7 @@
 // executor: the device's arithmetic, layer by layer, which gives the goldens).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -12,6 +13,7 @@
 #include "firmware/driver/mmio.hpp"
 #include "firmware/net/program.hpp"
 #include "firmware/net/schedule.hpp"
+#include "firmware/ppu/commands.hpp"
 #include "models/graph/graph.hpp"
 #include "models/ops/memory.hpp"
 
@@ -44,9 +46,15 @@ void write_input(const NetProgram& p, const models::graph::Tensor& batch, std::s
 // one device, whose consumer pointers advance with every layer.
 // SDP_RDMA and PDP_RDMA have their own: a flying SDP without operands, or a flying PDP, leaves
 // its RDMA where it was.
+// `syncpoints`: the raises of each GLB S_INTR_STATUS bit the layers issued so far cause (the
+// bits program_layer returns, a PPU layer's INTERRUPT): the device's syncpoint counts
+// (S_SYNCPT<b>) once they are all done, so Schedule::kDeviceSync names a layer's completion
+// without reading the device. Like the groups, it starts with the device (both at reset) and
+// assumes every layer on the device is issued through it.
 struct GroupState {
   unsigned conv = 0, sdp = 0, sdp_rdma = 0, pdp = 0, pdp_rdma = 0, cdp = 0, octav = 0, bdma = 0,
            rubik = 0;
+  std::array<std::uint32_t, ppu_format::kSyncpoints> syncpoints{};
 };
 
 // Programs layer `i` through `mmio` (register writes, D_OP_ENABLE) and returns the GLB
@@ -54,8 +62,10 @@ struct GroupState {
 [[nodiscard]] LayerInterrupts program_layer(const NetProgram& p, std::size_t i, Mmio& mmio,
                                             GroupState& groups);
 // Every layer, issued as `schedule` says (schedule.hpp); returns when all are done.
+// Schedule::kDeviceSync writes the PPU channels' rings into `device` (the device's memory,
+// above the program's: memory_end rounded up) and throws FirmwareError without it.
 void program_network(const NetProgram& p, Mmio& mmio, GroupState& groups,
-                     Schedule schedule = Schedule::kSerial);
+                     Schedule schedule = Schedule::kSerial, models::ops::Memory* device = nullptr);
 
 // What the quantized reference executor counted in a layer.
 struct LayerGolden {

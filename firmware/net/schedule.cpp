@@ -5,9 +5,14 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
+#include <fmt/core.h>
+
 #include "firmware/net/runtime.hpp"
+#include "firmware/ppu/commands.hpp"
+#include "octasim/regs/nvdla.hpp"
 
 namespace octasim::firmware::net {
 
@@ -109,8 +114,7 @@ std::vector<const char*> layer_units(const NetProgram& p, std::size_t i) {
   if (std::holds_alternative<BdmaLayer>(hw)) return {"BDMA"};
   if (std::holds_alternative<RubikContract>(hw)) return {"RUBIK"};
   static const char* const kChannels[] = {"PPU0", "PPU1", "PPU2", "PPU3"};
-  if (const auto* sm = std::get_if<PpuSoftmaxLayer>(&hw)) return {kChannels[sm->channel % 4]};
-  if (const auto* node = std::get_if<PpuNodeLayer>(&hw)) return {kChannels[node->channel % 4]};
+  if (const std::optional<unsigned> ch = ppu_channel(hw)) return {kChannels[*ch % 4]};
   return {"SDP", "SDP_RDMA"};  // SdpLayer, FakeQuantSdpLayer
 }
 
@@ -169,10 +173,205 @@ std::vector<std::vector<std::size_t>> layer_dependencies(const NetProgram& p) {
   return deps;
 }
 
-void program_network(const NetProgram& p, Mmio& mmio, GroupState& groups, Schedule schedule) {
+namespace {
+
+namespace F = ppu_format;
+
+// Passes everything to `mmio` but the writes that start a unit's register group (D_OP_ENABLE,
+// BDMA's CFG_LAUNCH0/1), which start() makes later, in their order.
+class DeferredStarts final : public Mmio {
+ public:
+  explicit DeferredStarts(Mmio& mmio) : mmio_(mmio) {}
+  void write32(std::uint32_t addr, std::uint32_t value) override {
+    const regs::RegisterInfo* r = regs::find_register(addr);
+    if (r != nullptr &&
+        (std::string_view(r->name) == "D_OP_ENABLE" || addr == regs::BDMA::CFG_LAUNCH0::kAddr ||
+         addr == regs::BDMA::CFG_LAUNCH1::kAddr)) {
+      starts_.emplace_back(addr, value);
+      return;
+    }
+    mmio_.write32(addr, value);
+  }
+  [[nodiscard]] std::uint32_t read32(std::uint32_t addr) override { return mmio_.read32(addr); }
+  void wait_interrupt(unsigned status_bit) override { mmio_.wait_interrupt(status_bit); }
+  void start() {
+    for (const auto& [addr, value] : starts_) mmio_.write32(addr, value);
+    starts_.clear();
+  }
+
+ private:
+  Mmio& mmio_;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> starts_;
+};
+
+// Schedule::kDeviceSync (schedule.hpp). Every layer's completion is a syncpoint count: the
+// GLB bits it raises (a DLA layer's group done interrupts, a PPU layer's channel INTERRUPT),
+// each at the count GroupState::syncpoints holds once the layer is issued (a bit's raises come
+// in issue order: a layer reusing a register group, or a channel, comes after the one before).
+void program_network_device(const NetProgram& p, Mmio& mmio, GroupState& groups,
+                            models::ops::Memory& device) {
+  const std::size_t n = p.layers.size();
+  const std::vector<std::vector<std::size_t>> deps = layer_dependencies(p);
+  // ancestors[i]: the layers that are done when layer i is (its dependencies, transitively).
+  std::vector<std::vector<bool>> ancestors(n, std::vector<bool>(n, false));
+  for (std::size_t i = 0; i < n; ++i) {
+    for (const std::size_t j : deps[i]) {
+      ancestors[i][j] = true;
+      for (std::size_t k = 0; k < j; ++k) {
+        if (ancestors[j][k]) ancestors[i][k] = true;
+      }
+    }
+  }
+  using Marks = std::vector<std::pair<unsigned, std::uint32_t>>;  // (syncpoint, count)
+  std::vector<Marks> marks(n);
+  std::vector<LayerInterrupts> pending(n);
+  std::vector<bool> done(n, false);
+  // Each used channel's ring: room for its layers' commands (a wait per dependency and bit, and
+  // the compiled push buffer), above the program's memory; set up before its first layer.
+  std::vector<std::uint64_t> ring(F::kChannels, 0);
+  std::vector<std::uint32_t> ring_bytes(F::kChannels, 0), put(F::kChannels, 0);
+  std::vector<bool> used(F::kChannels, false), ready(F::kChannels, false);
+  std::vector<std::optional<std::size_t>> last_on(F::kChannels);  // the channel's last layer
+  std::uint64_t next = (std::max(p.memory_end, p.constants_end) + 4095) / 4096 * 4096;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::optional<unsigned> ch = ppu_channel(p.layers[i].hw);
+    if (!ch) continue;
+    if (*ch >= F::kChannels) throw FirmwareError(fmt::format("layer {}: PPU channel {}", i, *ch));
+    const auto* sm = std::get_if<PpuSoftmaxLayer>(&p.layers[i].hw);
+    const std::uint32_t own = sm != nullptr
+                                  ? sm->push_buffer_bytes
+                                  : std::get<PpuNodeLayer>(p.layers[i].hw).push_buffer_bytes;
+    ring_bytes[*ch] += own + static_cast<std::uint32_t>(12 * 2 * deps[i].size());
+    used[*ch] = true;
+  }
+  for (unsigned c = 0; c < F::kChannels; ++c) {
+    if (!used[c]) continue;
+    ring[c] = next;
+    next += (ring_bytes[c] + 4095) / 4096 * 4096;
+  }
+  // Waits, as the host, until layer j is done.
+  const auto await = [&](std::size_t j) {
+    if (done[j]) return;
+    if (ppu_channel(p.layers[j].hw)) {
+      // The channel's interrupt is a level: several layers' INTERRUPTs may have merged into
+      // one, or a bit may be left from one already counted. The syncpoint tells.
+      const auto [bit, target] = marks[j].front();
+      while (static_cast<std::int32_t>(mmio.read32(F::kSyncptBase + 4 * bit) - target) < 0) {
+        mmio.wait_interrupt(bit);
+      }
+    } else {
+      await_layer(mmio, pending[j]);
+    }
+    done[j] = true;
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::optional<unsigned> ch = ppu_channel(p.layers[i].hw);
+    if (!ch) {
+      // The DLA layers it depends on first (its register groups free, the LUT its own); then,
+      // with PPU layers it depends on still running, its registers are written ahead and only
+      // its starts (D_OP_ENABLE, BDMA's CFG_LAUNCH) wait until they are done: the ping-pong
+      // group holds the layer meanwhile, and nothing else writes its units' registers.
+      std::vector<std::size_t> ppu_deps;
+      for (const std::size_t j : deps[i]) {
+        if (ppu_channel(p.layers[j].hw)) {
+          if (!done[j]) ppu_deps.push_back(j);
+        } else {
+          await(j);
+        }
+      }
+      if (ppu_deps.empty()) {
+        pending[i] = program_layer(p, i, mmio, groups);
+      } else {
+        DeferredStarts deferred(mmio);
+        pending[i] = program_layer(p, i, deferred, groups);
+        for (const std::size_t j : ppu_deps) await(j);
+        deferred.start();
+      }
+      for (const unsigned bit : pending[i]) {
+        if (bit < F::kSyncpoints) marks[i].emplace_back(bit, groups.syncpoints[bit]);
+      }
+      continue;
+    }
+    // A wait for each layer it depends on that is not done already when the channel gets to
+    // it: not one the host has seen done, nor the channel's layer before (stream order) or what
+    // that one depended on, nor one another awaited layer depended on. Oldest first: the
+    // newest is likely the last to finish, and the commands after it are fetched then.
+    const std::optional<std::size_t> before = last_on[*ch];
+    std::vector<std::size_t> wait_for;
+    for (const std::size_t j : deps[i]) {
+      if (done[j] || (before && (j == *before || ancestors[*before][j]))) continue;
+      wait_for.push_back(j);
+    }
+    std::vector<std::size_t> needed;
+    for (const std::size_t j : wait_for) {
+      bool implied = false;
+      for (const std::size_t k : wait_for) implied = implied || ancestors[k][j];
+      if (!implied) needed.push_back(j);
+    }
+    F::PushBuffer pb;
+    for (const std::size_t j : needed) {
+      if (marks[j].size() != (ppu_channel(p.layers[j].hw) ? 1u : pending[j].size())) {
+        throw FirmwareError(fmt::format("layer {}: layer {} has no syncpoint to wait on", i, j));
+      }
+      for (const auto& [bit, target] : marks[j]) pb.syncpt_wait(bit, target);
+    }
+    const auto* sm = std::get_if<PpuSoftmaxLayer>(&p.layers[i].hw);
+    const auto* node = std::get_if<PpuNodeLayer>(&p.layers[i].hw);
+    const std::uint64_t compiled = sm != nullptr ? sm->push_buffer : node->push_buffer;
+    const std::uint32_t compiled_bytes =
+        sm != nullptr ? sm->push_buffer_bytes : node->push_buffer_bytes;
+    std::vector<std::uint8_t> bytes = pb.bytes();
+    const std::size_t head = bytes.size();
+    bytes.resize(head + compiled_bytes);  // its LAUNCH and INTERRUPT, as compiled
+    device.read(dma_address_of(compiled, Ram::kMc), bytes.data() + head, compiled_bytes);
+    if (put[*ch] + bytes.size() > ring_bytes[*ch]) {
+      throw FirmwareError(fmt::format("PPU channel {}'s ring is full at layer {}", *ch, i));
+    }
+    device.write(ring[*ch] + put[*ch], bytes.data(), bytes.size());
+    put[*ch] += static_cast<std::uint32_t>(bytes.size());
+    const std::uint32_t base = F::kCsbBase + *ch * F::kChannelStride;
+    if (!ready[*ch]) {
+      // A new push buffer: the channel, idle since the last run, starts over at GET = 0.
+      mmio.write32(base + F::kPbBaseLow, static_cast<std::uint32_t>(ring[*ch]));
+      mmio.write32(base + F::kPbBaseHigh, static_cast<std::uint32_t>(ring[*ch] >> 32));
+      mmio.write32(base + F::kPbSize, ring_bytes[*ch]);
+      ready[*ch] = true;
+    }
+    mmio.write32(base + F::kPut, put[*ch]);  // the doorbell
+    const unsigned bit = F::kInterruptBit0 + *ch;
+    marks[i].emplace_back(bit, ++groups.syncpoints[bit]);
+    last_on[*ch] = i;
+  }
+  for (std::size_t i = 0; i < n; ++i) await(i);
+  // Channel bits left from INTERRUPTs counted without a wait; a channel stopped on an error.
+  std::uint32_t stale = 0;
+  for (unsigned c = 0; c < F::kChannels; ++c) {
+    if (!used[c]) continue;
+    stale |= 1u << (F::kInterruptBit0 + c);
+    const std::uint32_t error = mmio.read32(F::kCsbBase + c * F::kChannelStride + F::kError);
+    if (error != 0) {
+      throw FirmwareError(
+          fmt::format("PPU channel {} stopped with error {} at byte {} of its ring", c, error,
+                      mmio.read32(F::kCsbBase + c * F::kChannelStride + F::kErrorOffset)));
+    }
+  }
+  if (stale != 0) mmio.write32(regs::GLB::S_INTR_STATUS::kAddr, stale);  // write one to clear
+}
+
+}  // namespace
+
+void program_network(const NetProgram& p, Mmio& mmio, GroupState& groups, Schedule schedule,
+                     models::ops::Memory* device) {
   const std::size_t n = p.layers.size();
   if (schedule == Schedule::kSerial) {
     for (std::size_t i = 0; i < n; ++i) await_layer(mmio, program_layer(p, i, mmio, groups));
+    return;
+  }
+  if (schedule == Schedule::kDeviceSync) {
+    if (device == nullptr) {
+      throw FirmwareError("device sync writes the PPU's rings: it needs the device's memory");
+    }
+    program_network_device(p, mmio, groups, *device);
     return;
   }
   const std::vector<std::vector<std::size_t>> deps = layer_dependencies(p);

@@ -16,6 +16,14 @@ namespace octasim::firmware::net {
 enum class Schedule : std::uint8_t {
   kSerial,   // every layer awaited before the next is programmed
   kOverlap,  // a layer awaits only what it depends on (layer_dependencies)
+  // kOverlap with the device ordering the PPU (`--sync device`): a PPU layer is pushed at once
+  // into its channel's ring, behind a SYNCPT_WAIT for each layer it depends on (the DLA groups'
+  // done interrupts and the other channels' INTERRUPTs count in syncpoints), so it starts when
+  // its inputs are written, not when the host has seen them. A DLA layer is still started by
+  // the host: programmed once the DLA layers it depends on are done, its starts (D_OP_ENABLE,
+  // CFG_LAUNCH) written once the PPU layers among them are too (their channel's syncpoint
+  // reached the count). Needs the device's memory (the rings) and CSB reads.
+  kDeviceSync,
 };
 
 // The GLB S_INTR_STATUS bits that signal a layer's completion, in the order the host awaits

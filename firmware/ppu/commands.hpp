@@ -17,10 +17,19 @@
 //   SEM_RELEASE    3 words: address low, high, value     (writes value to the word)
 //   MEMCPY         5 words: dst low, high, src low, high, bytes
 //   INTERRUPT      0 words                               (raises GLB bit 24+channel)
+//   SYNCPT_WAIT    2 words: syncpoint, value             (waits until syncpoint S_SYNCPT<n>,
+//                                                         the count of raises of GLB bit n,
+//                                                         has reached value: count - value,
+//                                                         as a signed 32-bit number, >= 0;
+//                                                         n below kSyncpoints, else
+//                                                         BAD_SYNCPOINT)
 //
 // Commands of one channel run in order, each after the previous one has finished; channels run
 // concurrently, so SEM_ACQUIRE/SEM_RELEASE order work across channels (a DLA layer driven by one
-// channel, a PPU kernel by another). A malformed command stops its channel in the ERROR state
+// channel, a PPU kernel by another), and SYNCPT_WAIT orders a channel after DLA work the host
+// programmed: every engine group's done interrupt counts in its syncpoint as it is raised, so a
+// channel waits for "the k-th completion of SDP group 0" however late the host looks (the host
+// clears the level bit; the count stays). A malformed command stops its channel in the ERROR state
 // with a code and the byte offset of the command (registers S_CH<n>_ERROR, _ERROR_OFFSET) and
 // raises the channel's interrupt.
 #pragma once
@@ -39,6 +48,10 @@ inline constexpr std::uint32_t kPbBaseLow = 0x00, kPbBaseHigh = 0x04, kPbSize = 
                                kGet = 0x10, kStatus = 0x14, kError = 0x18, kErrorOffset = 0x1c;
 // GLB S_INTR_STATUS bit of channel 0's interrupt; channel n raises bit kInterruptBit0 + n.
 inline constexpr unsigned kInterruptBit0 = 24;
+// The syncpoints (read-only): S_SYNCPT<b> at kSyncptBase + 4 * b counts the raises of GLB
+// S_INTR_STATUS bit b (the device's engine completions and the channels' INTERRUPTs).
+inline constexpr std::uint32_t kSyncptBase = 0x13100;
+inline constexpr unsigned kSyncpoints = 28;
 
 // A CSB address in the front end's page: its channel and the offset within the channel's block
 // (channel -1: not a front-end register).
@@ -65,6 +78,7 @@ enum class Opcode : std::uint8_t {
   kSemRelease = 0x05,
   kMemcpy = 0x06,
   kInterrupt = 0x07,
+  kSyncptWait = 0x08,
 };
 
 // Payload words each opcode takes (anything else is BAD_LENGTH); -1 for an unknown opcode.
@@ -86,6 +100,8 @@ enum class Opcode : std::uint8_t {
       return 5;
     case Opcode::kInterrupt:
       return 0;
+    case Opcode::kSyncptWait:
+      return 2;
   }
   return -1;
 }
@@ -104,6 +120,7 @@ enum class ErrorCode : std::uint8_t {
   kBadKernel = 4,     // a descriptor the PPU cannot run (kind, type, shape, tiles)
   kBadAddress = 5,    // memory outside the device's address space
   kBadRegister = 6,   // REG_WRITE to an address where no register lives
+  kBadSyncpoint = 7,  // SYNCPT_WAIT on a syncpoint number at or above kSyncpoints
 };
 
 // ---- Kernel descriptors (LAUNCH) -------------------------------------------------------------
@@ -224,6 +241,9 @@ class PushBuffer {
                   {header(Opcode::kMemcpy), lo(dst), hi(dst), lo(src), hi(src), bytes});
   }
   void interrupt() { words_.push_back(header(Opcode::kInterrupt)); }
+  void syncpt_wait(std::uint32_t syncpoint, std::uint32_t value) {
+    words_.insert(words_.end(), {header(Opcode::kSyncptWait), syncpoint, value});
+  }
 
   [[nodiscard]] const std::vector<std::uint32_t>& words() const { return words_; }
   [[nodiscard]] std::vector<std::uint8_t> bytes() const { return to_bytes(words_); }

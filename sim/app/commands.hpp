@@ -130,6 +130,7 @@ struct NetOptions {
   std::string report;                // --report FILE.json
   std::string timeline;              // --timeline FILE.json
   std::string schedule = "overlap";  // --schedule serial|overlap
+  std::string sync = "host";         // --sync host|device (with --schedule overlap)
   std::string compare;               // --compare CONFIG
   bool timing_only = false;          // --timing-only
   unsigned batch = 1;                // --batch N (firmware/net/batch.hpp)

@@ -278,6 +278,8 @@ void compare_configurations(const NetOptions& o, const Prepared& a, const Timing
                                    std::to_string(o.common.calib_images),
                                    "--schedule",
                                    o.schedule,
+                                   "--sync",
+                                   o.sync,
                                    "--timeout-cycles",
                                    std::to_string(o.timeout_cycles)};
   const auto add = [&args](const char* flag, const std::string& v) {
@@ -437,6 +439,13 @@ void add_net_command(CLI::App& app, NetOptions& o) {
                   "are done, so independent layers run on different engines at once; serial: "
                   "each layer awaited before the next is programmed")
       ->check(CLI::IsMember({"serial", "overlap"}));
+  cmd->add_option("--sync", o.sync,
+                  "who orders the PPU's layers after the layers they depend on (--schedule "
+                  "overlap): host (default): the host awaits the DLA's interrupts and then rings "
+                  "the PPU channel; device: the host pushes a PPU layer at once behind SYNCPT_WAIT "
+                  "commands on the DLA's (and the other channels') completion counts, and the "
+                  "PPU's front end starts it when they are reached")
+      ->check(CLI::IsMember({"host", "device"}));
   cmd->add_flag("!--no-progress", o.progress, "no progress line on stderr");
   cmd->add_option("--batch", o.batch,
                   "images per run: the layers before the first fully-connected layer run image "
@@ -494,8 +503,12 @@ int run_net(const NetOptions& o) {
   const std::vector<std::int64_t> labels =
       o.labels.empty() ? std::vector<std::int64_t>{} : read_labels_file(o.labels, count);
   const CycleOutputs outputs{o.common.model, o.report, o.timeline, !o.expect.empty()};
-  const fn::Schedule schedule =
-      o.schedule == "serial" ? fn::Schedule::kSerial : fn::Schedule::kOverlap;
+  if (o.sync == "device" && o.schedule == "serial") {
+    throw UsageError("--sync device orders overlapped layers: it needs --schedule overlap");
+  }
+  const fn::Schedule schedule = o.schedule == "serial" ? fn::Schedule::kSerial
+                                : o.sync == "device"   ? fn::Schedule::kDeviceSync
+                                                       : fn::Schedule::kOverlap;
   BatchResult batch;
   Timing timing;
   const StopSignals stop_signals;  // SIGINT/SIGTERM end the run at a safe point (exit 130/143)
@@ -503,7 +516,9 @@ int run_net(const NetOptions& o) {
     if (o.functional) {
       dla::FunctionalDevice functional(p.hw);
       trace::StoppableDevice device(functional, 0);
-      BatchRunner runner(prog, p.images, device, o.timeout_cycles, schedule);
+      // The functional device has no timing to order by: device sync is the cycle-level run's.
+      BatchRunner runner(prog, p.images, device, o.timeout_cycles,
+                         schedule == fn::Schedule::kDeviceSync ? fn::Schedule::kOverlap : schedule);
       runner.keep_all_outputs = !o.expect.empty();
       runner.run(0, count, o.progress);
       batch = runner.result();

@@ -34,17 +34,17 @@ nlohmann::json fallback_json(const octasim::firmware::net::FallbackSummary& s) {
 }
 
 // report.network.engines: the cycles the DLA's layers, the PPU's layers and both at once were
-// running (unions of the layers' [start, end) intervals, and their intersection).
+// running (unions of the layers' [start, end) intervals, and their intersection), and those of
+// the network's `cycles` in which no layer was (the host reacting and programming).
 nlohmann::json engine_overlap(const octasim::firmware::net::NetProgram& prog,
-                              const std::vector<octasim::app::LayerTime>& layers) {
+                              const std::vector<octasim::app::LayerTime>& layers,
+                              std::uint64_t cycles) {
   namespace fn = octasim::firmware::net;
   using Intervals = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
   Intervals dla, ppu;
   for (std::size_t i = 0; i < prog.layers.size() && i < layers.size(); ++i) {
     if (layers[i].cycles == 0) continue;
-    const bool on_ppu = std::holds_alternative<fn::PpuSoftmaxLayer>(prog.layers[i].hw) ||
-                        std::holds_alternative<fn::PpuNodeLayer>(prog.layers[i].hw);
-    (on_ppu ? ppu : dla).emplace_back(layers[i].start, layers[i].end);
+    (fn::ppu_channel(prog.layers[i].hw) ? ppu : dla).emplace_back(layers[i].start, layers[i].end);
   }
   const auto merge = [](Intervals v) {
     std::sort(v.begin(), v.end());
@@ -71,7 +71,11 @@ nlohmann::json engine_overlap(const octasim::firmware::net::NetProgram& prog,
     if (lo < hi) both += hi - lo;
     (a[x].second < b[y].second ? x : y) += 1;
   }
-  return {{"dla_busy_cycles", total(a)}, {"ppu_busy_cycles", total(b)}, {"overlap_cycles", both}};
+  const std::uint64_t busy = total(a) + total(b) - both;
+  return {{"dla_busy_cycles", total(a)},
+          {"ppu_busy_cycles", total(b)},
+          {"overlap_cycles", both},
+          {"idle_cycles", cycles > busy ? cycles - busy : 0}};
 }
 
 }  // namespace
@@ -228,10 +232,7 @@ Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const H
   for (const ppu::KernelRecord& k : kernels) by_channel[k.channel].push_back(&k);
   std::uint64_t last_end = device.cycle();
   for (std::size_t i = 0; i < prog.layers.size(); ++i) {
-    const fn::HwLayer& layer_hw = prog.layers[i].hw;
-    std::optional<unsigned> channel;
-    if (const auto* sm = std::get_if<fn::PpuSoftmaxLayer>(&layer_hw)) channel = sm->channel;
-    if (const auto* node = std::get_if<fn::PpuNodeLayer>(&layer_hw)) channel = node->channel;
+    const std::optional<unsigned> channel = fn::ppu_channel(prog.layers[i].hw);
     const ppu::KernelRecord* kernel = nullptr;
     if (channel && !by_channel[*channel].empty()) {
       kernel = by_channel[*channel].front();
@@ -287,7 +288,7 @@ Timing run_cycle_level(const fn::NetProgram& prog, const Tensor& images, const H
                          {"macs", prog.network_macs()},
                          {"device_macs", prog.macs()},
                          {"fallback", fallback_json(fn::fallback_summary(prog))},
-                         {"engines", engine_overlap(prog, t.layers)}};
+                         {"engines", engine_overlap(prog, t.layers, t.cycles)}};
   // The report and timeline are written under temporary names now and renamed into place once
   // every image has run: an interrupted or failed run leaves neither.
   models::PendingFileSet files;

@@ -137,7 +137,11 @@ void RegisterFile::csb_write(std::uint32_t addr, std::uint32_t value) {
     return;
   }
   if (addr == regs::GLB::S_INTR_SET::kAddr) {
-    intr_status_ |= value & r.defined_mask();
+    const std::uint32_t set = value & r.defined_mask();
+    for (unsigned b = 0; b < 32; ++b) {
+      if ((set >> b & 1u) != 0) count_syncpoint(b);
+    }
+    intr_status_ |= set;
     return;
   }
   if (addr == regs::GLB::S_INTR_STATUS::kAddr) {
@@ -293,7 +297,14 @@ bool RegisterFile::op_done(std::string_view unit, unsigned group) {
 }
 
 void RegisterFile::raise_interrupt(unsigned status_bit) {
+  count_syncpoint(status_bit);
   intr_status_ |= 1u << status_bit;
+}
+
+void RegisterFile::count_syncpoint(unsigned status_bit) {
+  if (status_bit >= kSyncpoints) return;
+  const std::uint32_t addr = regs::PPU::S_SYNCPT0::kAddr + 4 * status_bit;
+  set_value(addr, 0, value(addr, 0) + 1);  // wraps at 2^32
 }
 
 const LutTables& RegisterFile::lut(std::string_view unit) const {

@@ -69,7 +69,11 @@ class RegisterFile {
   // BDMA: the operation at the head of the queue is done. Returns whether the group is complete
   // (always, but for a BDMA group with operations left): its interrupt is due.
   bool op_done(std::string_view unit, unsigned group);
+  // Also counts the raise in the bit's syncpoint (PPU S_SYNCPT<bit>, bits below kSyncpoints), as
+  // a write of S_INTR_SET does for each bit it sets: how often a completion has happened, which
+  // a level interrupt bit cannot tell (a PPU channel's SYNCPT_WAIT waits on it).
   void raise_interrupt(unsigned status_bit);
+  static constexpr unsigned kSyncpoints = 28;
   [[nodiscard]] std::uint32_t interrupt_status() const { return intr_status_; }
   // The LUT of `unit` (SDP or CDP, the units with an S_LUT_ACCESS port); CsbError for another.
   [[nodiscard]] const LutTables& lut(std::string_view unit) const;
@@ -132,6 +136,7 @@ class RegisterFile {
   CommandQueue bdma_;
   std::uint32_t intr_mask_ = 0;
   std::uint32_t intr_status_ = 0;
+  void count_syncpoint(unsigned status_bit);
 };
 
 }  // namespace octasim

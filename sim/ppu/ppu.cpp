@@ -38,7 +38,8 @@ Ppu::Ppu(const sc_core::sc_module_name& name, const HwConfig& hw, MemoryImage& i
       frontend_stats_.add("fetch_bytes", "push-buffer and descriptor bytes fetched", Unit::kBytes);
   copy_bytes_ = frontend_stats_.add("memcpy_bytes", "bytes copied by MEMCPY", Unit::kBytes);
   wait_cycles_ = frontend_stats_.add(
-      "wait_cycles", "channel cycles spent in SEM_ACQUIRE and WAIT_DLA", Unit::kCycles);
+      "wait_cycles", "channel cycles spent in SEM_ACQUIRE, WAIT_DLA and SYNCPT_WAIT",
+      Unit::kCycles);
   errors_ = frontend_stats_.add("errors", "channels stopped in the ERROR state", Unit::kCount);
 
   for (unsigned ch = 0; ch < channels_; ++ch) {
@@ -278,6 +279,24 @@ void Ppu::channel_thread(unsigned ch) {
       case Opcode::kInterrupt:
         host_.raise_interrupt(kInterruptBit0 + ch);
         break;
+      case Opcode::kSyncptWait: {
+        const std::uint32_t id = w[0], value = w[1];
+        if (id >= ppu_format::kSyncpoints) {
+          fail(ch, ErrorCode::kBadSyncpoint, offset);
+          break;
+        }
+        // The syncpoint counts in the register file as the bit is raised, which notifies the
+        // interrupt event: wait for raises until the count has reached the value (wrapping).
+        const std::uint32_t addr = ppu_format::kSyncptBase + 4 * id;
+        set_state(ch, P::S_CH0_STATUS::STATE_WAITING);
+        const sc_core::sc_time from = sc_core::sc_time_stamp();
+        while (static_cast<std::int32_t>(host_.reg(addr) - value) < 0) {
+          wait(host_.interrupt_event());
+        }
+        wait_cycles_ += cycles(sc_core::sc_time_stamp() - from);
+        set_state(ch, P::S_CH0_STATUS::STATE_RUNNING);
+        break;
+      }
     }
     if (c.error) continue;
     c.get = offset + 4 * (1 + len);

@@ -1,6 +1,7 @@
 // Fuzz target: PPU push buffers and kernel descriptors. The input is loaded into device memory
 // at 0x80000000 as a push buffer and walked command by command with the front end's framing
-// rules (firmware/ppu/commands.hpp: opcode, payload length, reserved header bits); each LAUNCH's
+// rules (firmware/ppu/commands.hpp: opcode, payload length, reserved header bits, a
+// SYNCPT_WAIT's syncpoint number); each LAUNCH's
 // 32-word descriptor is decoded by the PPU's kernel decoder (sim/ppu/kernels.cpp decode_kernel,
 // which reads and checks the operands against the image) on soc_small's PPU, with 64 KiB of
 // memory at 0x80000000. The front end's
@@ -48,6 +49,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       break;  // UNKNOWN_COMMAND / BAD_LENGTH
     }
     if (offset + 4 * (1 + std::size_t{len}) > size) break;  // PB_OUT_OF_RANGE
+    if (static_cast<pf::Opcode>(opcode) == pf::Opcode::kSyncptWait &&
+        word_at(data, offset + 4) >= pf::kSyncpoints) {
+      break;  // BAD_SYNCPOINT
+    }
     if (static_cast<pf::Opcode>(opcode) == pf::Opcode::kLaunch) {
       ++launches;
       const std::uint64_t desc =

@@ -89,6 +89,10 @@ def ppu_seeds():
     out("ppu", "reduce.pb", push_buffer([4, 4, 8, 0, a, 0, d, 0]))
     out("ppu", "softmax.pb",
         push_buffer([5, 2, 0, 4, 2, 8, 32, 0, a, 0, 0x80, 0x100, d, 0, 0x80, 0x100]))
+    # SYNCPT_WAIT (syncpoint 0, count 1) before an element-wise kernel's LAUNCH and INTERRUPT.
+    pb = bytearray(push_buffer([3, 0, 16, 0, a, 0, b, 0, d, 0]))
+    pb[0:0x1C] = words(0x08000002, 0, 1, 0x03000002, BASE + 0x80, 0, 0x07000000)
+    out("ppu", "syncpt_wait.pb", bytes(pb))
 
 
 def node_str(s):

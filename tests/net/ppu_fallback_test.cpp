@@ -278,5 +278,66 @@ TEST(PpuFallbackOnSoc, AttentionMatMulsOfTwoActivationsAreBitExact) {
   check_on_soc(b.graph(), 5, 0.01);
 }
 
+// --sync device (Schedule::kDeviceSync): the attention core above, the same image run on one SoC
+// with host sync and then with device sync (PPU layers pushed behind SYNCPT_WAITs, DLA layers
+// after a PPU layer programmed ahead): bit-exact with the reference executor both times, the same
+// output codes, every PPU channel idle without an error, no channel interrupt left standing; and
+// device sync refuses to run without the device's memory.
+TEST(PpuFallbackOnSoc, DeviceSyncComputesWhatHostSyncDoes) {
+  GraphBuilder b;
+  b.input("x", {1, 16, 1, 8});
+  b.constant("w", {16, 16, 1, 1}, ramp(256));
+  b.constant("quarter", {}, {0.25F});
+  b.graph().initializers["shape"] = nettest::int64_tensor({1, 16, 8});
+  b.node("Conv", "proj", {"x", "w"}, {"p4"});
+  b.node("Reshape", "view", {"p4", "shape"}, {"p"});
+  b.node("Transpose", "tokens", {"p"}, {"t"}).attributes["perm"] = ints_attr({0, 2, 1});
+  b.node("Transpose", "keys", {"t"}, {"k"}).attributes["perm"] = ints_attr({0, 2, 1});
+  b.node("MatMul", "scores", {"t", "k"}, {"s"});
+  b.node("Mul", "scale", {"s", "quarter"}, {"ss"});
+  b.node("Softmax", "attn", {"ss"}, {"a"}).attributes["axis"] = nettest::int_attr(-1);
+  b.node("MatMul", "mix", {"a", "t"}, {"y"});
+  b.output("y");
+  const HwConfig hw = load_hw_config("soc_large");
+  fn::CompiledNetwork net = fn::prepare_network(b.graph(), hw, fn::Fallback::kPpu);
+  Tensor images = fn::random_images(net.plan, 1, 7);
+  for (float& v : images.f) v = 2.0F * v - 1.0F;
+  fn::QuantOptions q;
+  q.precision = fn::NetPrecision::kFp16;
+  fn::quantize_network(net, hw, images, q);
+  const fn::NetProgram& prog = net.program;
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  soc::Soc soc("dla", hw);
+  soc::HostAdapter device(soc);
+  trace::DeviceMmio mmio(device, 50'000'000);
+  auto memory = trace::dma_memory(device);
+  fn::load_constants(prog, memory);
+  firmware::HostMemory golden;
+  fn::load_constants(prog, golden);
+  fn::GroupState groups;
+  std::vector<std::vector<std::int32_t>> codes;
+  for (const fn::Schedule schedule : {fn::Schedule::kOverlap, fn::Schedule::kDeviceSync}) {
+    const fn::ImageRun r = fn::run_image(prog, images, 0, memory, mmio, groups, golden, schedule);
+    EXPECT_EQ(r.exact_images, 1U) << (schedule == fn::Schedule::kOverlap ? "host" : "device");
+    codes.push_back(fn::read_output_codes(prog, 0, memory));
+  }
+  EXPECT_EQ(codes[0], codes[1]);
+  namespace F = ppu_format;
+  for (unsigned c = 0; c < F::kChannels && c < hw.ppu.channels; ++c) {
+    const std::uint32_t base = F::kCsbBase + c * F::kChannelStride;
+    EXPECT_EQ(mmio.read32(base + F::kError), 0U) << "channel " << c;
+    EXPECT_EQ(mmio.read32(base + F::kGet), mmio.read32(base + F::kPut)) << "channel " << c;
+  }
+  EXPECT_EQ(soc.interrupts().status() >> F::kInterruptBit0 & 0xfU, 0U);
+  // The syncpoints counted what the host's tally says.
+  for (unsigned bit = 0; bit < F::kSyncpoints; ++bit) {
+    if (groups.syncpoints[bit] == 0) continue;
+    EXPECT_EQ(mmio.read32(F::kSyncptBase + 4 * bit), groups.syncpoints[bit]) << "bit " << bit;
+  }
+  const std::string msg = error_of(
+      [&] { fn::program_network(prog, mmio, groups, fn::Schedule::kDeviceSync, nullptr); });
+  EXPECT_TRUE(contains(msg, "needs the device's memory")) << msg;
+}
+
 }  // namespace
 }  // namespace octasim::ppu_fallback_test

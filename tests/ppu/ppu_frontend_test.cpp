@@ -161,6 +161,42 @@ TEST(PpuFrontEnd, WaitDlaRegWriteMemcpyInterruptAndAppendedCommands) {
   EXPECT_EQ(bench.chreg(0, P::S_CH0_ERROR::kAddr), 0u);
 }
 
+// SYNCPT_WAIT: a channel waits for the k-th raise of a GLB bit (the syncpoint counts raises, so
+// a bit the host or WAIT_DLA cleared in between still counts), and only then runs what follows.
+TEST(PpuFrontEnd, SyncpointWaitBlocksUntilTheCountIsReached) {
+  if (already_elaborated()) GTEST_SKIP() << "SystemC elaborates once per process; run alone";
+  Bench bench(soc_small());
+  const std::uint64_t sem1 = bench.alloc(4), sem2 = bench.alloc(4);
+  F::PushBuffer waits, op;
+  waits.syncpt_wait(kFakeDoneBit, 1);
+  waits.sem_release(sem1, 1);
+  waits.syncpt_wait(kFakeDoneBit, 2);  // the second completion
+  waits.sem_release(sem2, 1);
+  op.reg_write(kFakeOpEnable, 1);
+  op.wait_dla(1u << kFakeDoneBit);  // clears the level bit: the count stays
+  bench.submit(1, waits);
+  ASSERT_FALSE(bench.run(20'000)) << "nothing has been raised: channel 1 waits";
+  EXPECT_EQ(bench.chreg(1, P::S_CH0_STATUS::kAddr), P::S_CH0_STATUS::STATE_WAITING);
+  EXPECT_EQ(bench.word(sem1), 0u);
+  bench.submit(0, op);
+  ASSERT_FALSE(bench.run(20'000)) << "channel 1 waits for a second completion";
+  EXPECT_EQ(bench.word(sem1), 1u);
+  EXPECT_EQ(bench.word(sem2), 0u);
+  EXPECT_EQ(bench.chreg(1, P::S_CH0_STATUS::kAddr), P::S_CH0_STATUS::STATE_WAITING);
+  EXPECT_EQ(bench.host.reg(F::kSyncptBase + 4 * kFakeDoneBit), 1u);
+  EXPECT_EQ(bench.host.intr & (1u << kFakeDoneBit), 0u);
+  const std::uint64_t first_done = bench.host.fake_op_done_cycle;
+  bench.ppu.rebase(0);  // a new buffer: the channel starts over at GET = 0
+  bench.submit(0, op);
+  ASSERT_TRUE(bench.run());
+  EXPECT_GT(bench.host.fake_op_done_cycle, first_done);
+  EXPECT_EQ(bench.word(sem2), 1u);
+  EXPECT_EQ(bench.host.reg(F::kSyncptBase + 4 * kFakeDoneBit), 2u);
+  EXPECT_EQ(bench.chreg(1, P::S_CH0_STATUS::kAddr), P::S_CH0_STATUS::STATE_IDLE);
+  EXPECT_EQ(bench.chreg(1, P::S_CH0_ERROR::kAddr), 0u);
+  EXPECT_EQ(bench.chreg(1, P::S_CH0_GET::kAddr), waits.bytes().size());
+}
+
 // ---- Malformed push buffers --------------------------------------------------------------------
 struct BadCase {
   const char* name;
@@ -179,6 +215,8 @@ const BadCase kBad[] = {
     {"operand_outside_memory", F::ErrorCode::kBadAddress},
     {"memcpy_outside_memory", F::ErrorCode::kBadAddress},
     {"bad_register", F::ErrorCode::kBadRegister},
+    {"bad_syncpoint", F::ErrorCode::kBadSyncpoint},
+    {"syncpt_wait_bad_length", F::ErrorCode::kBadLength},
 };
 
 class PpuMalformed : public ::testing::TestWithParam<int> {};
@@ -226,6 +264,10 @@ TEST_P(PpuMalformed, StopsTheChannelWithCodeOffsetAndInterrupt) {
     pb.memcpy(beyond - 16, 0x100000, 64);
   } else if (name == "bad_register") {
     pb.reg_write(0x12345678, 1);
+  } else if (name == "bad_syncpoint") {
+    pb.syncpt_wait(F::kSyncpoints, 0);  // would pass at once if it were accepted
+  } else if (name == "syncpt_wait_bad_length") {
+    words = {static_cast<std::uint32_t>(F::Opcode::kSyncptWait) << 24 | 1u, 0};
   }
   auto all = pb.words();
   all.insert(all.end(), words.begin(), words.end());

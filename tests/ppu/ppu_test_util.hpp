@@ -61,6 +61,7 @@ class TestHost final : public sc_core::sc_module, public PpuHost {
   void clear_interrupts(std::uint32_t mask) override { intr &= ~mask; }
   [[nodiscard]] const sc_core::sc_event& interrupt_event() const override { return intr_event_; }
   void raise_interrupt(unsigned bit) override {
+    if (bit < F::kSyncpoints) ++regs[F::kSyncptBase + 4 * bit];  // as the register file counts
     intr |= 1u << bit;
     raised.push_back(bit);
     intr_event_.notify(sc_core::SC_ZERO_TIME);

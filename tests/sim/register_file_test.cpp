@@ -292,6 +292,28 @@ TEST(RegisterFile, RaiseInterruptSetsTheStatusBit) {
   EXPECT_EQ(rf.csb_read(kGlbIntrStatus), (1u << 4) | (1u << 17));
 }
 
+// The syncpoints (PPU S_SYNCPT<b>, octasim's, 0x13100 + 4 b): each raise of bit b counts, a
+// raise of a bit already set too, and clearing the bit keeps the count; S_INTR_SET counts each
+// bit it sets; read-only to software.
+TEST(RegisterFile, SyncpointsCountRaisesOfEachStatusBit) {
+  constexpr std::uint32_t kSyncpt0 = 0x13100;
+  RegisterFile rf;
+  rf.raise_interrupt(0);
+  rf.raise_interrupt(0);  // not yet cleared: the level bit merges them, the count does not
+  rf.csb_write(kGlbIntrStatus, 1u);
+  rf.raise_interrupt(0);
+  rf.raise_interrupt(25);  // PPU channel 1
+  EXPECT_EQ(rf.csb_read(kSyncpt0), 3u);
+  EXPECT_EQ(rf.csb_read(kSyncpt0 + 4 * 25), 1u);
+  EXPECT_EQ(rf.csb_read(kSyncpt0 + 4 * 1), 0u);
+  rf.csb_write(kGlbIntrSet, (1u << 1) | (1u << 25));
+  EXPECT_EQ(rf.csb_read(kSyncpt0 + 4 * 1), 1u);
+  EXPECT_EQ(rf.csb_read(kSyncpt0 + 4 * 25), 2u);
+  rf.csb_write(kSyncpt0, 0);
+  EXPECT_EQ(rf.csb_read(kSyncpt0), 3u) << "read-only";
+  EXPECT_THROW((void)rf.csb_read(kSyncpt0 + 4 * 28), CsbError) << "bits 28..31 have none";
+}
+
 TEST(RegisterFile, IntrMaskReadsBackDefinedBitsAndDoesNotHideStatus) {
   RegisterFile rf;
   rf.csb_write(kGlbIntrMask, 0xffffffffu);

@@ -138,6 +138,13 @@ TEST(Regmap, PpuFormatOffsetsMatchTheRegisterMap) {
     EXPECT_EQ(doorbell_channel(base + kPut), static_cast<int>(ch));
     EXPECT_EQ(doorbell_channel(base + kGet), -1);
   }
+  for (unsigned b = 0; b < kSyncpoints; ++b) {
+    const RegisterInfo* r = find_register("PPU", "S_SYNCPT" + std::to_string(b));
+    ASSERT_NE(r, nullptr) << b;
+    EXPECT_EQ(r->addr, kSyncptBase + 4 * b);
+    EXPECT_EQ(channel_register(r->addr).channel, -1) << "not a channel's register";
+  }
+  EXPECT_EQ(find_register("PPU", "S_SYNCPT" + std::to_string(kSyncpoints)), nullptr);
   EXPECT_EQ(doorbell_channel(kCsbBase - 4), -1);
   EXPECT_EQ(doorbell_channel(kCsbBase + kChannels * kChannelStride + kPut), -1);
 }
