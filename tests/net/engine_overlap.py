@@ -70,7 +70,8 @@ def account(net):
     bad = [f"{k}: intervals give {v}, the report {e[r]}"
            for k, v, r in (("DLA busy", u_dla, "dla_busy_cycles"),
                            ("PPU busy", u_ppu, "ppu_busy_cycles"),
-                           ("both busy", t["both"], "overlap_cycles")) if v != e[r]]
+                           ("both busy", t["both"], "overlap_cycles"),
+                           ("idle", t["idle"], "idle_cycles")) if v != e[r]]
     if t["idle"] < 0:
         bad.append(f"layers run past the inference's {net['cycles']} cycles")
     return t, bad
