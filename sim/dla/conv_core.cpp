@@ -230,6 +230,7 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
     operands_.push_back(std::move(o));
   }
   operands_consumed_out_ = 0;
+  operands_wanted_out_ = 0;
 
   data_done_ = false;
   group_ready_.assign(group_bytes_.size(), sc_core::SC_ZERO_TIME);
@@ -525,11 +526,16 @@ void ConvCore::sdp_rdma_thread() {
       OperandStream& o = *next;
       const auto bytes = static_cast<std::uint32_t>(
           std::min<std::uint64_t>(kRequestAtoms * atom, o.total - o.issued));
-      // Room in the stream's latency buffer: the operands of output not yet delivered.
+      // Room in the stream's latency buffer: the operands of output not yet delivered. A
+      // delivery whose share alone exceeds the buffer may still have it read (no deadlock).
       for (;;) {
         const std::uint64_t released =
             output_bytes_ == 0 ? o.total : o.total * operands_consumed_out_ / output_bytes_;
-        if (o.issued + bytes <= released + buffer) break;
+        const std::uint64_t wanted =
+            output_bytes_ == 0
+                ? o.total
+                : (o.total * operands_wanted_out_ + output_bytes_ - 1) / output_bytes_;
+        if (o.issued + bytes <= released + buffer || o.issued < wanted) break;
         sc_core::wait(operand_released_ev_);
       }
       const sc_core::sc_time arrival = sdp_rdma_.transfer(tlm::TLM_READ_COMMAND, o.walk, bytes);
@@ -544,7 +550,9 @@ void ConvCore::sdp_rdma_thread() {
 // Before SDP takes output up to `delivered_bytes` (of output_bytes_), each operand stream's
 // matching share has arrived.
 void ConvCore::wait_for_operands(std::uint64_t delivered_bytes) {
-  if (output_bytes_ == 0) return;
+  if (output_bytes_ == 0 || operands_.empty()) return;
+  operands_wanted_out_ = delivered_bytes;
+  operand_released_ev_.notify(sc_core::SC_ZERO_TIME);
   for (OperandStream& o : operands_) {
     const std::uint64_t need = (o.total * delivered_bytes + output_bytes_ - 1) / output_bytes_;
     for (;;) {

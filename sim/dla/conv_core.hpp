@@ -207,6 +207,7 @@ class ConvCore final : public sc_core::sc_module, public EngineModel, private Cl
   };
   std::vector<OperandStream> operands_;
   std::uint64_t operands_consumed_out_ = 0;  // output bytes delivered (operands released)
+  std::uint64_t operands_wanted_out_ = 0;    // output bytes the waiting delivery reaches
   sc_core::sc_event operand_issued_ev_, operand_released_ev_;
 
   AddressGenerator data_walk_, output_walk_;
