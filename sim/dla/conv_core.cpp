@@ -253,6 +253,7 @@ void ConvCore::start(const Engine& /*engine*/, const OpResult& op, const RegRead
   // The layer's own bytes, its weights included where CDMA fetched them ahead (cdma_wt_bytes
   // counts what the weight client moved while each layer ran).
   counters_.bytes_read += data_bytes_ + (weight_reuse ? 0 : l.weight_bytes);
+  for (const OperandStream& o : operands_) counters_.bytes_read += o.total;  // SDP_RDMA's
   counters_.bytes_written += op.bytes_written;
   start_ev_.notify(cycles(hw_.dla.op_start_latency));
 }
