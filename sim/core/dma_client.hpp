@@ -37,6 +37,9 @@ class DmaClient {
       : socket_(&socket), clock_(period), params_(params) {}
 
   [[nodiscard]] const Params& params() const { return params_; }
+  // Resizes the latency buffer (between operations: an engine whose read streams each have a
+  // buffer of their own holds their sum).
+  void set_buffer_atoms(std::uint64_t atoms) { params_.buffer_atoms = atoms; }
   // Memory atoms `bytes` occupy.
   [[nodiscard]] std::uint64_t atoms(std::uint64_t bytes) const {
     return (bytes + params_.atom_bytes - 1) / params_.atom_bytes;

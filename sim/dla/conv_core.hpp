@@ -103,6 +103,10 @@ class ConvCore final : public sc_core::sc_module, public EngineModel, private Cl
   void csc_thread();
   void delivery_thread();
   void sdp_wdma_thread();
+  // SDP_RDMA's operand streams (BRDMA/NRDMA/ERDMA surfaces in memory: bias tables, a residual)
+  // read beside the convolution; delivery waits for the operands of what it hands to SDP.
+  void sdp_rdma_thread();
+  void wait_for_operands(std::uint64_t delivered_bytes);
   // One CDMA read of the next `bytes` of `walk` (or at `addr`) through `client`: holds its atoms
   // in the client's latency buffer until the data arrive, paces the caller at one request per
   // cycle, and accounts the stall, latency, busy cycles and bytes. Returns when the request was
@@ -193,8 +197,21 @@ class ConvCore final : public sc_core::sc_module, public EngineModel, private Cl
   FlyingLink* next_link_ = nullptr;  // set for the next start()
   FlyingLink* link_ = nullptr;       // the running layer's SDP -> PDP link (null: to memory)
 
+  // SDP_RDMA operand streams: each with its own latency buffer of dma_latency_buffer_atoms
+  // (NVDLA's B/N/E RDMAs have separate latency FIFOs), refilled as delivery consumes; per stream
+  // the bytes requested and, per request, where it ends and when its data arrive.
+  struct OperandStream {
+    AddressGenerator walk;
+    std::uint64_t total = 0, issued = 0;
+    std::vector<std::pair<std::uint64_t, sc_core::sc_time>> arrivals;
+  };
+  std::vector<OperandStream> operands_;
+  std::uint64_t operands_consumed_out_ = 0;  // output bytes delivered (operands released)
+  std::uint64_t operands_wanted_out_ = 0;    // output bytes the waiting delivery reaches
+  sc_core::sc_event operand_issued_ev_, operand_released_ev_;
+
   AddressGenerator data_walk_, output_walk_;
-  DmaClient data_dma_, weight_dma_, wdma_;
+  DmaClient data_dma_, weight_dma_, wdma_, sdp_rdma_;
 };
 
 }  // namespace octasim::dla

@@ -130,6 +130,7 @@ void StreamEngine::start(const Engine& /*engine*/, const OpResult& op, const Reg
   read_walk_ = AddressGenerator(std::move(reads));
   write_walk_ = AddressGenerator(op.dma.output);
   rdma_.reset();
+  rdma_.set_buffer_atoms(std::uint64_t{hw_.dla.dma_latency_buffer_atoms} * plan_.read_streams);
   link_ = next_link_;
   next_link_ = nullptr;
   fly_out_ = link_ != nullptr && op.to_pdp != nullptr;
@@ -138,6 +139,7 @@ void StreamEngine::start(const Engine& /*engine*/, const OpResult& op, const Reg
   busy_ = true;
   stats_.begin_layer();  // NVDLA clears the D_PERF counters when an operation starts
   steps_written_ = 0;
+  fly_consumed_ = 0;
   started_at_ = sc_core::sc_time_stamp();
   ++counters_.operations;
   counters_.elements += plan_.elements;
@@ -151,8 +153,12 @@ void StreamEngine::rdma_thread() {
     for (std::size_t i = 0; i < plan_.steps.size(); ++i) {
       const Step& s = plan_.steps[i];
       if (fly_in_) {
+        // The step may start once its first atom has come from SDP; the datapath consumes the
+        // rest as it arrives (core_thread).
+        const std::uint64_t first =
+            std::min<std::uint64_t>(s.read_bytes, hw_.dla.memory_atomic_size);
+        link_->wait_for(taken + first);
         taken += s.read_bytes;
-        link_->wait_for(taken);
         bytes_on_the_fly_ += s.read_bytes;
         to_core_.push({i, sc_core::sc_time_stamp()});
         continue;
@@ -197,7 +203,11 @@ void StreamEngine::core_thread() {
       counters_.read_stall_cycles += to_cycles(in.ready - sc_core::sc_time_stamp());
       wait_until(in.ready);
     }
-    if (s.compute_cycles > 0) sc_core::wait(cycles(s.compute_cycles));
+    if (fly_in_ && s.read_bytes > 0) {
+      consume_flying_step(s);
+    } else if (s.compute_cycles > 0) {
+      sc_core::wait(cycles(s.compute_cycles));
+    }
     if (tiles()) {
       timeline_->slice(core_track_, stats::Detail::kTile, now() - s.compute_cycles, now(),
                        "step " + std::to_string(in.step));
@@ -209,6 +219,33 @@ void StreamEngine::core_thread() {
     counters_.write_stall_cycles += to_cycles(sc_core::sc_time_stamp() - blocked_at);
     to_wdma_.push({in.step, sc_core::sc_time_stamp() + cycles(plan_.pipeline_latency)});
   }
+}
+
+// A flying PDP's datapath takes SDP's output element by element as SDP's pipeline hands it
+// over (NVDLA's on-the-fly path has no line-sized staging: PDP pools each atom as it comes and
+// its interrupt follows SDP's by about its own pipeline depth; RTL: 27 cycles on the fused
+// CONV->SDP->PDP network layers). The step's compute cycles are spent in proportion to the bytes
+// delivered so far, so the step ends at the later of its own compute time and the arrival of its
+// last bytes plus the cycles to pool them; waits for data are read stall.
+void StreamEngine::consume_flying_step(const Step& s) {
+  const std::uint64_t begin = fly_consumed_;
+  const std::uint64_t end = begin + s.read_bytes;
+  std::uint64_t spent = 0;
+  for (;;) {
+    const std::uint64_t avail = std::min(link_->delivered(), end);
+    const std::uint64_t target = std::uint64_t{s.compute_cycles} * (avail - begin) / s.read_bytes;
+    if (target > spent) {
+      sc_core::wait(cycles(target - spent));
+      spent = target;
+    }
+    if (avail == end) break;
+    if (link_->delivered() <= avail) {
+      const sc_core::sc_time from = sc_core::sc_time_stamp();
+      link_->wait_for(avail + 1);
+      counters_.read_stall_cycles += to_cycles(sc_core::sc_time_stamp() - from);
+    }
+  }
+  fly_consumed_ = end;
 }
 
 void StreamEngine::wdma_thread() {

@@ -80,6 +80,7 @@ class StreamEngine final : public sc_core::sc_module, public EngineModel, privat
   void rdma_thread();
   void core_thread();
   void wdma_thread();
+  void consume_flying_step(const Step& s);
 
   const HwConfig& hw_;
   const StreamSpec& spec_;
@@ -92,6 +93,7 @@ class StreamEngine final : public sc_core::sc_module, public EngineModel, privat
   FlyingLink* link_ = nullptr;       // the running operation's, when on the fly
   bool fly_out_ = false;             // SDP output -> link_ (no WDMA writes)
   bool fly_in_ = false;              // PDP input <- link_ (no RDMA reads)
+  std::uint64_t fly_consumed_ = 0;   // flying input: bytes the datapath has taken
   sc_core::sc_time started_at_;
 
   sc_core::sc_event start_ev_;

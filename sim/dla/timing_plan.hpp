@@ -25,6 +25,10 @@ struct TimingPlan {
   std::vector<Step> steps;
   std::uint32_t pipeline_latency = 0;  // datapath depth: input step to output step
   std::uint64_t elements = 0;          // input elements the datapath processed
+  // Read DMAs streaming in step, each with its own latency buffer of dma_latency_buffer_atoms
+  // (SDP: MRDMA plus a B/N/E RDMA per operand surface in memory); the engine's RDMA may hold
+  // read_streams x dma_latency_buffer_atoms requested and not yet consumed.
+  std::uint32_t read_streams = 1;
 };
 
 // The plans of SDP, PDP and CDP for an operation whose functional result is `op`: the cubes and

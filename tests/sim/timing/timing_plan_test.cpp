@@ -74,6 +74,79 @@ TEST(TimingPlan, CdpSurfacesFollowTheDecodedPrecision) {
   EXPECT_EQ(p.pipeline_latency, hw.dla.cdp_pipeline_latency);
 }
 
+// A line wider than half the RDMA's latency buffer streams in equal pieces (80 atoms with a
+// 128-atom buffer: 40 + 40, never 64 + 16), and an SDP with an operand surface in memory has a
+// latency buffer per read stream.
+TEST(TimingPlan, SdpWideLinesGoInEqualPiecesAndOperandsBringTheirOwnBuffer) {
+  const HwConfig hw;  // dma_latency_buffer_atoms 128
+  OpResult op = cube_3x2x20(std::make_shared<SdpDescriptor>(models::ops::SdpConfig{}));
+  op.in = {80, 1, 8};  // one INT8 surface, one 80-atom line
+  op.out = op.in;
+  op.bytes_read = 640;
+  op.bytes_written = 640;
+  const TimingPlan one = plan_sdp(op, hw);
+  ASSERT_EQ(one.steps.size(), 2u);
+  EXPECT_EQ(one.steps[0].compute_cycles, 40u * 8);
+  EXPECT_EQ(one.steps[1].compute_cycles, 40u * 8);
+  EXPECT_EQ(one.read_streams, 1u);
+  op.dma.operands.push_back(SurfaceRegion::linear(0x1000, 640));  // a per-element operand
+  op.bytes_read = 1280;
+  EXPECT_EQ(plan_sdp(op, hw).read_streams, 2u);
+}
+
+// CDP: the block changes of its width-8 blocks (height x ceil(width / 8) blocks) add their cost
+// on top of the line stream's element cycles.
+TEST(TimingPlan, CdpPaysForEachChangeOfWidthBlock) {
+  const HwConfig hw;
+  models::ops::CdpLayerParams layer;
+  layer.cfg.precision = models::ops::CdpPrecision::kInt8;
+  OpResult op = cube_3x2x20(std::make_shared<CdpDescriptor>(layer));
+  op.in = {17, 2, 8};  // 2 lines x 3 blocks = 6 blocks, 5 changes; one surface
+  op.out = op.in;
+  const TimingPlan p = plan_cdp(op, hw);
+  EXPECT_EQ(sum(p, &Step::compute_cycles), 17u * 2 * 8 + 5 * 4);
+}
+
+// PDP from memory: a line wider than half the latency buffer streams in pieces, the line's
+// cycles (the larger of input and width-pooled output atoms) split between them.
+TEST(TimingPlan, PdpWideLinesStreamInPieces) {
+  namespace P = regs::PDP;
+  namespace PR = regs::PDP_RDMA;
+  std::map<std::uint32_t, std::uint32_t> r;
+  for (const std::uint32_t a : {P::D_DATA_CUBE_IN_WIDTH::kAddr, PR::D_DATA_CUBE_IN_WIDTH::kAddr}) {
+    r[a] = 159;  // 160 wide
+  }
+  r[P::D_DATA_CUBE_OUT_WIDTH::kAddr] = 79;
+  r[PR::D_FLYING_MODE::kAddr] = PR::D_FLYING_MODE::FLYING_MODE_OFF_FLYING;
+  r[PR::D_SRC_RAM_CFG::kAddr] = PR::D_SRC_RAM_CFG::SRC_RAM_TYPE_MC;
+  r[PR::D_SRC_BASE_ADDR_LOW::kAddr] = 0x100;
+  r[PR::D_SRC_LINE_STRIDE::kAddr] = 160 * 8;
+  r[PR::D_SRC_SURFACE_STRIDE::kAddr] = 160 * 8;
+  r[P::D_DST_RAM_CFG::kAddr] = P::D_DST_RAM_CFG::DST_RAM_TYPE_MC;
+  r[P::D_DST_BASE_ADDR_LOW::kAddr] = 0x1000;
+  r[P::D_DST_LINE_STRIDE::kAddr] = 80 * 8;
+  r[P::D_DST_SURFACE_STRIDE::kAddr] = 80 * 8;
+  r[P::D_POOLING_KERNEL_CFG::kAddr] = 0x100001;  // 2x1, stride 2x1
+  r[PR::D_POOLING_KERNEL_CFG::kAddr] = 0x1;
+  r[P::D_OPERATION_MODE_CFG::kAddr] = 0x11;  // MAX, OFF_FLYING
+  r[P::D_PARTIAL_WIDTH_IN::kAddr] = 159;
+  r[PR::D_PARTIAL_WIDTH_IN::kAddr] = 159;
+  r[P::D_PARTIAL_WIDTH_OUT::kAddr] = 79;
+  const RegRead read = [&r](std::uint32_t a) {
+    const auto it = r.find(a);
+    return it == r.end() ? 0u : it->second;
+  };
+  models::ops::test::VecMemory mem(0x2000);
+  const HwConfig hw;
+  const OpResult op = run_pdp(hw, read, mem);
+  const TimingPlan p = plan_pdp(op, hw);
+  ASSERT_EQ(p.steps.size(), 3u);  // 53 + 53 + 54 atoms
+  EXPECT_EQ(sum(p, &Step::compute_cycles), 160u * 8);
+  EXPECT_EQ(sum(p, &Step::read_bytes), 160u * 8);
+  EXPECT_EQ(sum(p, &Step::write_bytes), 80u * 8);
+  for (const Step& s : p.steps) EXPECT_LE(s.read_bytes, 64u * 8);
+}
+
 // PDP from run_pdp's result: a 4x4 INT8 max pool 2x2/2 in two width splits of 2 input / 1 output
 // columns. Each split walks the 4 lines; the second split starts a new pass.
 TEST(TimingPlan, PdpSplitsComeFromTheDescriptor) {
