@@ -280,6 +280,31 @@ std::set<std::string> calibrate_groups(const Graph& g, const NetPlan& plan,
   return done;
 }
 
+// Tensor `name`'s clip, min, max and method: from the calibration table `given` when there is
+// one, else measured on its calibration values (clip_of).
+void measure_clip(const std::string& name, const CalibrationTable* given,
+                  const models::graph::TensorMap& values, const QuantOptions& options,
+                  TensorQuant& q) {
+  if (given != nullptr) {
+    const auto it = given->find(name);
+    if (it == given->end()) {
+      throw CalibrationError(fmt::format(
+          "the calibration table has no entry for tensor '{}' (needed by the device)", name));
+    }
+    q.clip = it->second.clip;
+    q.min = it->second.min;
+    q.max = it->second.max;
+    q.method = "table";
+  } else {
+    const std::vector<float>& v = values.at(name).f;
+    if (v.empty()) throw CalibrationError(fmt::format("tensor '{}' is not float", name));
+    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    q.min = *lo;
+    q.max = *hi;
+    q.clip = clip_of(v, q, options, &q.method);
+  }
+}
+
 }  // namespace
 
 std::string quantized_refusal(const Graph& g, const PlannedLayer& l, const QuantOptions& options) {
@@ -346,24 +371,7 @@ CalibrationTable calibrate_matmul_operands(const Graph& g, const NetPlan& plan,
     TensorQuant q;
     q.bits = 8;
     q.is_unsigned = false;
-    if (given != nullptr) {
-      const auto it = given->find(name);
-      if (it == given->end()) {
-        throw CalibrationError(fmt::format(
-            "the calibration table has no entry for tensor '{}' (needed by the device)", name));
-      }
-      q.clip = it->second.clip;
-      q.min = it->second.min;
-      q.max = it->second.max;
-      q.method = "table";
-    } else {
-      const std::vector<float>& v = values.at(name).f;
-      if (v.empty()) throw CalibrationError(fmt::format("tensor '{}' is not float", name));
-      const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-      q.min = *lo;
-      q.max = *hi;
-      q.clip = clip_of(v, q, options, &q.method);
-    }
+    measure_clip(name, given, values, options, q);
     q.method += " (an INT8 matmul operand)";
     if (!(q.clip > 0.0)) {
       q.clip = 1.0;
@@ -403,24 +411,7 @@ CalibrationTable calibrate(const Graph& g, const NetPlan& plan, const Tensor& im
       q.method = "input of " + layer_nodes_label(g, *layer);
       continue;
     }
-    if (given != nullptr) {
-      const auto it = given->find(name);
-      if (it == given->end()) {
-        throw CalibrationError(fmt::format(
-            "the calibration table has no entry for tensor '{}' (needed by the device)", name));
-      }
-      q.clip = it->second.clip;
-      q.min = it->second.min;
-      q.max = it->second.max;
-      q.method = "table";
-    } else {
-      const std::vector<float>& v = values.at(name).f;
-      if (v.empty()) throw CalibrationError(fmt::format("tensor '{}' is not float", name));
-      const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-      q.min = *lo;
-      q.max = *hi;
-      q.clip = clip_of(v, q, options, &q.method);
-    }
+    measure_clip(name, given, values, options, q);
     if (layer != nullptr && layer->kind == LayerKind::kConv && layer->conv.clip_max > 0.0) {
       q.clip = std::min(q.clip, layer->conv.clip_max);
     }

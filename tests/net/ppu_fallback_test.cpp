@@ -260,7 +260,7 @@ TEST(PpuFallbackOnSoc, ConvAbsSqrtConvIsBitExact) {
 // Attention's core: s = Softmax(t t^T / 4), y = s t with t = Conv(in) as 8 tokens of 16 (a view,
 // transposed): both MatMuls take two activations (the PPU's), as do the Transposes; the scaling
 // is an SDP layer and the Softmax the PPU's softmax kernel.
-TEST(PpuFallbackOnSoc, AttentionMatMulsOfTwoActivationsAreBitExact) {
+Graph attention_core() {
   GraphBuilder b;
   b.input("x", {1, 16, 1, 8});
   b.constant("w", {16, 16, 1, 1}, ramp(256));
@@ -275,7 +275,11 @@ TEST(PpuFallbackOnSoc, AttentionMatMulsOfTwoActivationsAreBitExact) {
   b.node("Softmax", "attn", {"ss"}, {"a"}).attributes["axis"] = nettest::int_attr(-1);
   b.node("MatMul", "mix", {"a", "t"}, {"y"});
   b.output("y");
-  check_on_soc(b.graph(), 5, 0.01);
+  return b.graph();
+}
+
+TEST(PpuFallbackOnSoc, AttentionMatMulsOfTwoActivationsAreBitExact) {
+  check_on_soc(attention_core(), 5, 0.01);
 }
 
 // --sync device (Schedule::kDeviceSync): the attention core above, the same image run on one SoC
@@ -284,22 +288,8 @@ TEST(PpuFallbackOnSoc, AttentionMatMulsOfTwoActivationsAreBitExact) {
 // output codes, every PPU channel idle without an error, no channel interrupt left standing; and
 // device sync refuses to run without the device's memory.
 TEST(PpuFallbackOnSoc, DeviceSyncComputesWhatHostSyncDoes) {
-  GraphBuilder b;
-  b.input("x", {1, 16, 1, 8});
-  b.constant("w", {16, 16, 1, 1}, ramp(256));
-  b.constant("quarter", {}, {0.25F});
-  b.graph().initializers["shape"] = nettest::int64_tensor({1, 16, 8});
-  b.node("Conv", "proj", {"x", "w"}, {"p4"});
-  b.node("Reshape", "view", {"p4", "shape"}, {"p"});
-  b.node("Transpose", "tokens", {"p"}, {"t"}).attributes["perm"] = ints_attr({0, 2, 1});
-  b.node("Transpose", "keys", {"t"}, {"k"}).attributes["perm"] = ints_attr({0, 2, 1});
-  b.node("MatMul", "scores", {"t", "k"}, {"s"});
-  b.node("Mul", "scale", {"s", "quarter"}, {"ss"});
-  b.node("Softmax", "attn", {"ss"}, {"a"}).attributes["axis"] = nettest::int_attr(-1);
-  b.node("MatMul", "mix", {"a", "t"}, {"y"});
-  b.output("y");
   const HwConfig hw = load_hw_config("soc_large");
-  fn::CompiledNetwork net = fn::prepare_network(b.graph(), hw, fn::Fallback::kPpu);
+  fn::CompiledNetwork net = fn::prepare_network(attention_core(), hw, fn::Fallback::kPpu);
   Tensor images = fn::random_images(net.plan, 1, 7);
   for (float& v : images.f) v = 2.0F * v - 1.0F;
   fn::QuantOptions q;
